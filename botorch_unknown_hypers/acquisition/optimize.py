@@ -1,0 +1,182 @@
+r"""Each candidate's own UCB maximiser, in one batched optimisation.
+
+Balancing and elimination rules need, for every candidate :math:`k`, the point
+
+.. math::
+
+    x_k = \arg\max_{x \in \mathcal{X}} \mu_k(x) + \beta_k \sigma_k(x).
+
+A Python loop of K ``optimize_acqf`` calls pays K times the Python, GPyTorch and
+kernel-launch overhead. Optimising :math:`\max_k \mathrm{UCB}_k` or one joint
+L-BFGS-B over all restarts is worse still: the max makes the landscape harder
+and the slowest restart holds back the others (measured in ``DESIGN.md``).
+
+:func:`optimize_ucb_per_candidate` instead runs K independent problems, each with
+its own raw samples and restarts, through BoTorch's *parallel* L-BFGS-B
+(``gen_candidates_scipy`` with ``use_parallel_mode``): every (candidate,
+restart) pair is an independent problem in one batch, and converged problems
+drop out. Because the optimiser only evaluates the unconverged subset, each
+point carries its candidate index in an extra input column held fixed through
+``fixed_features``; :class:`_IndexedCandidateUCB` scatters the points into a
+``K x r`` grid (candidate ``k``'s points in its own ``q`` slots), evaluates
+all candidates in one marginal posterior call and gathers the values back.
+
+Initial conditions follow ``optimize_acqf``: scrambled Sobol raw samples per
+candidate, then Boltzmann sampling on the standardised acquisition values
+(BoTorch's ``initialize_q_batch`` with ``eta = 2``, always keeping the best
+raw point), vectorised over candidates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.generation.gen import gen_candidates_scipy
+from botorch.utils.sampling import draw_sobol_samples
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.ucb import as_beta
+from botorch_unknown_hypers.models.candidate_gp import CandidateModel
+
+# Points per marginal posterior call when scoring raw samples (bounds memory to
+# about K * chunk * n kernel entries).
+_MAX_KERNEL_ENTRIES = 2**24
+
+
+def candidate_ucb_at(model: CandidateModel, beta: Tensor, X: Tensor) -> Tensor:
+    r"""UCB of candidate ``k`` at its own points ``X[k]``.
+
+    Args:
+        model: A K-wide candidate model.
+        beta: ``K``-dim multipliers.
+        X: ``K x m x d`` points.
+
+    Returns:
+        ``K x m`` values :math:`\mu_k(X_{k,j}) + \beta_k \sigma_k(X_{k,j})`.
+    """
+    mean, variance = model.marginal_mean_variance(X)
+    return mean + beta.unsqueeze(-1) * variance.clamp_min(0).sqrt()
+
+
+class _IndexedCandidateUCB(AcquisitionFunction):
+    r"""UCB of candidate ``X[..., -1]`` at ``X[..., :-1]``; ``b x 1 x (d+1)`` -> ``b``."""
+
+    def __init__(self, model: CandidateModel, beta: Tensor) -> None:
+        super().__init__(model=model)
+        self.register_buffer("beta", beta)
+
+    def forward(self, X: Tensor) -> Tensor:
+        points = X[..., 0, :-1]  # b x d
+        idx = X[..., 0, -1].detach().round().long()  # b
+        num = self.model.num_candidates
+        counts = torch.bincount(idx, minlength=num)
+        order = torch.argsort(idx, stable=True)
+        first = torch.cumsum(counts, 0) - counts
+        slot = torch.empty_like(idx)
+        slot[order] = torch.arange(idx.numel(), device=idx.device) - first[idx[order]]
+        width = int(counts.max())
+        grid = points.new_zeros(num, width, points.shape[-1])
+        grid = grid.index_put((idx, slot), points)  # differentiable scatter
+        values = candidate_ucb_at(self.model, self.beta, grid)  # K x width
+        return values[idx, slot]
+
+
+def _boltzmann_select(values: Tensor, num: int, eta: float, generator: torch.Generator | None) -> Tensor:
+    r"""Per row, ``num`` indices drawn without replacement with weights
+    :math:`\exp(\eta z)` of the row-standardised values, the row's argmax always first."""
+    std = values.std(dim=-1, keepdim=True)
+    z = (values - values.mean(dim=-1, keepdim=True)) / torch.where(std > 0, std, torch.ones_like(std))
+    weights = torch.exp(eta * z.clamp(max=20.0))
+    best = values.argmax(dim=-1, keepdim=True)
+    weights = weights.scatter(-1, best, 0.0)
+    if num == 1:
+        return best
+    # weights of a constant row are all ones, so multinomial is always well defined
+    rest = torch.multinomial(weights, num - 1, replacement=False, generator=generator)
+    return torch.cat([best, rest], dim=-1)
+
+
+def optimize_ucb_per_candidate(
+    model: CandidateModel,
+    beta: float | Tensor,
+    bounds: Tensor,
+    num_restarts: int = 10,
+    raw_samples: int = 512,
+    options: dict[str, Any] | None = None,
+    seed: int | None = None,
+) -> tuple[Tensor, Tensor]:
+    r"""Maximise every candidate's own UCB in one batched L-BFGS-B run.
+
+    Args:
+        model: A K-wide candidate model.
+        beta: Scalar or ``K``-dim multipliers :math:`\beta_k`.
+        bounds: ``2 x d`` box.
+        num_restarts: Restarts per candidate (as ``optimize_acqf``).
+        raw_samples: Sobol raw samples per candidate (as ``optimize_acqf``).
+        options: Options for ``gen_candidates_scipy`` (``maxiter`` defaults to 200,
+            as in ``optimize_acqf``); ``eta`` sets the Boltzmann temperature.
+        seed: Seed of the Sobol raw samples and of the restart selection.
+
+    Returns:
+        ``(X, values)``: the ``K x d`` maximisers and their ``K`` UCB values.
+
+    Example:
+        >>> X_best, ucb_best = optimize_ucb_per_candidate(model, beta, bounds)
+    """
+    if num_restarts < 1 or raw_samples < num_restarts:
+        raise ValueError(
+            f"num_restarts must be >= 1 and raw_samples >= num_restarts, got "
+            f"{num_restarts} and {raw_samples}."
+        )
+    like = model.raw_train_X
+    bounds = torch.as_tensor(bounds).to(like)
+    if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
+        raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
+    num, dim = model.num_candidates, bounds.shape[-1]
+    beta_t = as_beta(beta, num, like)
+    options = dict(options or {})
+    eta = float(options.pop("eta", 2.0))
+    options.setdefault("maxiter", 200)
+    generator = None
+    if seed is not None:
+        generator = torch.Generator(device=like.device).manual_seed(seed)
+
+    # Raw samples: candidate k gets its own scrambled Sobol set.
+    raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, batch_shape=torch.Size([num]), seed=seed)
+    raw = raw.squeeze(-2).transpose(0, 1)  # raw x K x 1 x d -> K x raw x d
+    n_train = like.shape[0]
+    chunk = max(1, _MAX_KERNEL_ENTRIES // max(1, num * n_train))
+    with torch.no_grad():
+        raw_values = torch.cat(
+            [candidate_ucb_at(model, beta_t, part) for part in raw.split(chunk, dim=1)], dim=1
+        )
+    start_idx = _boltzmann_select(raw_values, num_restarts, eta, generator)  # K x R
+    starts = torch.gather(raw, 1, start_idx.unsqueeze(-1).expand(-1, -1, dim))  # K x R x d
+
+    cand_index = torch.arange(num, device=like.device, dtype=like.dtype).repeat_interleave(num_restarts)
+    init = torch.cat([starts.reshape(-1, dim), cand_index.unsqueeze(-1)], dim=-1).unsqueeze(-2)
+    lower = torch.cat([bounds[0], bounds.new_zeros(1)])
+    upper = torch.cat([bounds[1], bounds.new_full((1,), num - 1)])
+    acqf = _IndexedCandidateUCB(model, beta_t)
+    X_opt, values = gen_candidates_scipy(
+        initial_conditions=init,
+        acquisition_function=acqf,
+        lower_bounds=lower,
+        upper_bounds=upper,
+        options=options,
+        fixed_features={dim: cand_index},
+        use_parallel_mode=True,
+    )
+    X_opt = X_opt[..., 0, :dim].reshape(num, num_restarts, dim)
+    values = values.reshape(num, num_restarts)
+    best = values.argmax(dim=-1)
+    ar = torch.arange(num, device=best.device)
+    return X_opt[ar, best].detach(), values[ar, best].detach()
+
+
+def maximize_over_pool(values: Tensor) -> tuple[Tensor, Tensor]:
+    r"""Argmax per candidate of ``K x N`` values on a finite pool; returns (indices, values)."""
+    best, idx = values.max(dim=-1)
+    return idx, best

@@ -1,0 +1,140 @@
+r"""Per-candidate upper confidence bounds and their reductions.
+
+For K candidate hyperparameter settings :math:`u_1, \dots, u_K` sharing the
+data, each candidate has its own GP-UCB (Srinivas et al. 2010):
+
+.. math::
+
+    \mathrm{UCB}_k(x) = \mu_k(x) + \beta_k \, \sigma_k(x),
+
+with one confidence multiplier :math:`\beta_k` per candidate. **Convention:**
+:math:`\beta_k` multiplies :math:`\sigma_k` directly, as in all five papers;
+BoTorch's ``UpperConfidenceBound(beta=b)`` computes :math:`\mu + \sqrt{b}\,\sigma`,
+so ``b = beta**2`` gives the same value.
+
+Reductions over candidates turn the K values into one acquisition value:
+
+- ``"select"``: one chosen candidate :math:`\mathrm{UCB}_{k^*}(x)` (balancing
+  rules, Ziomek et al. 2024, Alg. 1 line 4);
+- ``"max"``: :math:`\max_k \mathrm{UCB}_k(x)`; maximising it over :math:`x` is
+  the "doubly optimistic" joint argmax over :math:`(x, k)` of
+  hyperparameter elimination (Ziomek et al. 2025, Alg. 1 line 6);
+- ``"weighted"``: :math:`\sum_k w_k \mathrm{UCB}_k(x)` with weights on the
+  simplex (expected UCB under a hyperposterior, De Ath et al. 2021);
+
+:meth:`CandidateUCB.candidate_values` returns the ``batch_shape x K`` values
+themselves, before any reduction.
+
+References:
+    N. Srinivas, A. Krause, S. Kakade, M. Seeger. Gaussian Process
+    Optimization in the Bandit Setting: No Regret and Experimental Design.
+    ICML 2010.
+"""
+
+from __future__ import annotations
+
+import torch
+from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.utils.transforms import t_batch_mode_transform
+from torch import Tensor
+
+from botorch_unknown_hypers.models.candidate_gp import CandidateModel
+
+REDUCTIONS = ("select", "max", "weighted")
+
+
+def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
+    r"""Broadcast a scalar or ``K``-dim ``beta`` to a ``K``-dim tensor like ``like``.
+
+    Raises:
+        ValueError: if ``beta`` has the wrong size or is negative / non-finite.
+    """
+    beta_t = torch.as_tensor(beta, dtype=like.dtype, device=like.device)
+    if beta_t.ndim == 0:
+        beta_t = beta_t.expand(num_candidates)
+    if beta_t.shape != (num_candidates,):
+        raise ValueError(
+            f"beta must be a scalar or have shape ({num_candidates},), got {tuple(beta_t.shape)}."
+        )
+    if not torch.isfinite(beta_t).all() or (beta_t < 0).any():
+        raise ValueError("beta must be finite and non-negative.")
+    return beta_t
+
+
+class CandidateUCB(AcquisitionFunction):
+    r"""UCB of every candidate of a K-wide model, with a reduction over candidates.
+
+    Example:
+        >>> model = CandidateGP(train_X, train_Y, candidates)  # K candidates
+        >>> acqf = CandidateUCB(model, beta=torch.full((K,), 2.0), reduction="max")
+        >>> x, value = optimize_acqf(acqf, bounds, q=1, num_restarts=10, raw_samples=512)
+    """
+
+    def __init__(
+        self,
+        model: CandidateModel,
+        beta: float | Tensor,
+        reduction: str = "max",
+        index: int | None = None,
+        weights: Tensor | None = None,
+    ) -> None:
+        r"""
+        Args:
+            model: A K-wide candidate model (``CandidateGP`` or a grouped model).
+            beta: Scalar or ``K``-dim confidence multipliers :math:`\beta_k \ge 0`.
+            reduction: One of ``"select"``, ``"max"``, ``"weighted"``.
+            index: The candidate for ``reduction="select"``.
+            weights: ``K``-dim non-negative weights summing to one, for ``"weighted"``.
+        """
+        super().__init__(model=model)
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}.")
+        num = model.num_candidates
+        like = model.raw_train_X if hasattr(model, "raw_train_X") else torch.zeros(1, dtype=torch.float64)
+        beta_t = as_beta(beta, num, like)
+        self.reduction = reduction
+        self.index = None
+        if reduction == "select":
+            if index is None or not (0 <= int(index) < num):
+                raise ValueError(f"index must be given and lie in [0, {num - 1}] for reduction='select'.")
+            self.index = int(index)
+            # Only the selected candidate is evaluated: one candidate's cost, not K.
+            self._eval_model = model.subset([self.index])
+            beta_t = beta_t[self.index : self.index + 1]
+        else:
+            self._eval_model = model
+        self.register_buffer("beta", beta_t)
+        if reduction == "weighted":
+            if weights is None:
+                raise ValueError("weights must be given for reduction='weighted'.")
+            w = torch.as_tensor(weights, dtype=beta_t.dtype, device=beta_t.device)
+            if w.shape != (num,) or (w < 0).any() or not torch.isclose(w.sum(), w.new_tensor(1.0)):
+                raise ValueError(f"weights must be {num} non-negative numbers summing to one.")
+            self.register_buffer("weights", w)
+        else:
+            self.weights = None
+
+    def candidate_values(self, X: Tensor) -> Tensor:
+        r"""Per-candidate UCB values.
+
+        Args:
+            X: ``batch_shape x d`` points (every candidate sees the same points).
+
+        Returns:
+            ``batch_shape x K'`` values, with ``K' = 1`` for ``reduction="select"``.
+        """
+        batch_shape, d = X.shape[:-1], X.shape[-1]
+        flat = X.reshape(1, -1, d)  # 1 x m x d: all points in one q-dimension per candidate
+        mean, variance = self._eval_model.marginal_mean_variance(flat)  # K x m
+        ucb = mean + self.beta.unsqueeze(-1) * variance.clamp_min(0).sqrt()
+        return ucb.transpose(0, 1).reshape(*batch_shape, -1)
+
+    @t_batch_mode_transform(expected_q=1)
+    def forward(self, X: Tensor) -> Tensor:
+        r"""Reduced UCB at ``X`` (``batch_shape x 1 x d``); returns ``batch_shape``."""
+        values = self.candidate_values(X.squeeze(-2))
+        if self.reduction == "max":
+            return values.max(dim=-1).values
+        if self.reduction == "weighted":
+            return values @ self.weights
+        return values.squeeze(-1)  # "select": one column

@@ -1,0 +1,343 @@
+r"""Candidate hyperparameter sets: K fixed settings of a GP's hyperparameters.
+
+All five papers in this package treat the GP hyperparameters as unknown and
+keep a *finite* set of candidates :math:`\mathcal{U} = \{u_1, \dots, u_K\}`
+(length scales, norms, kernels, priors). A rule then plays, balances,
+eliminates or weighs the candidates; it never fits them. This module holds the
+candidate *specifications*; :class:`~botorch_unknown_hypers.models.CandidateGP`
+turns a specification into one batched GPyTorch model with
+``batch_shape = (K,)``.
+
+A specification implements the small :class:`CandidateSpec` protocol
+(``len``, ``subset``, ``cat``, ``labels``, ``build``, ``to_dict``). The later
+candidate families (periodic kernels, additive decompositions, prior means,
+tabular priors) implement the same protocol, so a model and every acquisition
+function see a K-wide object whatever the candidates are.
+
+:class:`KernelCandidates` covers the stationary kernels used by every paper:
+
+.. math::
+
+    k_u(x, x') = s_u \, \kappa\big(\lVert (x - x') / \ell_u \rVert\big),
+    \qquad y = f(x) + \varepsilon, \quad \varepsilon \sim \mathcal{N}(0, \sigma^2_u),
+
+with :math:`\kappa` the Matern-1/2, 3/2, 5/2 or RBF correlation in GPyTorch's
+convention (RBF: :math:`\exp(-r^2 / 2)`; the length-scale balancing paper
+writes :math:`\exp(-\lVert x-x'\rVert^2/\theta^2)`, i.e.
+:math:`\theta = \sqrt{2}\,\ell`), an isotropic (``K x 1``) or ARD (``K x d``)
+length scale :math:`\ell_u`, output scale :math:`s_u` and noise variance
+:math:`\sigma^2_u`.
+
+:func:`geometric_ladder` builds the length-scale ladder
+:math:`q(i) = \theta_0 r^{-i}` of the length-scale balancing paper
+(Ziomek et al. 2024, Def. 3.1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+from gpytorch.constraints import GreaterThan, Positive
+from gpytorch.kernels import Kernel, MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.likelihoods import GaussianLikelihood, Likelihood
+from gpytorch.means import ConstantMean, Mean, ZeroMean
+from torch import Tensor
+
+KERNELS: dict[str, float | None] = {
+    "matern12": 0.5,
+    "matern32": 1.5,
+    "matern52": 2.5,
+    "rbf": None,
+}
+r"""Supported kernel names and their Matern smoothness :math:`\nu` (``None`` for RBF)."""
+
+# Lower bound of the noise constraint. GPyTorch's default (1e-4) would reject the
+# noise variance 1e-4 that the length-scale balancing paper's code fixes.
+_NOISE_LOWER_BOUND = 1e-12
+
+
+@runtime_checkable
+class CandidateSpec(Protocol):
+    r"""What :class:`~botorch_unknown_hypers.models.CandidateGP` needs from a candidate set."""
+
+    def __len__(self) -> int: ...
+
+    def subset(self, indices: Tensor | list[int]) -> CandidateSpec: ...
+
+    def cat(self, other: CandidateSpec) -> CandidateSpec: ...
+
+    def labels(self) -> list[str]: ...
+
+    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _as_tensor(value: float | Tensor, name: str, like: Tensor) -> Tensor:
+    t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite, got {t.tolist()}.")
+    return t
+
+
+@dataclass(frozen=True)
+class KernelCandidates:
+    r"""K settings of (length scale, output scale, noise, constant mean) for one kernel.
+
+    Args:
+        lengthscale: ``K x 1`` (isotropic) or ``K x d`` (ARD) positive length
+            scales; a ``K``-dim tensor is read as isotropic.
+        outputscale: ``K``-dim positive output scales :math:`s_u` (or a scalar).
+        noise: ``K``-dim positive noise variances :math:`\sigma_u^2` (or a scalar).
+        kernel: One of ``matern12``, ``matern32``, ``matern52``, ``rbf``.
+        mean_constant: Optional ``K``-dim constant prior means; ``None`` is the
+            zero mean all papers use.
+
+    Example:
+        >>> cands = KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.2, 0.1]))
+        >>> len(cands), cands.labels()
+        (3, ['0.5', '0.2', '0.1'])
+    """
+
+    lengthscale: Tensor
+    outputscale: Tensor
+    noise: Tensor
+    kernel: str = "matern52"
+    mean_constant: Tensor | None = None
+
+    def __post_init__(self) -> None:
+        ls = torch.as_tensor(self.lengthscale)
+        if not ls.is_floating_point():
+            ls = ls.to(torch.get_default_dtype())
+        if ls.ndim == 1:
+            ls = ls.unsqueeze(-1)
+        if ls.ndim != 2:
+            raise ValueError(
+                f"lengthscale must be K x 1 or K x d, got shape {tuple(ls.shape)}."
+            )
+        num = ls.shape[0]
+        if num == 0:
+            raise ValueError("lengthscale: the candidate set is empty (K = 0).")
+        if not torch.isfinite(ls).all() or (ls <= 0).any():
+            raise ValueError("lengthscale must be finite and strictly positive.")
+        if self.kernel not in KERNELS:
+            raise ValueError(
+                f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}."
+            )
+        fields = {}
+        for name in ("outputscale", "noise"):
+            val = _as_tensor(getattr(self, name), name, ls)
+            if val.ndim == 0:
+                val = val.expand(num).clone()
+            if val.shape != (num,):
+                raise ValueError(
+                    f"{name} must be a scalar or have shape ({num},), got {tuple(val.shape)}."
+                )
+            if (val <= 0).any():
+                raise ValueError(f"{name} must be strictly positive, got {val.tolist()}.")
+            fields[name] = val
+        mean = self.mean_constant
+        if mean is not None:
+            mean = _as_tensor(mean, "mean_constant", ls)
+            if mean.ndim == 0:
+                mean = mean.expand(num).clone()
+            if mean.shape != (num,):
+                raise ValueError(
+                    f"mean_constant must be a scalar or have shape ({num},), "
+                    f"got {tuple(mean.shape)}."
+                )
+        object.__setattr__(self, "lengthscale", ls)
+        object.__setattr__(self, "outputscale", fields["outputscale"])
+        object.__setattr__(self, "noise", fields["noise"])
+        object.__setattr__(self, "mean_constant", mean)
+
+    @classmethod
+    def from_lengthscales(
+        cls,
+        lengthscale: Tensor,
+        kernel: str = "matern52",
+        outputscale: float | Tensor = 1.0,
+        noise: float | Tensor = 1e-4,
+        mean_constant: float | Tensor | None = None,
+    ) -> KernelCandidates:
+        r"""Candidates that differ in length scale only (the length-scale papers' setting)."""
+        return cls(
+            lengthscale=lengthscale,
+            outputscale=outputscale,
+            noise=noise,
+            kernel=kernel,
+            mean_constant=mean_constant,
+        )
+
+    def __len__(self) -> int:
+        return self.lengthscale.shape[0]
+
+    @property
+    def ard(self) -> bool:
+        return self.lengthscale.shape[-1] > 1
+
+    @property
+    def nu(self) -> float | None:
+        return KERNELS[self.kernel]
+
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> KernelCandidates:
+        def mv(t: Tensor | None) -> Tensor | None:
+            return None if t is None else t.to(device=device, dtype=dtype)
+
+        return KernelCandidates(
+            lengthscale=mv(self.lengthscale),
+            outputscale=mv(self.outputscale),
+            noise=mv(self.noise),
+            kernel=self.kernel,
+            mean_constant=mv(self.mean_constant),
+        )
+
+    def subset(self, indices: Tensor | list[int]) -> KernelCandidates:
+        r"""The candidates at ``indices`` (in that order)."""
+        idx = torch.as_tensor(indices, dtype=torch.long, device=self.lengthscale.device)
+        if idx.ndim != 1 or idx.numel() == 0:
+            raise ValueError("indices must be a non-empty 1-d list of candidate indices.")
+        if (idx < 0).any() or (idx >= len(self)).any():
+            raise ValueError(f"indices must lie in [0, {len(self) - 1}], got {idx.tolist()}.")
+        return KernelCandidates(
+            lengthscale=self.lengthscale[idx],
+            outputscale=self.outputscale[idx],
+            noise=self.noise[idx],
+            kernel=self.kernel,
+            mean_constant=None if self.mean_constant is None else self.mean_constant[idx],
+        )
+
+    def cat(self, other: CandidateSpec) -> KernelCandidates:
+        r"""These candidates followed by ``other``'s (same kernel and length-scale layout)."""
+        if not isinstance(other, KernelCandidates):
+            raise ValueError(
+                f"other must be KernelCandidates to share one batched model, got {type(other).__name__}; "
+                "group different structures with GroupedCandidateModel."
+            )
+        if other.kernel != self.kernel:
+            raise ValueError(f"other.kernel {other.kernel!r} differs from {self.kernel!r}.")
+        if other.lengthscale.shape[-1] != self.lengthscale.shape[-1]:
+            raise ValueError("other's length scales must have the same number of columns.")
+        if (self.mean_constant is None) != (other.mean_constant is None):
+            raise ValueError("either both or neither candidate sets must set mean_constant.")
+        other = other.to(device=self.lengthscale.device, dtype=self.lengthscale.dtype)
+        return KernelCandidates(
+            lengthscale=torch.cat([self.lengthscale, other.lengthscale]),
+            outputscale=torch.cat([self.outputscale, other.outputscale]),
+            noise=torch.cat([self.noise, other.noise]),
+            kernel=self.kernel,
+            mean_constant=(
+                None
+                if self.mean_constant is None
+                else torch.cat([self.mean_constant, other.mean_constant])
+            ),
+        )
+
+    def labels(self) -> list[str]:
+        r"""Text label per candidate: the length scale (``;``-joined when ARD)."""
+        return [";".join(f"{v:.6g}" for v in row) for row in self.lengthscale.tolist()]
+
+    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
+        r"""Batched GPyTorch mean, kernel and likelihood with these fixed hyperparameters.
+
+        Args:
+            dim: Input dimension ``d`` (checked against ARD length scales).
+
+        Returns:
+            ``(mean_module, covar_module, likelihood)``, each with ``batch_shape = (K,)``
+            and with every hyperparameter frozen (``requires_grad = False``).
+        """
+        if self.ard and self.lengthscale.shape[-1] != dim:
+            raise ValueError(
+                f"lengthscale has {self.lengthscale.shape[-1]} columns but the inputs have d = {dim}."
+            )
+        batch_shape = torch.Size([len(self)])
+        ard_num_dims = dim if self.ard else None
+        if self.kernel == "rbf":
+            base = RBFKernel(
+                ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive()
+            )
+        else:
+            base = MaternKernel(
+                nu=self.nu,
+                ard_num_dims=ard_num_dims,
+                batch_shape=batch_shape,
+                lengthscale_constraint=Positive(),
+            )
+        covar = ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=Positive())
+        likelihood = GaussianLikelihood(
+            batch_shape=batch_shape, noise_constraint=GreaterThan(_NOISE_LOWER_BOUND)
+        )
+        if self.mean_constant is None:
+            mean: Mean = ZeroMean(batch_shape=batch_shape)
+        else:
+            mean = ConstantMean(batch_shape=batch_shape)
+        like = self.lengthscale
+        covar.to(like)
+        likelihood.to(like)
+        mean.to(like)
+        covar.base_kernel.lengthscale = self.lengthscale.unsqueeze(-2)
+        covar.outputscale = self.outputscale
+        likelihood.noise = self.noise.unsqueeze(-1)
+        if self.mean_constant is not None:
+            mean.constant = self.mean_constant
+        for module in (covar, likelihood, mean):
+            for p in module.parameters():
+                p.requires_grad_(False)
+        return mean, covar, likelihood
+
+    def to_dict(self) -> dict[str, Any]:
+        r"""JSON-safe representation (lists of floats)."""
+        return {
+            "type": "kernel",
+            "kernel": self.kernel,
+            "lengthscale": self.lengthscale.tolist(),
+            "outputscale": self.outputscale.tolist(),
+            "noise": self.noise.tolist(),
+            "mean_constant": None if self.mean_constant is None else self.mean_constant.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any], dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> KernelCandidates:
+        r"""Inverse of :meth:`to_dict`; raises ``ValueError`` on a malformed dict."""
+        if not isinstance(state, dict) or state.get("type") != "kernel":
+            raise ValueError("state is not a KernelCandidates dict (missing type='kernel').")
+        try:
+            kw = {k: state[k] for k in ("lengthscale", "outputscale", "noise")}
+            kernel = state["kernel"]
+        except KeyError as e:
+            raise ValueError(f"state is missing the key {e.args[0]!r}.") from None
+        tensors = {k: torch.tensor(v, dtype=dtype, device=device) for k, v in kw.items()}
+        mean = state.get("mean_constant")
+        return cls(
+            kernel=str(kernel),
+            mean_constant=None if mean is None else torch.tensor(mean, dtype=dtype, device=device),
+            **tensors,
+        )
+
+
+def geometric_ladder(theta0: float, ratio: float, num: int, *, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> Tensor:
+    r"""The ladder :math:`q(i) = \theta_0 r^{-i}`, :math:`i = 0, \dots, num - 1`.
+
+    Ziomek et al. 2024, Def. 3.1 use :math:`r = e^{1/d}`; the authors' code uses
+    :math:`r = e^{1/(d + 2\nu)}` for Matern-:math:`\nu`.
+
+    Args:
+        theta0: The largest length scale :math:`\theta_0 > 0`.
+        ratio: :math:`r > 1`.
+        num: Number of rungs, at least 1.
+
+    Returns:
+        A ``num``-dim decreasing tensor.
+    """
+    if not (theta0 > 0 and math.isfinite(theta0)):
+        raise ValueError(f"theta0 must be positive and finite, got {theta0}.")
+    if not (ratio > 1 and math.isfinite(ratio)):
+        raise ValueError(f"ratio must be finite and > 1, got {ratio}.")
+    if num < 1:
+        raise ValueError(f"num must be at least 1, got {num}.")
+    i = torch.arange(num, dtype=dtype, device=device)
+    return theta0 * torch.as_tensor(ratio, dtype=dtype, device=device).pow(-i)

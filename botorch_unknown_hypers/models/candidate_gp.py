@@ -1,0 +1,396 @@
+r"""One batched exact GP over K fixed hyperparameter candidates.
+
+Every rule in this package compares K candidate hyperparameter settings
+:math:`u_1, \dots, u_K` that share one data set
+:math:`D_n = \{(x_i, y_i)\}_{i=1}^n`. For each candidate the exact GP posterior
+(Rasmussen & Williams 2006, Eq. 2.25-2.26) is
+
+.. math::
+
+    \mu_u(x) = m_u(x) + k_u(x, X) (K_u + \sigma_u^2 I)^{-1} (y - m_u(X)), \\
+    \sigma_u^2(x) = k_u(x, x) - k_u(x, X) (K_u + \sigma_u^2 I)^{-1} k_u(X, x).
+
+Rather than K models, :class:`CandidateGP` is **one** GPyTorch ``ExactGP`` with
+``batch_shape = (K,)``: the K kernel matrices are factorised in one batched
+Cholesky, and a posterior call evaluates all K candidates in one pass (one
+kernel launch per operation on CUDA instead of K). This is the design of
+BoTorch's fully Bayesian GPs, which load hyperparameter samples into a batched
+model; here the batch holds *candidates* (ladders of length scales, norms,
+kernels, or NUTS samples), and nothing is fitted.
+
+Shapes. The candidate dimension sits at ``-3`` of every posterior, as BoTorch's
+``MCMC_DIM`` does:
+
+- :meth:`CandidateGP.posterior` takes ``batch_shape x q x d`` and returns a
+  posterior of shape ``batch_shape x K x q x 1``: every candidate sees the same
+  points.
+- :meth:`CandidateGP.candidate_posterior` takes ``batch_shape x K x q x d``
+  (or ``batch_shape x 1 x q x d``): candidate ``k`` sees ``X[..., k, :, :]``.
+- :meth:`CandidateGP.marginal_mean_variance` returns only the marginal means and
+  variances, ``batch_shape x K x q`` each, in ``O(K q n)`` memory; this is the
+  hot path of the acquisition functions.
+- :meth:`CandidateGP.select` returns a view on one candidate *without* the
+  candidate dimension, usable with any BoTorch acquisition function.
+
+Input and outcome transforms behave as in ``SingleTaskGP``: inputs are
+transformed in ``posterior``, outcomes are transformed once at construction and
+posteriors are untransformed.
+
+Variances are exact (``fast_pred_var`` is switched off): the rules compare
+widths :math:`\beta_u \sigma_u(x)` across candidates, and LOVE's approximation
+error would bias those comparisons.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gpytorch
+import torch
+from botorch.acquisition.objective import PosteriorTransform
+from botorch.models.gpytorch import GPyTorchModel
+from botorch.models.model import Model
+from botorch.models.transforms.input import InputTransform
+from botorch.models.transforms.outcome import OutcomeTransform
+from botorch.models.utils.assorted import gpt_posterior_settings
+from botorch.posteriors.gpytorch import GPyTorchPosterior
+from gpytorch.distributions import MultivariateNormal
+from gpytorch.models import ExactGP
+from torch import Tensor
+
+from botorch_unknown_hypers.candidates import CandidateSpec
+
+CANDIDATE_DIM = -3
+r"""Position of the candidate dimension in posterior batch shapes (as BoTorch's MCMC_DIM)."""
+
+
+def validate_training_data(train_X: Tensor, train_Y: Tensor) -> Tensor:
+    r"""Check ``n x d`` inputs and ``n`` / ``n x 1`` targets; returns ``train_Y`` as ``n x 1``.
+
+    Raises:
+        ValueError: naming the argument, on a shape mismatch or a non-finite value.
+    """
+    if not isinstance(train_X, Tensor) or not isinstance(train_Y, Tensor):
+        raise ValueError("train_X and train_Y must be torch tensors.")
+    if train_X.ndim != 2:
+        raise ValueError(f"train_X must be n x d, got shape {tuple(train_X.shape)}.")
+    if train_Y.ndim == 1:
+        train_Y = train_Y.unsqueeze(-1)
+    if train_Y.ndim != 2 or train_Y.shape[-1] != 1:
+        raise ValueError(f"train_Y must be n or n x 1, got shape {tuple(train_Y.shape)}.")
+    if train_X.shape[0] != train_Y.shape[0]:
+        raise ValueError(
+            f"train_X has {train_X.shape[0]} rows but train_Y has {train_Y.shape[0]}."
+        )
+    if train_X.shape[0] == 0:
+        raise ValueError("train_X is empty: at least one observation is needed.")
+    if not torch.isfinite(train_X).all():
+        raise ValueError("train_X contains NaN or inf.")
+    if not torch.isfinite(train_Y).all():
+        raise ValueError("train_Y contains NaN or inf.")
+    if train_X.dtype != train_Y.dtype or train_X.device != train_Y.device:
+        raise ValueError("train_X and train_Y must share dtype and device.")
+    return train_Y
+
+
+class CandidateModel(Model):
+    r"""Interface of a K-wide candidate model (a :class:`CandidateGP` or a group of them).
+
+    Acquisition functions in this package only use this interface, so they
+    never loop over candidates in Python.
+    """
+
+    num_candidates: int
+
+    def labels(self) -> list[str]:
+        raise NotImplementedError
+
+    def marginal_mean_variance(self, X: Tensor, observation_noise: bool = False) -> tuple[Tensor, Tensor]:
+        r"""Marginal posterior means and variances.
+
+        Args:
+            X: ``batch_shape x K x q x d`` (candidate ``k`` evaluated at
+                ``X[..., k, :, :]``) or ``batch_shape x 1 x q x d`` (shared points).
+            observation_noise: Add each candidate's noise variance.
+
+        Returns:
+            ``(mean, variance)``, each ``batch_shape x K x q``.
+        """
+        raise NotImplementedError
+
+    def subset(self, indices: Tensor | list[int]) -> CandidateModel:
+        raise NotImplementedError
+
+    def select(self, index: int) -> Model:
+        raise NotImplementedError
+
+
+class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
+    r"""A batched exact GP whose K batch members are fixed hyperparameter candidates.
+
+    Example:
+        >>> train_X = torch.rand(20, 2, dtype=torch.float64)
+        >>> train_Y = torch.sin(6 * train_X).sum(-1, keepdim=True)
+        >>> cands = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.2, 0.1]))
+        >>> model = CandidateGP(train_X, train_Y, cands)
+        >>> model.posterior(torch.rand(5, 1, 2, dtype=torch.float64)).mean.shape
+        torch.Size([5, 3, 1, 1])
+    """
+
+    _num_outputs = 1
+
+    def __init__(
+        self,
+        train_X: Tensor,
+        train_Y: Tensor,
+        candidates: CandidateSpec,
+        input_transform: InputTransform | None = None,
+        outcome_transform: OutcomeTransform | None = None,
+        squeeze_candidate_dim: bool = False,
+    ) -> None:
+        r"""
+        Args:
+            train_X: ``n x d`` training inputs shared by all candidates.
+            train_Y: ``n x 1`` (or ``n``) training targets shared by all candidates.
+            candidates: A :class:`~botorch_unknown_hypers.candidates.CandidateSpec`
+                with K entries, e.g. :class:`~botorch_unknown_hypers.candidates.KernelCandidates`.
+            input_transform: Optional BoTorch input transform (e.g. ``Normalize``).
+            outcome_transform: Optional BoTorch outcome transform (e.g. ``Standardize(m=1)``).
+            squeeze_candidate_dim: Drop the candidate dimension from posteriors;
+                only for ``K = 1`` (this is what :meth:`select` returns).
+        """
+        train_Y = validate_training_data(train_X, train_Y)
+        if not isinstance(candidates, CandidateSpec):
+            raise ValueError(
+                f"candidates must implement CandidateSpec, got {type(candidates).__name__}."
+            )
+        num = len(candidates)
+        if num == 0:
+            raise ValueError("candidates is empty: at least one candidate is needed.")
+        if squeeze_candidate_dim and num != 1:
+            raise ValueError("squeeze_candidate_dim is only valid for a single candidate.")
+        raw_X, raw_Y = train_X, train_Y
+        with torch.no_grad():
+            transformed_X = self.transform_inputs(X=train_X, input_transform=input_transform)
+        if outcome_transform is not None:
+            outcome_transform.train()
+            train_Y, _ = outcome_transform(train_Y, X=transformed_X)
+        if candidates_device_dtype_mismatch(candidates, train_X):
+            candidates = candidates.to(device=train_X.device, dtype=train_X.dtype)
+        mean_module, covar_module, likelihood = candidates.build(dim=transformed_X.shape[-1])
+        batch_shape = torch.Size([num])
+        ExactGP.__init__(
+            self,
+            train_inputs=train_X.expand(*batch_shape, *train_X.shape),
+            train_targets=train_Y.squeeze(-1).expand(*batch_shape, train_Y.shape[0]),
+            likelihood=likelihood,
+        )
+        self.mean_module = mean_module
+        self.covar_module = covar_module
+        if input_transform is not None:
+            self.input_transform = input_transform
+        if outcome_transform is not None:
+            self.outcome_transform = outcome_transform
+        self.candidates = candidates
+        self.num_candidates = num
+        self._squeeze = squeeze_candidate_dim
+        # Untransformed data, to rebuild views (subset / select / add_candidates).
+        self._raw_train_X = raw_X
+        self._raw_train_Y = raw_Y
+        self.to(train_X)
+        self.eval()
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def batch_shape(self) -> torch.Size:
+        r"""``(K,)``, or ``()`` for a squeezed single-candidate view."""
+        return torch.Size([]) if self._squeeze else torch.Size([self.num_candidates])
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    @property
+    def raw_train_X(self) -> Tensor:
+        r"""The untransformed ``n x d`` training inputs."""
+        return self._raw_train_X
+
+    @property
+    def raw_train_Y(self) -> Tensor:
+        r"""The untransformed ``n x 1`` training targets."""
+        return self._raw_train_Y
+
+    def labels(self) -> list[str]:
+        return self.candidates.labels()
+
+    def forward(self, x: Tensor) -> MultivariateNormal:
+        if self.training:
+            x = self.transform_inputs(x)
+        return MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+    # -------------------------------------------------------------- posteriors
+    def _check_X(self, X: Tensor) -> None:
+        if X.ndim < 2 or X.shape[-1] != self._raw_train_X.shape[-1]:
+            raise ValueError(
+                f"X must be ... x q x d with d = {self._raw_train_X.shape[-1]}, "
+                f"got shape {tuple(X.shape)}."
+            )
+
+    def _candidate_mvn(self, X: Tensor, observation_noise: bool) -> MultivariateNormal:
+        r"""MVN of batch ``batch_shape x K`` over ``q`` points; ``X`` already transformed."""
+        with gpt_posterior_settings(), gpytorch.settings.fast_pred_var(False):
+            mvn = self(X)
+            if observation_noise:
+                mvn = self.likelihood(mvn, X)
+        return mvn
+
+    def candidate_posterior(
+        self,
+        X: Tensor,
+        observation_noise: bool = False,
+        posterior_transform: PosteriorTransform | None = None,
+    ) -> GPyTorchPosterior:
+        r"""Posterior where candidate ``k`` sees its own points.
+
+        Args:
+            X: ``batch_shape x K x q x d`` or ``batch_shape x 1 x q x d``.
+            observation_noise: Add each candidate's noise variance.
+            posterior_transform: Optional BoTorch posterior transform.
+
+        Returns:
+            A posterior of shape ``batch_shape x K x q x 1`` (``batch_shape x q x 1``
+            for a squeezed single-candidate view).
+        """
+        self._check_X(X)
+        if X.ndim < 3 or X.shape[-3] not in (1, self.num_candidates):
+            raise ValueError(
+                f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), "
+                f"got shape {tuple(X.shape)}."
+            )
+        self.eval()
+        X = self.transform_inputs(X)
+        mvn = self._candidate_mvn(X, observation_noise)
+        if self._squeeze:
+            # Single-candidate view: drop the (size-1) candidate dimension.
+            mvn = MultivariateNormal(
+                mvn.mean[..., 0, :], mvn.lazy_covariance_matrix[..., 0, :, :]
+            )
+            X = X[..., 0, :, :]
+        posterior = GPyTorchPosterior(distribution=mvn)
+        if hasattr(self, "outcome_transform"):
+            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        if posterior_transform is not None:
+            return posterior_transform(posterior=posterior, X=X)
+        return posterior
+
+    def posterior(
+        self,
+        X: Tensor,
+        output_indices: list[int] | None = None,
+        observation_noise: bool | Tensor = False,
+        posterior_transform: PosteriorTransform | None = None,
+        **kwargs: Any,
+    ) -> GPyTorchPosterior:
+        r"""Joint posterior of all K candidates at the same points.
+
+        Args:
+            X: ``batch_shape x q x d`` points.
+            output_indices: Must be ``None`` or ``[0]`` (single output).
+            observation_noise: Add each candidate's noise variance (``bool`` only).
+            posterior_transform: Optional BoTorch posterior transform.
+
+        Returns:
+            A posterior of shape ``batch_shape x K x q x 1``, or
+            ``batch_shape x q x 1`` for a squeezed single-candidate view.
+        """
+        if output_indices not in (None, [0]):
+            raise ValueError("output_indices: CandidateGP has a single output.")
+        if isinstance(observation_noise, Tensor):
+            raise ValueError("observation_noise: only True/False is supported by CandidateGP.")
+        self._check_X(X)
+        return self.candidate_posterior(
+            X.unsqueeze(CANDIDATE_DIM),
+            observation_noise=bool(observation_noise),
+            posterior_transform=posterior_transform,
+        )
+
+    def marginal_mean_variance(self, X: Tensor, observation_noise: bool = False) -> tuple[Tensor, Tensor]:
+        r"""Marginal means and variances, ``batch_shape x K x q`` each (see :class:`CandidateModel`).
+
+        Only the diagonal of the predictive covariance is formed, so the memory is
+        ``O(K q n)`` even for thousands of points per candidate.
+        """
+        self._check_X(X)
+        if X.ndim < 3 or X.shape[-3] not in (1, self.num_candidates):
+            raise ValueError(
+                f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), "
+                f"got shape {tuple(X.shape)}."
+            )
+        self.eval()
+        Xt = self.transform_inputs(X)
+        mvn = self._candidate_mvn(Xt, observation_noise)
+        mean, variance = mvn.mean, mvn.variance
+        tf = getattr(self, "outcome_transform", None)
+        if tf is not None:
+            mean, variance = tf.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1), X=Xt)
+            mean, variance = mean.squeeze(-1), variance.squeeze(-1)
+        return mean, variance
+
+    # ------------------------------------------------------------------- views
+    def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False) -> CandidateGP:
+        tf_in = copy.deepcopy(getattr(self, "input_transform", None))
+        tf_out = copy.deepcopy(getattr(self, "outcome_transform", None))
+        return CandidateGP(
+            self._raw_train_X,
+            self._raw_train_Y,
+            candidates,
+            input_transform=tf_in,
+            outcome_transform=tf_out,
+            squeeze_candidate_dim=squeeze,
+        )
+
+    def subset(self, indices: Tensor | list[int]) -> CandidateGP:
+        r"""A ``CandidateGP`` over the candidates at ``indices`` (same data and transforms)."""
+        return self._rebuild(self.candidates.subset(indices))
+
+    def select(self, index: int) -> CandidateGP:
+        r"""Candidate ``index`` as a plain single-output model (no candidate dimension).
+
+        Its posteriors have BoTorch's usual ``batch_shape x q x 1`` shape, so it
+        works with any BoTorch acquisition function and ``optimize_acqf``.
+        """
+        if not (-self.num_candidates <= int(index) < self.num_candidates):
+            raise ValueError(f"index must lie in [0, {self.num_candidates - 1}], got {index}.")
+        return self._rebuild(self.candidates.subset([int(index) % self.num_candidates]), squeeze=True)
+
+    def add_candidates(self, candidates: CandidateSpec) -> CandidateGP:
+        r"""A model with ``candidates`` appended after the current K.
+
+        The existing candidates keep their hyperparameters exactly (nothing is
+        refitted); only the batched Cholesky is recomputed, lazily, at the next
+        posterior call.
+        """
+        return self._rebuild(self.candidates.cat(candidates))
+
+    def condition_on_observations(self, X: Tensor, Y: Tensor, **kwargs: Any) -> CandidateGP:
+        r"""A model that also observed ``(X, Y)`` (``m x d``, ``m x 1``), untransformed scale.
+
+        Note that an outcome transform is re-fitted on all data, as a fresh model would.
+        """
+        Y = validate_training_data(X, Y)
+        new = CandidateGP(
+            torch.cat([self._raw_train_X, X]),
+            torch.cat([self._raw_train_Y, Y]),
+            self.candidates,
+            input_transform=copy.deepcopy(getattr(self, "input_transform", None)),
+            outcome_transform=copy.deepcopy(getattr(self, "outcome_transform", None)),
+            squeeze_candidate_dim=self._squeeze,
+        )
+        return new
+
+
+def candidates_device_dtype_mismatch(candidates: CandidateSpec, like: Tensor) -> bool:
+    r"""Whether a spec with tensors lives on another device / dtype than ``like``."""
+    ref = getattr(candidates, "lengthscale", None)
+    return ref is not None and (ref.dtype != like.dtype or ref.device != like.device)

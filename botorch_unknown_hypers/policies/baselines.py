@@ -1,0 +1,242 @@
+r"""Baselines: random search, GP-UCB with MLE hyperparameters, and GP Thompson sampling.
+
+``mle-gp-ucb`` is the MLE baseline of the length-scale balancing paper
+(Ziomek et al. 2024, Sec. 5 and the note's Sec. 2.2): at every round a fresh
+BoTorch ``SingleTaskGP`` is fitted to all data with ``fit_gpytorch_mll``
+(multi-start-free L-BFGS-B, BoTorch's default), then
+
+.. math::
+
+    x_t = \arg\max_x \mu_{t-1}(x) + \beta_t \sigma_{t-1}(x).
+
+Defaults follow the authors' code (note Sec. 1.6 and 2.2): isotropic Matern-5/2,
+output scale fixed to 1, noise variance fixed to 1e-4, only the length scale
+trained, inputs scaled to the unit cube by the domain bounds, outputs
+standardised on all data every round, and the frequentist width
+
+.. math::
+
+    \beta_t = B + R \sqrt{2 (I_{t-1} + 1 + \ln(2/\delta))},
+    \qquad I_{t-1} = \tfrac12 \log\det(I + R^{-2} K_{t-1}),
+
+with :math:`B = 1`, :math:`R = 10^{-4}`, :math:`\delta = 0.01`, which is
+:math:`\approx 1` (Chowdhury & Gopalan 2017). Any of these is an option.
+
+``gp-ts`` draws one posterior sample path per batch slot from the same fitted
+GP: BoTorch's pathwise (Matheron) samples maximised with ``optimize_acqf`` on a
+box, and exact joint samples over all pool points on a finite domain
+(Russo & Van Roy 2014; Kandasamy et al. 2018 for batches).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
+from botorch.acquisition.thompson_sampling import PathwiseThompsonSampling
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from botorch.models.transforms import Normalize, Standardize
+from botorch.optim import optimize_acqf, optimize_acqf_discrete
+from gpytorch.constraints import GreaterThan, Positive
+from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.likelihoods import GaussianLikelihood
+from gpytorch.means import ZeroMean
+from gpytorch.mlls import ExactMarginalLogLikelihood
+from torch import Tensor
+
+from botorch_unknown_hypers.candidates import KERNELS
+from botorch_unknown_hypers.confidence import frequentist_beta, information_gain_of_model
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
+
+
+class RandomPolicy(Policy):
+    r"""Uniform random search: uniform on a box, uniform with replacement on a pool."""
+
+    name = "random"
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        if isinstance(self.domain, FiniteDomain):
+            idx = torch.randint(0, self.domain.points.shape[0], (q,), generator=self.generator)
+            return self.domain.points[idx.to(self.device)]
+        lower, upper = self.domain.bounds
+        u = torch.rand(q, self.domain.dim, generator=self.generator, dtype=self.dtype).to(self.device)
+        return lower + (upper - lower) * u
+
+
+class FittedGPPolicy(Policy):
+    r"""Shared machinery of the baselines that refit a ``SingleTaskGP`` every round."""
+
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float64,
+        kernel: str = "matern52",
+        ard: bool = False,
+        fit_outputscale: bool = False,
+        fit_noise: bool = False,
+        noise: float = 1e-4,
+        num_restarts: int = 10,
+        raw_samples: int = 512,
+    ) -> None:
+        super().__init__(domain, seed=seed, device=device, dtype=dtype)
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
+        if not noise > 0:
+            raise ValueError(f"noise must be positive, got {noise}.")
+        if num_restarts < 1 or raw_samples < num_restarts:
+            raise ValueError("num_restarts must be >= 1 and raw_samples >= num_restarts.")
+        self.kernel = kernel
+        self.ard = ard
+        self.fit_outputscale = fit_outputscale
+        self.fit_noise = fit_noise
+        self.noise = noise
+        self.num_restarts = num_restarts
+        self.raw_samples = raw_samples
+        self.lengthscale: list[float] = []
+
+    def fit_model(self, train_X: Tensor, train_Y: Tensor) -> SingleTaskGP:
+        r"""A ``SingleTaskGP`` fitted by maximum marginal likelihood on all data.
+
+        A fresh model each round, with GPyTorch's default initial length scale
+        (softplus(0) = 0.693), as the authors' code does.
+        """
+        d = self.domain.dim
+        nu = KERNELS[self.kernel]
+        ard_dims = d if self.ard else None
+        base = (
+            RBFKernel(ard_num_dims=ard_dims, lengthscale_constraint=Positive())
+            if nu is None
+            else MaternKernel(nu=nu, ard_num_dims=ard_dims, lengthscale_constraint=Positive())
+        )
+        covar = ScaleKernel(base, outputscale_constraint=Positive())
+        likelihood = GaussianLikelihood(noise_constraint=GreaterThan(1e-12))
+        covar.outputscale = 1.0
+        likelihood.noise = self.noise
+        covar.raw_outputscale.requires_grad_(self.fit_outputscale)
+        likelihood.noise_covar.raw_noise.requires_grad_(self.fit_noise)
+        model = SingleTaskGP(
+            train_X,
+            train_Y,
+            likelihood=likelihood,
+            covar_module=covar,
+            mean_module=ZeroMean(),
+            input_transform=Normalize(d=d, bounds=self.domain.bounds),
+            outcome_transform=Standardize(m=1),
+        ).to(train_X)
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        fit_gpytorch_mll(mll)
+        model.eval()
+        self.lengthscale = base.lengthscale.detach().flatten().tolist()
+        return model
+
+    def _label(self) -> str:
+        return ";".join(f"{v:.6g}" for v in self.lengthscale)
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"lengthscale": list(self.lengthscale)}
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        self.lengthscale = [float(v) for v in extra.get("lengthscale", [])]
+
+
+class MLEGPUCB(FittedGPPolicy):
+    r"""GP-UCB with the GP refitted by maximum likelihood every round.
+
+    Args (beyond :class:`FittedGPPolicy`'s):
+        beta: A fixed multiplier of :math:`\sigma`, or ``None`` (default) for the
+            frequentist width with ``B``, ``R`` and ``delta``.
+        B, R, delta: Constants of the frequentist width (authors' code: 1, 1e-4, 0.01);
+            ``delta`` enters as ``delta / 2`` (``ln(2/delta)``), as in the note.
+
+    For ``q > 1`` the batch is built with BoTorch's ``qUpperConfidenceBound`` and
+    sequential greedy optimisation (box) or ``optimize_acqf_discrete`` (pool).
+    """
+
+    name = "mle-gp-ucb"
+
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float64,
+        beta: float | None = None,
+        B: float = 1.0,
+        R: float = 1e-4,
+        delta: float = 0.01,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
+        if beta is not None and not beta >= 0:
+            raise ValueError(f"beta must be non-negative, got {beta}.")
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {delta}.")
+        self.beta, self.B, self.R, self.delta = beta, B, R, delta
+        self.last_beta = float("nan")
+
+    def current_beta(self, model: SingleTaskGP) -> float:
+        if self.beta is not None:
+            return float(self.beta)
+        info = information_gain_of_model(model)
+        return float(frequentist_beta(info, B=self.B, R=self.R, delta=self.delta / 2))
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        model = self.fit_model(train_X, train_Y)
+        beta = self.current_beta(model)
+        self.last_beta = beta
+        self.n_candidates = 1
+        self.selected = [self._label()] * q
+        if q == 1:
+            acqf = UpperConfidenceBound(model, beta=beta**2)  # BoTorch squares: mu + sqrt(b) sigma
+        else:
+            with self.seeded():
+                acqf = qUpperConfidenceBound(model, beta=beta**2)
+        if isinstance(self.domain, FiniteDomain):
+            X, _ = optimize_acqf_discrete(acqf, q=q, choices=self.domain.points, unique=False)
+            return X
+        with self.seeded():
+            X, _ = optimize_acqf(
+                acqf,
+                bounds=self.domain.bounds,
+                q=q,
+                num_restarts=self.num_restarts,
+                raw_samples=self.raw_samples,
+                sequential=q > 1,
+                options={"seed": self.next_seed()},
+            )
+        return X.detach()
+
+
+class GPThompsonSampling(FittedGPPolicy):
+    r"""GP Thompson sampling with MLE hyperparameters; one sample path per batch slot."""
+
+    name = "gp-ts"
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        model = self.fit_model(train_X, train_Y)
+        self.n_candidates = 1
+        self.selected = [self._label()] * q
+        with self.seeded():
+            if isinstance(self.domain, FiniteDomain):
+                points = self.domain.points
+                posterior = model.posterior(points)
+                samples = posterior.rsample(torch.Size([q])).squeeze(-1)  # q x N
+                return points[samples.argmax(dim=-1)]
+            acqf = PathwiseThompsonSampling(model)
+            X, _ = optimize_acqf(
+                acqf,
+                bounds=self.domain.bounds,
+                q=q,
+                num_restarts=self.num_restarts,
+                raw_samples=self.raw_samples,
+                options={"seed": self.next_seed()},
+            )
+        return X.detach()
+
+
+__all__ = ["RandomPolicy", "FittedGPPolicy", "MLEGPUCB", "GPThompsonSampling", "BoxDomain"]

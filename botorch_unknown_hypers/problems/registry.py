@@ -1,0 +1,140 @@
+r"""Registry of named benchmark problems (``buh list``).
+
+A *factory* is a callable ``factory(data_dir: Path | str | None = None) -> Problem``
+that returns a fresh problem in ``float64`` on the CPU, with the noise level the
+paper uses; factories that need no data simply ignore ``data_dir``.
+:func:`get_problem` then overrides the noise level if asked and moves the problem
+to the requested device and dtype.
+
+Registered problems:
+
+- ``berkenkamp``: the 1-d toy problem of Berkenkamp et al., noiseless.
+- ``berkenkamp-noisy``: the same with observation noise ``noise_std = 0.01``.
+- ``michalewicz5``: negated 5-d Michalewicz on ``[0, 3.14]^5``, noiseless.
+- ``crossed-barrel``, ``agnp``: the materials pools (need the CSV files), noiseless.
+
+More problems are added with the decorator or a plain dict entry::
+
+    @register_problem("holder")
+    def _holder(data_dir=None) -> Problem:
+        ...
+
+    PROBLEMS["hills"] = make_hills
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.materials import load_materials_problem
+from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
+
+ProblemFactory = Callable[..., Problem]
+
+PROBLEMS: dict[str, ProblemFactory] = {}
+r"""Problem name -> factory ``(data_dir=None) -> Problem``."""
+
+
+def register_problem(
+    name: str, factory: ProblemFactory | None = None, *, overwrite: bool = False
+) -> ProblemFactory | Callable[[ProblemFactory], ProblemFactory]:
+    r"""Register ``factory`` under ``name``; usable as ``@register_problem(name)``.
+
+    Args:
+        name: The problem's name.
+        factory: ``(data_dir=None) -> Problem``; omit to get a decorator.
+        overwrite: Allow replacing an existing entry.
+
+    Returns:
+        ``factory`` (or a decorator that registers and returns its argument).
+
+    Raises:
+        ValueError: If ``name`` is taken and ``overwrite`` is False.
+    """
+
+    def _register(f: ProblemFactory) -> ProblemFactory:
+        if name in PROBLEMS and not overwrite:
+            raise ValueError(f"A problem named {name!r} is already registered.")
+        PROBLEMS[name] = f
+        return f
+
+    return _register if factory is None else _register(factory)
+
+
+def list_problems() -> list[str]:
+    r"""Sorted names of the registered problems."""
+    return sorted(PROBLEMS)
+
+
+def get_problem(
+    name: str,
+    *,
+    data_dir: str | Path | None = None,
+    noise_std: float | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> Problem:
+    r"""Build a registered problem.
+
+    Args:
+        name: A name from :func:`list_problems`.
+        data_dir: Folder of the materials CSV files (see
+            :func:`~botorch_unknown_hypers.problems.materials.resolve_data_dir`);
+            ignored by synthetic problems.
+        noise_std: Override of the observation noise standard deviation; ``None``
+            keeps the problem's default.
+        device: Device of the problem's tensors.
+        dtype: dtype of the problem's tensors.
+
+    Returns:
+        A fresh :class:`Problem`.
+
+    Raises:
+        ValueError: If ``name`` is not registered (the message lists the valid
+            names) or ``noise_std`` is negative or not finite.
+    """
+    if name not in PROBLEMS:
+        raise ValueError(
+            f"Unknown problem {name!r}. Valid names: {', '.join(list_problems())}."
+        )
+    if noise_std is not None and not (math.isfinite(noise_std) and noise_std >= 0):
+        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
+    problem = PROBLEMS[name](data_dir=data_dir)
+    if noise_std is not None:
+        problem.noise_std = float(noise_std)
+    return problem.to(device=device, dtype=dtype)
+
+
+@register_problem("berkenkamp")
+def _berkenkamp(data_dir: str | Path | None = None) -> Problem:
+    r"""Berkenkamp toy problem, noiseless, 3 initial points."""
+    return Berkenkamp(noise_std=0.0, name="berkenkamp")
+
+
+@register_problem("berkenkamp-noisy")
+def _berkenkamp_noisy(data_dir: str | Path | None = None) -> Problem:
+    r"""Berkenkamp toy problem with observation noise ``noise_std = 0.01``."""
+    return Berkenkamp(noise_std=0.01, name="berkenkamp-noisy")
+
+
+@register_problem("michalewicz5")
+def _michalewicz5(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated 5-d Michalewicz on ``[0, 3.14]^5``, noiseless, 10 initial points."""
+    return michalewicz5(noise_std=0.0, name="michalewicz5")
+
+
+@register_problem("crossed-barrel")
+def _crossed_barrel(data_dir: str | Path | None = None) -> Problem:
+    r"""Crossed-barrel toughness pool (600 configurations), noiseless."""
+    return load_materials_problem("crossed-barrel", data_dir=data_dir)
+
+
+@register_problem("agnp")
+def _agnp(data_dir: str | Path | None = None) -> Problem:
+    r"""AgNP synthesis pool (164 configurations, maximise -loss), noiseless."""
+    return load_materials_problem("agnp", data_dir=data_dir)
