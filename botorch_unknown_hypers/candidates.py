@@ -310,13 +310,18 @@ class KernelCandidates:
             kernel = state["kernel"]
         except KeyError as e:
             raise ValueError(f"state is missing the key {e.args[0]!r}.") from None
-        tensors = {k: torch.tensor(v, dtype=dtype, device=device) for k, v in kw.items()}
         mean = state.get("mean_constant")
-        return cls(
-            kernel=str(kernel),
-            mean_constant=None if mean is None else torch.tensor(mean, dtype=dtype, device=device),
-            **tensors,
-        )
+        if mean is not None:
+            kw["mean_constant"] = mean
+        tensors = {}
+        for key, value in kw.items():
+            # torch.tensor raises TypeError on strings / None and ValueError on ragged
+            # lists; report both as a malformed dict naming the key.
+            try:
+                tensors[key] = torch.tensor(value, dtype=dtype, device=device)
+            except (TypeError, ValueError, RuntimeError) as e:
+                raise ValueError(f"state[{key!r}] is not a (nested) list of numbers: {e}") from None
+        return cls(kernel=str(kernel), **tensors)
 
 
 def geometric_ladder(theta0: float, ratio: float, num: int, *, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> Tensor:

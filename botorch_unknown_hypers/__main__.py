@@ -1,0 +1,5 @@
+import sys
+
+from botorch_unknown_hypers.cli import main
+
+sys.exit(main())

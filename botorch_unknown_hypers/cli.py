@@ -1,0 +1,234 @@
+r"""The ``buh`` command: ``list``, ``run``, ``report`` and ``demo``.
+
+``buh run`` runs the grid problems x methods x seeds with a progress bar and
+appends each finished run to ``DIR/results.csv`` (see
+:mod:`botorch_unknown_hypers.results`); a rerun skips complete runs.
+``buh report DIR`` writes ``summary.csv`` and plots. ``buh demo`` is a short
+comparison on the embedded Berkenkamp problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from botorch_unknown_hypers.loop import run
+from botorch_unknown_hypers.policies.registry import list_methods, make_policy
+from botorch_unknown_hypers.problems.registry import get_problem, list_problems
+from botorch_unknown_hypers.report import write_report
+from botorch_unknown_hypers.results import ResultsStore
+
+DEMO_PROBLEM = "berkenkamp"
+DEMO_METHODS = ["mle-gp-ucb", "random"]
+
+
+class CLIError(Exception):
+    """A user error: printed without a traceback, exit status 2."""
+
+
+def _split(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(p.strip() for p in v.split(",") if p.strip())
+    return out
+
+
+def _check_names(kind: str, names: list[str], valid: list[str]) -> None:
+    if not names:
+        raise CLIError(f"give at least one --{kind}; valid {kind}s: {', '.join(valid)}")
+    bad = [n for n in names if n not in valid]
+    if bad:
+        raise CLIError(f"unknown {kind} {', '.join(map(repr, bad))}; valid {kind}s: {', '.join(valid)}")
+
+
+def _device(name: str) -> torch.device:
+    if name == "cuda" and not torch.cuda.is_available():
+        raise CLIError("--device cuda was asked for but no CUDA device is available.")
+    return torch.device(name)
+
+
+def run_grid(
+    problems: list[str],
+    methods: list[str],
+    seeds: int,
+    iterations: int,
+    out: Path,
+    batch_size: int = 1,
+    device: str = "cpu",
+    data_dir: str | None = None,
+    n_init: int | None = None,
+    progress: bool = True,
+) -> ResultsStore:
+    r"""Run every (problem, method, seed) not yet complete in ``out/results.csv``."""
+    _check_names("problem", problems, list_problems())
+    _check_names("method", methods, list_methods())
+    if seeds < 1 or iterations < 0 or batch_size < 1:
+        raise CLIError("--seeds and --batch-size must be >= 1 and --iterations >= 0.")
+    dev = _device(device)
+    store = ResultsStore(out)
+    if store.repaired_rows:
+        print(f"dropped {store.repaired_rows} rows of an interrupted run from {store.path}", file=sys.stderr)
+    done = store.completed()
+    todo = []
+    for p in problems:
+        for m in methods:
+            for s in range(seeds):
+                key = (p, m, s)
+                if key in done:
+                    if done[key] != (iterations, batch_size):
+                        raise CLIError(
+                            f"{store.path} already holds run {key} with iterations={done[key][0]}, "
+                            f"batch size={done[key][1]}; use another --out for a different budget."
+                        )
+                    continue
+                todo.append(key)
+    skipped = len(problems) * len(methods) * seeds - len(todo)
+    if skipped:
+        print(f"skipping {skipped} complete runs already in {store.path}", file=sys.stderr)
+    bar = tqdm(total=len(todo) * iterations, disable=not progress, unit="round", dynamic_ncols=True)
+    try:
+        problem_cache: dict[str, object] = {}
+        for p, m, s in todo:
+            if p not in problem_cache:
+                try:
+                    problem_cache[p] = get_problem(p, data_dir=data_dir, device=dev)
+                except FileNotFoundError as e:
+                    raise CLIError(str(e)) from None
+            problem = problem_cache[p]
+            bar.set_description(f"{p} | {m} | seed {s}")
+            policy = make_policy(m, problem.domain, seed=s, device=dev)
+            start = time.perf_counter()
+            history = run(
+                problem,
+                policy,
+                iterations=iterations,
+                seed=s,
+                batch_size=batch_size,
+                n_init=n_init,
+                method=m,
+                callback=lambda _t: bar.update(1),
+            )
+            store.append_run(history, horizon=iterations, batch_size=batch_size)
+            if not progress:
+                print(f"done {p} {m} seed {s} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+    finally:
+        bar.close()
+    return store
+
+
+def report(out: Path) -> tuple[pd.DataFrame, list[Path]]:
+    store_path = Path(out) / "results.csv"
+    if not store_path.exists():
+        raise CLIError(f"{store_path} does not exist; run `buh run --out {out}` first.")
+    df = ResultsStore(out).read()
+    if df.empty:
+        raise CLIError(f"{store_path} holds no complete run.")
+    return write_report(df, out)
+
+
+def _print_summary(summary: pd.DataFrame) -> None:
+    cols = [
+        "problem",
+        "method",
+        "seeds",
+        "iterations",
+        "simple_regret_mean",
+        "simple_regret_se",
+        "cumulative_regret_mean",
+        "cumulative_regret_se",
+        "wall_time_per_run_s",
+    ]
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.4g}".format):
+        print(summary[cols].to_string(index=False))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="buh",
+        description="Bayesian optimisation with unknown GP hyperparameters: run and report benchmarks.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list the registered problems and methods")
+
+    p_run = sub.add_parser("run", help="run a grid of problems x methods x seeds (resumable)")
+    p_run.add_argument("--problem", action="append", required=True, help="problem name(s), comma-separated or repeated")
+    p_run.add_argument("--method", action="append", required=True, help="method name(s), comma-separated or repeated")
+    p_run.add_argument("--seeds", type=int, default=1, help="number of seeds (0..N-1)")
+    p_run.add_argument("--iterations", type=int, required=True, help="BO rounds T per run")
+    p_run.add_argument("--batch-size", type=int, default=1, help="points per round q")
+    p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p_run.add_argument("--out", type=Path, default=Path("runs"), help="output directory (results.csv)")
+    p_run.add_argument("--data-dir", default=None, help="materials tables directory (or BUH_DATA_DIR)")
+    p_run.add_argument("--n-init", type=int, default=None, help="initial design size (default: the problem's)")
+    p_run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p_rep = sub.add_parser("report", help="write summary.csv and plots for a results directory")
+    p_rep.add_argument("out", type=Path)
+
+    p_demo = sub.add_parser("demo", help=f"short comparison of {' vs '.join(DEMO_METHODS)} on {DEMO_PROBLEM}")
+    p_demo.add_argument("--out", type=Path, default=Path("buh-demo"))
+    p_demo.add_argument("--seeds", type=int, default=10)
+    p_demo.add_argument("--iterations", type=int, default=40)
+    p_demo.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            print("problems:")
+            for name in list_problems():
+                print(f"  {name}")
+            print("methods:")
+            for name in list_methods():
+                print(f"  {name}")
+            return 0
+        if args.command == "run":
+            run_grid(
+                _split(args.problem),
+                _split(args.method),
+                seeds=args.seeds,
+                iterations=args.iterations,
+                out=args.out,
+                batch_size=args.batch_size,
+                device=args.device,
+                data_dir=args.data_dir,
+                n_init=args.n_init,
+                progress=not args.no_progress,
+            )
+            print(f"results: {args.out / 'results.csv'}")
+            return 0
+        if args.command == "report":
+            summary, plots = report(args.out)
+            _print_summary(summary)
+            print(f"summary: {args.out / 'summary.csv'}")
+            for path in plots:
+                print(f"plot: {path}")
+            return 0
+        if args.command == "demo":
+            print(
+                f"buh demo: {' vs '.join(DEMO_METHODS)} on {DEMO_PROBLEM} "
+                f"({args.seeds} seeds, {args.iterations} rounds, {args.device})"
+            )
+            run_grid([DEMO_PROBLEM], DEMO_METHODS, args.seeds, args.iterations, args.out, device=args.device)
+            summary, plots = report(args.out)
+            _print_summary(summary)
+            for path in plots:
+                print(f"plot: {path}")
+            return 0
+    except CLIError as e:
+        print(f"buh: error: {e}", file=sys.stderr)
+        return 2
+    return 1  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

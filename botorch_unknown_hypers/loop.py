@@ -1,0 +1,223 @@
+r"""The ask/tell optimiser and the benchmark loop.
+
+A run follows the papers' protocol (Ziomek et al. 2024, Sec. 5; note Sec. 2.1):
+
+1. An initial design of ``n_init`` points: scrambled Sobol points on a box,
+   sampling without replacement on a finite pool. These rows carry
+   ``iteration = 0``.
+2. For :math:`t = 1, \dots, T`: the policy proposes a batch of ``q`` points
+   from all data :math:`D_{t-1}`, the problem returns
+   :math:`y = f(x) + \varepsilon`, and the policy observes it.
+
+Regret is always measured on the noiseless :math:`f`:
+
+- simple (best) regret :math:`f^* - \max_{\tau \le t} f(x_\tau)`, over all
+  points evaluated so far *including* the initial design (the authors' code
+  logs ``best_y`` this way);
+- cumulative regret :math:`\sum_{\tau=1}^{t} \sum_{j} (f^* - f(x_{\tau,j}))`
+  over the BO rounds only, the initial design excluded (the authors' code logs
+  ``cumulative_y`` this way); initial rows carry 0.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import pandas as pd
+import torch
+from botorch.utils.sampling import draw_sobol_samples
+from torch import Tensor
+
+from botorch_unknown_hypers.policies.base import Policy, validate_observations
+from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain, Problem
+
+RESULT_COLUMNS = [
+    "problem",
+    "method",
+    "seed",
+    "iteration",
+    "batch_index",
+    "y",
+    "f",
+    "simple_regret",
+    "cumulative_regret",
+    "selected",
+    "n_candidates",
+    "wall_time_s",
+    "x",
+]
+r"""Columns of a history table / ``results.csv`` (the contract's columns, then ``x``)."""
+
+
+def initial_design(domain: Domain, n: int, seed: int) -> Tensor:
+    r"""``n x d`` initial points: scrambled Sobol on a box, without replacement on a pool.
+
+    Raises:
+        ValueError: if ``n < 1`` or a pool has fewer than ``n`` points.
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}.")
+    if isinstance(domain, FiniteDomain):
+        num = domain.points.shape[0]
+        if n > num:
+            raise ValueError(f"n = {n} exceeds the pool size {num}.")
+        gen = torch.Generator().manual_seed(seed)
+        idx = torch.randperm(num, generator=gen)[:n]
+        return domain.points[idx.to(domain.points.device)]
+    return draw_sobol_samples(bounds=domain.bounds, n=n, q=1, seed=seed).squeeze(-2)
+
+
+class AskTellOptimizer:
+    r"""Holds the data of a campaign and delegates proposals to a policy.
+
+    Example:
+        >>> opt = AskTellOptimizer(make_policy("mle-gp-ucb", domain))
+        >>> opt.tell(X0, Y0)                 # initial design
+        >>> for _ in range(20):
+        ...     X = opt.ask()                # 1 x d
+        ...     opt.tell(X, objective(X))
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.domain = policy.domain
+        d = self.domain.dim
+        self.train_X = torch.empty(0, d, dtype=policy.dtype, device=policy.device)
+        self.train_Y = torch.empty(0, 1, dtype=policy.dtype, device=policy.device)
+        self._pending_initial = True
+
+    def ask(self, q: int = 1) -> Tensor:
+        r"""The policy's next ``q x d`` batch; needs at least one observation."""
+        if self.train_X.shape[0] == 0:
+            raise ValueError("tell() the initial design before ask(): there is no data yet.")
+        return self.policy.suggest(self.train_X, self.train_Y, q=q)
+
+    def tell(self, X: Tensor, Y: Tensor, initial: bool | None = None) -> None:
+        r"""Record observations ``X`` (``q x d``) and ``Y`` (``q`` or ``q x 1``).
+
+        The first call (the initial design) is not passed to the policy's
+        ``observe``: initial points belong to no candidate's play record.
+        Nothing changes if the input is rejected.
+        """
+        Y = validate_observations(self.domain, X, Y)
+        X = X.to(self.train_X)
+        Y = Y.to(self.train_Y)
+        is_initial = self._pending_initial if initial is None else initial
+        if not is_initial:
+            self.policy.observe(X, Y)
+        self.train_X = torch.cat([self.train_X, X])
+        self.train_Y = torch.cat([self.train_Y, Y])
+        self._pending_initial = False
+
+    def state_dict(self) -> dict[str, Any]:
+        r"""JSON-safe state: the data and the policy's state."""
+        return {
+            "train_X": self.train_X.tolist(),
+            "train_Y": self.train_Y.tolist(),
+            "pending_initial": self._pending_initial,
+            "policy": self.policy.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        r"""Restore :meth:`state_dict`; raises ``ValueError`` (state unchanged) on a bad dict."""
+        if not isinstance(state, dict) or not {"train_X", "train_Y", "policy"} <= set(state):
+            raise ValueError("state must contain train_X, train_Y and policy.")
+        X = torch.tensor(state["train_X"], dtype=self.train_X.dtype, device=self.train_X.device)
+        Y = torch.tensor(state["train_Y"], dtype=self.train_Y.dtype, device=self.train_Y.device)
+        if X.numel() == 0:
+            X = X.reshape(0, self.domain.dim)
+            Y = Y.reshape(0, 1)
+        else:
+            Y = validate_observations(self.domain, X, Y, "state['train_X']", "state['train_Y']")
+        self.policy.load_state_dict(state["policy"])
+        self.train_X, self.train_Y = X, Y
+        self._pending_initial = bool(state.get("pending_initial", X.shape[0] == 0))
+
+
+def _format_x(x: Tensor) -> str:
+    return ";".join(f"{v:.10g}" for v in x.tolist())
+
+
+def run(
+    problem: Problem,
+    policy: Policy,
+    iterations: int,
+    seed: int = 0,
+    batch_size: int = 1,
+    n_init: int | None = None,
+    method: str | None = None,
+    callback: Callable[[int], None] | None = None,
+) -> pd.DataFrame:
+    r"""Run one BO campaign and return its history.
+
+    Args:
+        problem: The black box (its domain must match the policy's).
+        policy: A fresh policy.
+        iterations: Number of BO rounds ``T``.
+        seed: Seed of the initial design and of the observation noise.
+        batch_size: Points per round ``q``.
+        n_init: Initial design size (default: the problem's).
+        method: Name written in the ``method`` column (default: ``policy.name``).
+        callback: Called with the round number after each round (progress bars).
+
+    Returns:
+        A ``DataFrame`` with one row per evaluated point and the columns of
+        :data:`RESULT_COLUMNS`.
+    """
+    if iterations < 0:
+        raise ValueError(f"iterations must be non-negative, got {iterations}.")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+    if problem.dim != policy.domain.dim:
+        raise ValueError(f"problem has d = {problem.dim} but the policy's domain has d = {policy.domain.dim}.")
+    problem = problem.to(device=policy.device, dtype=policy.dtype)
+    n_init = problem.n_init if n_init is None else n_init
+    method = method or policy.name
+    noise_gen = torch.Generator(device=policy.device).manual_seed(10_000 + seed)
+    opt = AskTellOptimizer(policy)
+    f_star = float(problem.optimal_value)
+    rows: list[dict[str, Any]] = []
+    best_f = -float("inf")
+    cumulative = 0.0
+
+    def record(X: Tensor, y: Tensor, f: Tensor, iteration: int, wall: float) -> None:
+        nonlocal best_f, cumulative
+        for j in range(X.shape[0]):
+            fj = float(f[j])
+            best_f = max(best_f, fj)
+            if iteration > 0:
+                cumulative += f_star - fj
+            sel = policy.selected[j] if iteration > 0 and j < len(policy.selected) else ""
+            rows.append(
+                {
+                    "problem": problem.name,
+                    "method": method,
+                    "seed": seed,
+                    "iteration": iteration,
+                    "batch_index": j,
+                    "y": float(y[j]),
+                    "f": fj,
+                    "simple_regret": f_star - best_f,
+                    "cumulative_regret": cumulative,
+                    "selected": sel,
+                    "n_candidates": policy.n_candidates if iteration > 0 else 0,
+                    "wall_time_s": wall,
+                    "x": _format_x(X[j]),
+                }
+            )
+
+    X0 = initial_design(policy.domain, n_init, seed).to(device=policy.device, dtype=policy.dtype)
+    y0, f0 = problem.evaluate(X0, generator=noise_gen)
+    opt.tell(X0, y0)
+    record(X0, y0, f0, 0, 0.0)
+    for t in range(1, iterations + 1):
+        start = time.perf_counter()
+        X = opt.ask(batch_size)
+        wall = time.perf_counter() - start
+        y, f = problem.evaluate(X, generator=noise_gen)
+        opt.tell(X, y)
+        record(X, y, f, t, wall)
+        if callback is not None:
+            callback(t)
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)

@@ -1,0 +1,48 @@
+r"""Registry of method names (the ``buh`` contract) to policy classes."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
+from botorch_unknown_hypers.problems.base import Domain
+
+PolicyFactory = Callable[..., Policy]
+
+METHODS: dict[str, PolicyFactory] = {
+    "random": RandomPolicy,
+    "mle-gp-ucb": MLEGPUCB,
+    "gp-ts": GPThompsonSampling,
+}
+
+
+def register_method(name: str, factory: PolicyFactory, overwrite: bool = False) -> None:
+    r"""Register ``factory(domain, seed=..., device=..., dtype=..., **options)`` under ``name``."""
+    if name in METHODS and not overwrite:
+        raise ValueError(f"method {name!r} is already registered.")
+    METHODS[name] = factory
+
+
+def list_methods() -> list[str]:
+    return sorted(METHODS)
+
+
+def make_policy(
+    name: str,
+    domain: Domain,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float64,
+    **options: Any,
+) -> Policy:
+    r"""Build the policy registered as ``name``.
+
+    Raises:
+        ValueError: for an unknown name (the message lists the valid ones).
+    """
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(list_methods())}.")
+    return METHODS[name](domain, seed=seed, device=device, dtype=dtype, **options)
