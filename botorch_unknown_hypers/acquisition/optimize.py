@@ -31,9 +31,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import warnings
+
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.generation.gen import gen_candidates_scipy
+from botorch.generation.gen import gen_candidates_scipy, get_reasons_against_fast_path
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
@@ -83,17 +85,33 @@ class _IndexedCandidateUCB(AcquisitionFunction):
         return values[idx, slot]
 
 
+class _GridCandidateUCB(AcquisitionFunction):
+    r"""UCB on a fixed ``(K * r) x 1 x d`` layout (candidate-major); the serial fallback."""
+
+    def __init__(self, model: CandidateModel, beta: Tensor, restarts: int) -> None:
+        super().__init__(model=model)
+        self.register_buffer("beta", beta)
+        self.restarts = restarts
+
+    def forward(self, X: Tensor) -> Tensor:
+        grid = X[..., 0, :].reshape(self.model.num_candidates, self.restarts, X.shape[-1])
+        return candidate_ucb_at(self.model, self.beta, grid).reshape(-1)
+
+
 def _boltzmann_select(values: Tensor, num: int, eta: float, generator: torch.Generator | None) -> Tensor:
     r"""Per row, ``num`` indices drawn without replacement with weights
     :math:`\exp(\eta z)` of the row-standardised values, the row's argmax always first."""
-    std = values.std(dim=-1, keepdim=True)
-    z = (values - values.mean(dim=-1, keepdim=True)) / torch.where(std > 0, std, torch.ones_like(std))
-    weights = torch.exp(eta * z.clamp(max=20.0))
     best = values.argmax(dim=-1, keepdim=True)
-    weights = weights.scatter(-1, best, 0.0)
     if num == 1:
         return best
-    # weights of a constant row are all ones, so multinomial is always well defined
+    std = values.std(dim=-1, keepdim=True)
+    z = (values - values.mean(dim=-1, keepdim=True)) / torch.where(std > 0, std, torch.ones_like(std))
+    logits = (eta * z).scatter(-1, best, float("-inf"))
+    # Subtracting the largest remaining logit keeps exp from overflowing for any eta
+    # and dtype (multinomial normalises, so the distribution is unchanged); the floor
+    # keeps every non-best weight positive so num - 1 distinct draws always exist.
+    weights = torch.exp(logits - logits.max(dim=-1, keepdim=True).values)
+    weights = weights.clamp_min(torch.finfo(weights.dtype).tiny).scatter(-1, best, 0.0)
     rest = torch.multinomial(weights, num - 1, replacement=False, generator=generator)
     return torch.cat([best, rest], dim=-1)
 
@@ -155,21 +173,41 @@ def optimize_ucb_per_candidate(
     start_idx = _boltzmann_select(raw_values, num_restarts, eta, generator)  # K x R
     starts = torch.gather(raw, 1, start_idx.unsqueeze(-1).expand(-1, -1, dim))  # K x R x d
 
-    cand_index = torch.arange(num, device=like.device, dtype=like.dtype).repeat_interleave(num_restarts)
-    init = torch.cat([starts.reshape(-1, dim), cand_index.unsqueeze(-1)], dim=-1).unsqueeze(-2)
-    lower = torch.cat([bounds[0], bounds.new_zeros(1)])
-    upper = torch.cat([bounds[1], bounds.new_full((1,), num - 1)])
-    acqf = _IndexedCandidateUCB(model, beta_t)
-    X_opt, values = gen_candidates_scipy(
-        initial_conditions=init,
-        acquisition_function=acqf,
-        lower_bounds=lower,
-        upper_bounds=upper,
-        options=options,
-        fixed_features={dim: cand_index},
-        use_parallel_mode=True,
+    reasons = get_reasons_against_fast_path(
+        method="L-BFGS-B", with_grad=True, minimize_options=options, timeout_sec=None
     )
-    X_opt = X_opt[..., 0, :dim].reshape(num, num_restarts, dim)
+    if not reasons:
+        cand_index = torch.arange(num, device=like.device, dtype=like.dtype).repeat_interleave(num_restarts)
+        init = torch.cat([starts.reshape(-1, dim), cand_index.unsqueeze(-1)], dim=-1).unsqueeze(-2)
+        X_opt, values = gen_candidates_scipy(
+            initial_conditions=init,
+            acquisition_function=_IndexedCandidateUCB(model, beta_t),
+            lower_bounds=torch.cat([bounds[0], bounds.new_zeros(1)]),
+            upper_bounds=torch.cat([bounds[1], bounds.new_full((1,), num - 1)]),
+            options=options,
+            fixed_features={dim: cand_index},
+            use_parallel_mode=True,
+        )
+        X_opt = X_opt[..., :dim]
+    else:
+        # BoTorch's batched L-BFGS-B is unavailable (e.g. an untested SciPy): fall back
+        # to one joint L-BFGS-B over all K x r problems, correct but slower.
+        warnings.warn(
+            "optimize_ucb_per_candidate: parallel L-BFGS-B unavailable ("
+            + "; ".join(reasons)
+            + "); using one joint L-BFGS-B problem instead.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        X_opt, values = gen_candidates_scipy(
+            initial_conditions=starts.reshape(-1, 1, dim),
+            acquisition_function=_GridCandidateUCB(model, beta_t, num_restarts),
+            lower_bounds=bounds[0],
+            upper_bounds=bounds[1],
+            options=options,
+            use_parallel_mode=False,
+        )
+    X_opt = X_opt[..., 0, :].reshape(num, num_restarts, dim)
     values = values.reshape(num, num_restarts)
     best = values.argmax(dim=-1)
     ar = torch.arange(num, device=best.device)

@@ -1,0 +1,286 @@
+"""Tests for botorch_unknown_hypers.acquisition.optimize."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from botorch.acquisition import UpperConfidenceBound
+from botorch.optim import optimize_acqf
+
+from botorch_unknown_hypers.acquisition.optimize import (
+    _boltzmann_select,
+    _IndexedCandidateUCB,
+    candidate_ucb_at,
+    maximize_over_pool,
+    optimize_ucb_per_candidate,
+)
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+
+DTYPES = [torch.float32, torch.float64]
+NUM_RESTARTS, RAW_SAMPLES = 8, 256
+
+
+def make_problem(dtype=torch.float64, lower=(-1.0, 0.5), upper=(2.0, 3.0)):
+    r"""d = 2, n = 30, K = 5 length scales in [0.1, 0.6], a smooth target on a non-unit box."""
+    generator = torch.Generator().manual_seed(0)
+    bounds = torch.tensor([lower, upper], dtype=torch.float64)
+    unit_X = torch.rand(30, 2, generator=generator, dtype=torch.float64)
+    train_X = bounds[0] + (bounds[1] - bounds[0]) * unit_X
+    train_Y = (
+        torch.sin(3.0 * unit_X[:, :1]) * torch.cos(2.0 * unit_X[:, 1:])
+        - 0.5 * (unit_X[:, :1] - 0.6) ** 2
+    )
+    width = (bounds[1] - bounds[0]).mean()
+    cands = KernelCandidates(
+        lengthscale=width * torch.tensor([0.1, 0.2, 0.3, 0.45, 0.6], dtype=torch.float64),
+        outputscale=1.0,
+        noise=1e-4,
+        kernel="matern52",
+    )
+    model = CandidateGP(train_X.to(dtype), train_Y.to(dtype), cands)
+    beta = torch.tensor([2.0, 1.0, 3.0, 0.5, 2.5], dtype=dtype)
+    return model, beta, bounds.to(dtype)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    model, beta, bounds = make_problem()
+    X_best, values = optimize_ucb_per_candidate(
+        model, beta, bounds, num_restarts=NUM_RESTARTS, raw_samples=RAW_SAMPLES, seed=0
+    )
+    return model, beta, bounds, X_best, values
+
+
+def ucb_of_selected(model, k, beta_k, X):
+    r"""BoTorch's UCB of candidate ``k`` at ``n x d`` points (beta squared, see ucb.py)."""
+    return UpperConfidenceBound(model.select(k), beta=beta_k**2)(X.unsqueeze(-2))
+
+
+# --------------------------------------------------------------------------- #
+# optimize_ucb_per_candidate
+# --------------------------------------------------------------------------- #
+
+
+class TestOptimizeUCBPerCandidate:
+    def test_shapes_and_bounds(self, problem):
+        model, _, bounds, X_best, values = problem
+        assert X_best.shape == (5, 2) and values.shape == (5,)
+        assert not X_best.requires_grad and not values.requires_grad
+        assert (X_best >= bounds[0]).all() and (X_best <= bounds[1]).all()
+
+    def test_values_are_ucb_at_points(self, problem):
+        model, beta, _, X_best, values = problem
+        for k in range(5):
+            recomputed = ucb_of_selected(model, k, float(beta[k]), X_best[k : k + 1])
+            torch.testing.assert_close(values[k : k + 1], recomputed, rtol=1e-9, atol=1e-12)
+        direct = candidate_ucb_at(model, beta, X_best.unsqueeze(-2)).squeeze(-1)
+        torch.testing.assert_close(values, direct, rtol=1e-9, atol=1e-12)
+
+    def test_at_least_as_good_as_optimize_acqf(self, problem):
+        model, beta, bounds, _, values = problem
+        for k in range(5):
+            acqf = UpperConfidenceBound(model.select(k), beta=float(beta[k]) ** 2)
+            torch.manual_seed(k)
+            _, reference = optimize_acqf(
+                acqf, bounds, q=1, num_restarts=NUM_RESTARTS, raw_samples=RAW_SAMPLES
+            )
+            reference = reference.reshape(())
+            assert values[k] >= reference - 1e-6 * reference.abs(), (k, values[k], reference)
+
+    def test_deterministic_with_seed(self, problem):
+        model, beta, bounds, X_best, values = problem
+        X_again, values_again = optimize_ucb_per_candidate(
+            model, beta, bounds, num_restarts=NUM_RESTARTS, raw_samples=RAW_SAMPLES, seed=0
+        )
+        assert torch.equal(X_again, X_best)
+        assert torch.equal(values_again, values)
+
+    def test_scalar_beta_and_single_restart(self):
+        model, _, bounds = make_problem()
+        X_best, values = optimize_ucb_per_candidate(
+            model, 2.0, bounds, num_restarts=1, raw_samples=16, seed=1, options={"maxiter": 20}
+        )
+        assert X_best.shape == (5, 2)
+        direct = candidate_ucb_at(model, torch.full((5,), 2.0, dtype=torch.float64), X_best.unsqueeze(-2))
+        torch.testing.assert_close(values, direct.squeeze(-1), rtol=1e-9, atol=1e-12)
+
+    def test_subset_model_single_candidate(self):
+        model, beta, bounds = make_problem()
+        sub = model.subset([3])
+        X_best, values = optimize_ucb_per_candidate(
+            sub, beta[3:4], bounds, num_restarts=2, raw_samples=32, seed=0
+        )
+        assert X_best.shape == (1, 2) and values.shape == (1,)
+        torch.testing.assert_close(
+            values, ucb_of_selected(model, 3, float(beta[3]), X_best), rtol=1e-9, atol=1e-12
+        )
+
+    def test_float32(self):
+        model, beta, bounds = make_problem(dtype=torch.float32)
+        X_best, values = optimize_ucb_per_candidate(
+            model, beta, bounds, num_restarts=2, raw_samples=32, seed=0
+        )
+        assert X_best.dtype == torch.float32 and values.dtype == torch.float32
+        assert (X_best >= bounds[0]).all() and (X_best <= bounds[1]).all()
+        direct = candidate_ucb_at(model, beta, X_best.unsqueeze(-2)).squeeze(-1)
+        torch.testing.assert_close(values, direct, rtol=1e-4, atol=1e-4)
+
+    @pytest.mark.parametrize(
+        "kwargs, match",
+        [
+            (dict(num_restarts=8, raw_samples=4), "raw_samples"),
+            (dict(num_restarts=0, raw_samples=4), "num_restarts"),
+            (dict(bounds=torch.tensor([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])), "bounds"),
+            (dict(bounds=torch.tensor([0.0, 1.0])), "bounds"),
+            (dict(bounds=torch.tensor([[1.0, 0.0], [0.0, 1.0]])), "bounds"),
+            (dict(bounds=torch.tensor([[0.0, 0.0], [0.0, 1.0]])), "bounds"),
+            (dict(beta=torch.ones(3)), "beta"),
+            (dict(beta=torch.ones(6)), "beta"),
+            (dict(beta=-1.0), "beta"),
+        ],
+    )
+    def test_invalid_arguments(self, kwargs, match):
+        model, beta, bounds = make_problem()
+        full = dict(beta=beta, bounds=bounds, num_restarts=2, raw_samples=8)
+        full.update(kwargs)
+        with pytest.raises(ValueError, match=match):
+            optimize_ucb_per_candidate(model, **full)
+
+
+# --------------------------------------------------------------------------- #
+# _IndexedCandidateUCB
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_indexed_candidate_ucb(dtype):
+    model, beta, bounds = make_problem(dtype=dtype)
+    # Uneven counts: 4, 0, 1, 3, 2 points for candidates 0..4.
+    idx = torch.tensor([0, 0, 0, 0, 2, 3, 3, 3, 4, 4])
+    generator = torch.Generator().manual_seed(5)
+    perm = torch.randperm(len(idx), generator=generator)
+    idx = idx[perm]
+    unit = torch.rand(len(idx), 2, generator=generator, dtype=torch.float64).to(dtype)
+    pts = bounds[0] + (bounds[1] - bounds[0]) * unit
+    X = torch.cat([pts, idx.to(dtype).unsqueeze(-1)], dim=-1).unsqueeze(-2)  # b x 1 x (d+1)
+    X.requires_grad_(True)
+    acqf = _IndexedCandidateUCB(model, beta)
+    values = acqf(X)
+    assert values.shape == (len(idx),)
+
+    expected = torch.stack(
+        [
+            ucb_of_selected(model, int(k), float(beta[int(k)]), pts[j : j + 1]).reshape(())
+            for j, k in enumerate(idx)
+        ]
+    )
+    tol = dict(rtol=1e-9, atol=1e-12) if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(values.detach(), expected, **tol)
+
+    grad_tol = tol if dtype == torch.float64 else dict(rtol=1e-3, atol=1e-3)
+    # Gradients w.r.t. the points equal each point's own UCB gradient; none leak
+    # into the (fixed) index column.
+    values.sum().backward()
+    assert torch.equal(X.grad[..., -1], torch.zeros_like(X.grad[..., -1]))
+    for j, k in enumerate(idx.tolist()):
+        point = pts[j : j + 1].clone().requires_grad_(True)
+        ucb_of_selected(model, k, float(beta[k]), point).sum().backward()
+        torch.testing.assert_close(X.grad[j, 0, :-1], point.grad[0], **grad_tol)
+
+
+def test_indexed_candidate_ucb_single_point_per_candidate():
+    model, beta, bounds = make_problem()
+    pts = bounds[0] + 0.5 * (bounds[1] - bounds[0]) * torch.ones(5, 2, dtype=torch.float64)
+    idx = torch.tensor([4, 3, 2, 1, 0], dtype=torch.float64)
+    X = torch.cat([pts, idx.unsqueeze(-1)], dim=-1).unsqueeze(-2)
+    values = _IndexedCandidateUCB(model, beta)(X)
+    direct = candidate_ucb_at(model, beta, pts[:1].expand(5, 1, 2)).reshape(5)
+    torch.testing.assert_close(values, direct.flip(0), rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- #
+# _boltzmann_select and small helpers
+# --------------------------------------------------------------------------- #
+
+
+class TestBoltzmannSelect:
+    @pytest.mark.parametrize("dtype", DTYPES)
+    def test_argmax_first_and_unique(self, dtype):
+        generator = torch.Generator().manual_seed(0)
+        values = torch.randn(6, 50, generator=generator).to(dtype)
+        idx = _boltzmann_select(values, 10, 2.0, torch.Generator().manual_seed(1))
+        assert idx.shape == (6, 10) and idx.dtype == torch.long
+        assert torch.equal(idx[:, 0], values.argmax(dim=-1))
+        for row in idx:
+            assert len(set(row.tolist())) == 10
+        assert ((idx >= 0) & (idx < 50)).all()
+
+    def test_num_one(self):
+        values = torch.tensor([[0.0, 3.0, 1.0], [5.0, -1.0, 2.0]])
+        idx = _boltzmann_select(values, 1, 2.0, None)
+        assert torch.equal(idx, torch.tensor([[1], [0]]))
+
+    def test_take_all(self):
+        values = torch.randn(3, 7, generator=torch.Generator().manual_seed(2))
+        idx = _boltzmann_select(values, 7, 2.0, torch.Generator().manual_seed(0))
+        assert torch.equal(idx[:, 0], values.argmax(-1))
+        assert torch.equal(idx.sort(-1).values, torch.arange(7).expand(3, 7))
+
+    def test_constant_row(self):
+        values = torch.zeros(2, 5)
+        idx = _boltzmann_select(values, 3, 2.0, torch.Generator().manual_seed(0))
+        assert idx.shape == (2, 3)
+        for row in idx:
+            assert len(set(row.tolist())) == 3
+
+    def test_seeded(self):
+        values = torch.randn(4, 30, generator=torch.Generator().manual_seed(3))
+        a = _boltzmann_select(values, 5, 2.0, torch.Generator().manual_seed(9))
+        b = _boltzmann_select(values, 5, 2.0, torch.Generator().manual_seed(9))
+        assert torch.equal(a, b)
+
+    def test_high_eta_prefers_best(self):
+        # With a large eta, the second pick is the second-best value almost surely.
+        values = torch.tensor([[0.0, 1.0, 10.0, 9.0, -5.0] + [0.0] * 20])
+        idx = _boltzmann_select(values, 2, 50.0, torch.Generator().manual_seed(0))
+        assert idx.tolist() == [[2, 3]]
+
+    @pytest.mark.parametrize("dtype", DTYPES)
+    def test_extreme_eta_does_not_overflow(self, dtype):
+        # eta * z far beyond exp's range (overflow for the leaders, underflow for the
+        # rest): the draw must still give num distinct indices, argmax first.
+        values = torch.randn(3, 600, generator=torch.Generator().manual_seed(4)).to(dtype)
+        values[:, 7] = 50.0
+        idx = _boltzmann_select(values, 12, 1000.0, torch.Generator().manual_seed(0))
+        assert torch.equal(idx[:, 0], torch.full((3,), 7))
+        for row in idx:
+            assert len(set(row.tolist())) == 12
+        assert torch.equal(idx[:, 1], values.topk(2, dim=-1).indices[:, 1])
+
+    def test_eta_option(self):
+        model, beta, bounds = make_problem(dtype=torch.float32)
+        X_best, values = optimize_ucb_per_candidate(
+            model, beta, bounds, num_restarts=3, raw_samples=64, seed=0, options={"eta": 200.0}
+        )
+        assert torch.isfinite(values).all() and X_best.shape == (5, 2)
+
+
+def test_maximize_over_pool():
+    values = torch.tensor([[0.0, 3.0, 1.0], [5.0, -1.0, 2.0]])
+    idx, best = maximize_over_pool(values)
+    assert torch.equal(idx, torch.tensor([1, 0]))
+    assert torch.equal(best, torch.tensor([3.0, 5.0]))
+
+
+def test_candidate_ucb_at():
+    model, beta, bounds = make_problem()
+    X = bounds[0] + (bounds[1] - bounds[0]) * torch.rand(
+        5, 3, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64
+    )
+    values = candidate_ucb_at(model, beta, X)
+    assert values.shape == (5, 3)
+    for k in range(5):
+        torch.testing.assert_close(
+            values[k], ucb_of_selected(model, k, float(beta[k]), X[k]), rtol=1e-9, atol=1e-12
+        )

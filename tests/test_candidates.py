@@ -1,0 +1,385 @@
+"""Tests for botorch_unknown_hypers.candidates (expected values computed by hand here)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.likelihoods import GaussianLikelihood
+from gpytorch.means import ConstantMean, ZeroMean
+
+from botorch_unknown_hypers.candidates import (
+    KERNELS,
+    CandidateSpec,
+    KernelCandidates,
+    geometric_ladder,
+)
+
+DTYPES = [torch.float32, torch.float64]
+KERNEL_NAMES = ["matern12", "matern32", "matern52", "rbf"]
+
+
+def _tensor(values, dtype=torch.float64):
+    return torch.tensor(values, dtype=dtype)
+
+
+# --------------------------------------------------------------------------- #
+# Construction and validation
+# --------------------------------------------------------------------------- #
+
+
+class TestConstruction:
+    @pytest.mark.parametrize("dtype", DTYPES)
+    def test_isotropic_from_1d(self, dtype):
+        cands = KernelCandidates(
+            lengthscale=_tensor([0.5, 0.2, 0.1], dtype),
+            outputscale=2.0,
+            noise=1e-4,
+        )
+        assert len(cands) == 3
+        assert cands.lengthscale.shape == (3, 1)
+        assert cands.lengthscale.dtype == dtype
+        assert cands.outputscale.dtype == dtype and cands.noise.dtype == dtype
+        assert not cands.ard
+        assert cands.kernel == "matern52" and cands.nu == 2.5
+        torch.testing.assert_close(cands.outputscale, torch.full((3,), 2.0, dtype=dtype))
+        torch.testing.assert_close(cands.noise, torch.full((3,), 1e-4, dtype=dtype))
+        assert cands.mean_constant is None
+        assert isinstance(cands, CandidateSpec)
+
+    def test_ard(self):
+        cands = KernelCandidates(
+            lengthscale=_tensor([[0.5, 0.25], [0.1, 0.3]]),
+            outputscale=_tensor([1.0, 3.0]),
+            noise=_tensor([1e-4, 1e-2]),
+            kernel="rbf",
+            mean_constant=_tensor([0.5, -1.0]),
+        )
+        assert cands.ard and len(cands) == 2 and cands.nu is None
+        torch.testing.assert_close(cands.mean_constant, _tensor([0.5, -1.0]))
+
+    def test_integer_lengthscale_becomes_float(self):
+        cands = KernelCandidates(lengthscale=torch.tensor([1, 2]), outputscale=1.0, noise=0.1)
+        assert cands.lengthscale.is_floating_point()
+        assert cands.noise.dtype == cands.lengthscale.dtype
+
+    def test_scalar_mean_constant_broadcasts(self):
+        cands = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2]), mean_constant=1.5)
+        torch.testing.assert_close(cands.mean_constant, _tensor([1.5, 1.5]))
+
+    def test_from_lengthscales_defaults(self):
+        cands = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2]), kernel="matern32")
+        assert cands.kernel == "matern32" and cands.nu == 1.5
+        torch.testing.assert_close(cands.outputscale, _tensor([1.0, 1.0]))
+        torch.testing.assert_close(cands.noise, _tensor([1e-4, 1e-4]))
+
+    @pytest.mark.parametrize(
+        "kwargs, match",
+        [
+            (dict(lengthscale=torch.empty(0, 1)), "lengthscale"),
+            (dict(lengthscale=torch.empty(0)), "lengthscale"),
+            (dict(lengthscale=_tensor([0.5, 0.0])), "lengthscale"),
+            (dict(lengthscale=_tensor([0.5, -0.1])), "lengthscale"),
+            (dict(lengthscale=_tensor([0.5, math.nan])), "lengthscale"),
+            (dict(lengthscale=_tensor([0.5, math.inf])), "lengthscale"),
+            (dict(lengthscale=torch.ones(2, 1, 1, dtype=torch.float64)), "lengthscale"),
+            (dict(lengthscale=torch.tensor(0.5)), "lengthscale"),
+            (dict(outputscale=0.0), "outputscale"),
+            (dict(outputscale=-1.0), "outputscale"),
+            (dict(outputscale=math.inf), "outputscale"),
+            (dict(outputscale=math.nan), "outputscale"),
+            (dict(outputscale=_tensor([1.0, 2.0, 3.0])), "outputscale"),
+            (dict(outputscale=_tensor([[1.0, 2.0]])), "outputscale"),
+            (dict(noise=0.0), "noise"),
+            (dict(noise=_tensor([1e-4, -1e-4])), "noise"),
+            (dict(noise=math.nan), "noise"),
+            (dict(noise=-math.inf), "noise"),
+            (dict(noise=_tensor([1e-4])), "noise"),
+            (dict(kernel="matern72"), "kernel"),
+            (dict(kernel="RBF"), "kernel"),
+            (dict(mean_constant=_tensor([0.0, 1.0, 2.0])), "mean_constant"),
+            (dict(mean_constant=math.nan), "mean_constant"),
+        ],
+    )
+    def test_invalid(self, kwargs, match):
+        full = dict(lengthscale=_tensor([0.5, 0.2]), outputscale=1.0, noise=1e-4)
+        full.update(kwargs)
+        with pytest.raises(ValueError, match=match):
+            KernelCandidates(**full)
+
+    def test_frozen(self):
+        cands = KernelCandidates.from_lengthscales(_tensor([0.5]))
+        with pytest.raises(AttributeError):
+            cands.kernel = "rbf"
+
+    def test_to(self):
+        cands = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2]), mean_constant=1.0)
+        moved = cands.to(dtype=torch.float32)
+        assert moved.lengthscale.dtype == torch.float32
+        assert moved.outputscale.dtype == torch.float32
+        assert moved.noise.dtype == torch.float32
+        assert moved.mean_constant.dtype == torch.float32
+        assert moved.kernel == cands.kernel
+
+
+# --------------------------------------------------------------------------- #
+# subset / cat / labels
+# --------------------------------------------------------------------------- #
+
+
+class TestSubsetCatLabels:
+    def _cands(self, mean=True):
+        return KernelCandidates(
+            lengthscale=_tensor([[0.5, 0.25], [0.1, 0.3], [0.7, 0.9]]),
+            outputscale=_tensor([1.0, 2.0, 3.0]),
+            noise=_tensor([1e-4, 1e-3, 1e-2]),
+            kernel="matern32",
+            mean_constant=_tensor([0.0, 1.0, 2.0]) if mean else None,
+        )
+
+    @pytest.mark.parametrize("indices", [[2, 0], torch.tensor([2, 0])])
+    def test_subset_reorders(self, indices):
+        cands = self._cands()
+        sub = cands.subset(indices)
+        assert len(sub) == 2 and sub.kernel == "matern32"
+        torch.testing.assert_close(sub.lengthscale, _tensor([[0.7, 0.9], [0.5, 0.25]]))
+        torch.testing.assert_close(sub.outputscale, _tensor([3.0, 1.0]))
+        torch.testing.assert_close(sub.noise, _tensor([1e-2, 1e-4]))
+        torch.testing.assert_close(sub.mean_constant, _tensor([2.0, 0.0]))
+
+    def test_subset_without_mean(self):
+        sub = self._cands(mean=False).subset([1])
+        assert sub.mean_constant is None and len(sub) == 1
+
+    @pytest.mark.parametrize("indices", [[], [3], [-1], [[0, 1]]])
+    def test_subset_invalid(self, indices):
+        with pytest.raises(ValueError, match="indices"):
+            self._cands().subset(indices)
+
+    def test_cat(self):
+        a = self._cands()
+        b = a.subset([1]).to(dtype=torch.float32)
+        both = a.cat(b)
+        assert len(both) == 4
+        assert both.lengthscale.dtype == torch.float64
+        torch.testing.assert_close(both.lengthscale[:3], a.lengthscale)
+        torch.testing.assert_close(both.lengthscale[3], a.lengthscale[1].float().double())
+        torch.testing.assert_close(both.outputscale, _tensor([1.0, 2.0, 3.0, 2.0]))
+        torch.testing.assert_close(both.mean_constant, _tensor([0.0, 1.0, 2.0, 1.0]))
+
+    def test_cat_invalid(self):
+        a = self._cands()
+        with pytest.raises(ValueError, match="kernel"):
+            a.cat(KernelCandidates(a.lengthscale, 1.0, 1e-4, kernel="rbf", mean_constant=0.0))
+        with pytest.raises(ValueError, match="columns"):
+            a.cat(KernelCandidates(_tensor([0.3]), 1.0, 1e-4, kernel="matern32", mean_constant=0.0))
+        with pytest.raises(ValueError, match="mean_constant"):
+            a.cat(self._cands(mean=False))
+        with pytest.raises(ValueError, match="KernelCandidates"):
+            a.cat({"lengthscale": [0.1]})
+
+    def test_labels(self):
+        iso = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2, 0.004]))
+        assert iso.labels() == ["0.5", "0.2", "0.004"]
+        assert self._cands().labels() == ["0.5;0.25", "0.1;0.3", "0.7;0.9"]
+
+
+# --------------------------------------------------------------------------- #
+# to_dict / from_dict
+# --------------------------------------------------------------------------- #
+
+
+class TestSerialisation:
+    @pytest.mark.parametrize("mean", [None, [0.5, -2.0]])
+    @pytest.mark.parametrize("ard", [False, True])
+    def test_round_trip(self, mean, ard):
+        ls = _tensor([[0.5, 0.004], [0.1, 0.3]]) if ard else _tensor([0.5, 0.004])
+        cands = KernelCandidates(
+            lengthscale=ls,
+            outputscale=_tensor([1.5, 0.25]),
+            noise=_tensor([1e-4, 1e-2]),
+            kernel="matern12",
+            mean_constant=None if mean is None else _tensor(mean),
+        )
+        state = cands.to_dict()
+        text = json.dumps(state)
+        restored = KernelCandidates.from_dict(json.loads(text))
+        assert restored.kernel == "matern12"
+        assert torch.equal(restored.lengthscale, cands.lengthscale)
+        assert torch.equal(restored.outputscale, cands.outputscale)
+        assert torch.equal(restored.noise, cands.noise)
+        if mean is None:
+            assert restored.mean_constant is None
+        else:
+            assert torch.equal(restored.mean_constant, cands.mean_constant)
+        assert restored.to_dict() == state
+
+    def test_from_dict_dtype(self):
+        state = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2])).to_dict()
+        restored = KernelCandidates.from_dict(state, dtype=torch.float32)
+        assert restored.lengthscale.dtype == torch.float32
+        assert restored.noise.dtype == torch.float32
+
+    @pytest.mark.parametrize(
+        "mutate",
+        [
+            lambda s: [s],
+            lambda s: "kernel",
+            lambda s: {k: v for k, v in s.items() if k != "type"},
+            lambda s: {**s, "type": "periodic"},
+            lambda s: {k: v for k, v in s.items() if k != "lengthscale"},
+            lambda s: {k: v for k, v in s.items() if k != "noise"},
+            lambda s: {k: v for k, v in s.items() if k != "outputscale"},
+            lambda s: {k: v for k, v in s.items() if k != "kernel"},
+            lambda s: {**s, "kernel": "cosine"},
+            lambda s: {**s, "lengthscale": "abc"},
+            lambda s: {**s, "lengthscale": None},
+            lambda s: {**s, "lengthscale": [[0.1], [0.2, 0.3]]},
+            lambda s: {**s, "lengthscale": []},
+            lambda s: {**s, "lengthscale": [[-0.5], [0.2]]},
+            lambda s: {**s, "noise": "x"},
+            lambda s: {**s, "noise": [1e-4, 1e-4, 1e-4]},
+            lambda s: {**s, "outputscale": {"a": 1}},
+            lambda s: {**s, "mean_constant": "a"},
+            lambda s: {**s, "mean_constant": [1.0, 2.0, 3.0]},
+        ],
+    )
+    def test_from_dict_malformed(self, mutate):
+        state = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2])).to_dict()
+        with pytest.raises(ValueError):
+            KernelCandidates.from_dict(mutate(state))
+
+
+# --------------------------------------------------------------------------- #
+# build
+# --------------------------------------------------------------------------- #
+
+
+class TestBuild:
+    @pytest.mark.parametrize("dtype", DTYPES)
+    @pytest.mark.parametrize("kernel", KERNEL_NAMES)
+    @pytest.mark.parametrize("ard", [False, True])
+    def test_build(self, kernel, ard, dtype):
+        ls = _tensor([[0.004, 0.02], [0.5, 1.5], [3.0, 0.1]], dtype)
+        if not ard:
+            ls = ls[:, 0]
+        outputscale = _tensor([1.0, 0.3, 7.5], dtype)
+        noise = _tensor([1e-4, 1e-6, 0.25], dtype)
+        cands = KernelCandidates(ls, outputscale, noise, kernel=kernel)
+        mean, covar, likelihood = cands.build(dim=2)
+        batch = torch.Size([3])
+
+        assert isinstance(mean, ZeroMean)
+        assert isinstance(covar, ScaleKernel)
+        assert isinstance(likelihood, GaussianLikelihood)
+        if kernel == "rbf":
+            assert isinstance(covar.base_kernel, RBFKernel)
+        else:
+            assert isinstance(covar.base_kernel, MaternKernel)
+            assert covar.base_kernel.nu == KERNELS[kernel]
+        assert covar.batch_shape == batch and covar.base_kernel.batch_shape == batch
+        assert likelihood.noise_covar.raw_noise.shape == (3, 1)
+        assert mean.batch_shape == batch
+        assert covar.base_kernel.ard_num_dims == (2 if ard else None)
+
+        for module in (mean, covar, likelihood):
+            for p in module.parameters():
+                assert not p.requires_grad
+                assert p.dtype == dtype
+
+        tol = dict(rtol=1e-12, atol=0.0) if dtype == torch.float64 else dict(rtol=1e-6, atol=0.0)
+        expected_ls = ls.reshape(3, 1, -1)
+        assert covar.base_kernel.lengthscale.shape == expected_ls.shape
+        torch.testing.assert_close(covar.base_kernel.lengthscale, expected_ls, **tol)
+        torch.testing.assert_close(covar.outputscale, outputscale, **tol)
+        assert likelihood.noise.shape == (3, 1)
+        torch.testing.assert_close(likelihood.noise, noise.unsqueeze(-1), **tol)
+
+    @pytest.mark.parametrize("dtype", DTYPES)
+    def test_build_mean_constant(self, dtype):
+        cands = KernelCandidates.from_lengthscales(
+            _tensor([0.5, 0.2], dtype), mean_constant=_tensor([1.25, -3.0], dtype)
+        )
+        mean, _, _ = cands.build(dim=3)
+        assert isinstance(mean, ConstantMean)
+        assert mean.batch_shape == torch.Size([2])
+        assert not mean.constant.requires_grad
+        torch.testing.assert_close(mean.constant.reshape(-1), _tensor([1.25, -3.0], dtype))
+        # Each batch member's mean function returns its own constant.
+        out = mean(torch.zeros(2, 4, 3, dtype=dtype))
+        torch.testing.assert_close(out, _tensor([[1.25] * 4, [-3.0] * 4], dtype))
+
+    def test_build_isotropic_any_dim(self):
+        cands = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2]))
+        for dim in (1, 3, 7):
+            _, covar, _ = cands.build(dim=dim)
+            assert covar.base_kernel.lengthscale.shape == (2, 1, 1)
+
+    def test_build_ard_dim_mismatch(self):
+        cands = KernelCandidates.from_lengthscales(_tensor([[0.5, 0.2], [0.1, 0.1]]))
+        with pytest.raises(ValueError, match="lengthscale"):
+            cands.build(dim=3)
+
+    def test_build_kernel_values(self):
+        # Matern-1/2 value at distance 0.01 with length scale 0.004 (tiny, no clipping).
+        cands = KernelCandidates(
+            _tensor([0.004]), outputscale=_tensor([2.0]), noise=1e-4, kernel="matern12"
+        )
+        _, covar, _ = cands.build(dim=1)
+        x1 = torch.zeros(1, 1, 1, dtype=torch.float64)
+        x2 = torch.full((1, 1, 1), 0.01, dtype=torch.float64)
+        value = covar(x1, x2).to_dense()
+        expected = 2.0 * math.exp(-0.01 / 0.004)
+        torch.testing.assert_close(value.reshape(()), torch.tensor(expected, dtype=torch.float64), rtol=1e-9, atol=0.0)
+
+
+# --------------------------------------------------------------------------- #
+# geometric_ladder
+# --------------------------------------------------------------------------- #
+
+
+class TestGeometricLadder:
+    @pytest.mark.parametrize("dtype", DTYPES)
+    def test_values(self, dtype):
+        ladder = geometric_ladder(2.0, math.exp(0.5), 4, dtype=dtype)
+        expected = torch.tensor(
+            [2.0, 2.0 * math.exp(-0.5), 2.0 * math.exp(-1.0), 2.0 * math.exp(-1.5)], dtype=dtype
+        )
+        assert ladder.dtype == dtype and ladder.shape == (4,)
+        torch.testing.assert_close(ladder, expected)
+        assert (ladder[1:] < ladder[:-1]).all()
+
+    def test_ratio_two(self):
+        ladder = geometric_ladder(1.0, 2.0, 5)
+        assert torch.equal(ladder, _tensor([1.0, 0.5, 0.25, 0.125, 0.0625]))
+
+    def test_single_rung(self):
+        assert torch.equal(geometric_ladder(0.7, 1.1, 1), _tensor([0.7]))
+
+    def test_paper_ratio_is_usable_as_candidates(self):
+        # Ziomek et al. 2024 ratio e^{1/d} for d = 3, Matern code ratio e^{1/(d + 2 nu)}.
+        ladder = geometric_ladder(1.0, math.exp(1.0 / (3 + 2 * 2.5)), 6)
+        torch.testing.assert_close(ladder[-1], torch.tensor(math.exp(-5.0 / 8.0), dtype=torch.float64))
+        assert len(KernelCandidates.from_lengthscales(ladder)) == 6
+
+    @pytest.mark.parametrize(
+        "args, match",
+        [
+            ((0.0, 2.0, 3), "theta0"),
+            ((-1.0, 2.0, 3), "theta0"),
+            ((math.inf, 2.0, 3), "theta0"),
+            ((math.nan, 2.0, 3), "theta0"),
+            ((1.0, 1.0, 3), "ratio"),
+            ((1.0, 0.5, 3), "ratio"),
+            ((1.0, math.inf, 3), "ratio"),
+            ((1.0, math.nan, 3), "ratio"),
+            ((1.0, 2.0, 0), "num"),
+            ((1.0, 2.0, -2), "num"),
+        ],
+    )
+    def test_invalid(self, args, match):
+        with pytest.raises(ValueError, match=match):
+            geometric_ladder(*args)
