@@ -54,12 +54,18 @@ class ResultsStore:
             if raw:
                 self.path.unlink()
             return 0
-        df = pd.read_csv(io.StringIO(text), keep_default_na=False)
+        # Read every field as text so that the rows kept are written back verbatim
+        # (no float re-formatting such as x = "1" -> "1.0").
+        df = pd.read_csv(io.StringIO(text), keep_default_na=False, dtype=str)
         missing = set(STORE_COLUMNS) - set(df.columns)
         if missing:
             raise ValueError(f"{self.path} is not a buh results file (missing columns {sorted(missing)}).")
+        try:
+            run_rows = df["run_rows"].astype(int)
+        except ValueError:
+            raise ValueError(f"{self.path} is not a buh results file (non-integer run_rows).") from None
         counts = df.groupby(RUN_KEY)["run_rows"].transform("size")
-        complete = counts == df["run_rows"]
+        complete = counts == run_rows
         dropped = int((~complete).sum())
         if dropped or text != raw:
             tmp = self.path.with_suffix(".csv.tmp")

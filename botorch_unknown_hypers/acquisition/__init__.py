@@ -1,0 +1,6 @@
+r"""Acquisition functions over K-wide candidate models."""
+
+from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_per_candidate
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
+
+__all__ = ["CandidateUCB", "optimize_ucb_per_candidate"]

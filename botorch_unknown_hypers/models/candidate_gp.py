@@ -36,9 +36,11 @@ Input and outcome transforms behave as in ``SingleTaskGP``: inputs are
 transformed in ``posterior``, outcomes are transformed once at construction and
 posteriors are untransformed.
 
-Variances are exact (``fast_pred_var`` is switched off): the rules compare
-widths :math:`\beta_u \sigma_u(x)` across candidates, and LOVE's approximation
-error would bias those comparisons.
+Variances are exact: the rules compare widths :math:`\beta_u \sigma_u(x)`
+across candidates, and LOVE's Lanczos approximation error would bias those
+comparisons. GPyTorch's predictive-covariance cache is used with Cholesky
+factorisations instead of Lanczos / CG (see ``_candidate_mvn``), so the training
+covariances are factorised once per model and each call costs matrix products.
 """
 
 from __future__ import annotations
@@ -239,7 +241,19 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
 
     def _candidate_mvn(self, X: Tensor, observation_noise: bool) -> MultivariateNormal:
         r"""MVN of batch ``batch_shape x K`` over ``q`` points; ``X`` already transformed."""
-        with gpt_posterior_settings(), gpytorch.settings.fast_pred_var(False):
+        # Exact and cached: GPyTorch's exact path (fast_pred_var off) refactorises the
+        # n x n training covariance on every call (measured 1.5 s per evaluation at
+        # K = 16, n = 500 on 2 CPU cores). Its predictive-covariance cache
+        # (fast_pred_var on) with Cholesky instead of Lanczos root decompositions and
+        # Cholesky solves instead of CG is exact to ~1e-13 and costs one O(K n^3)
+        # factorisation per model, then O(K q n^2) matrix products per call (35 ms).
+        with (
+            gpt_posterior_settings(),
+            gpytorch.settings.fast_pred_var(True),
+            gpytorch.settings.fast_computations(
+                covar_root_decomposition=False, log_prob=False, solves=False
+            ),
+        ):
             mvn = self(X)
             if observation_noise:
                 mvn = self.likelihood(mvn, X)

@@ -65,7 +65,12 @@ def generator_state_to_list(generator: torch.Generator) -> list[int]:
 def generator_state_from_list(state: list[int]) -> Tensor:
     if not isinstance(state, list) or not all(isinstance(v, int) and 0 <= v < 256 for v in state):
         raise ValueError("state['generator'] must be a list of bytes (ints in [0, 255]).")
-    return torch.tensor(state, dtype=torch.uint8)
+    tensor = torch.tensor(state, dtype=torch.uint8)
+    try:  # wrong length / layout: torch raises RuntimeError; check on a scratch generator
+        torch.Generator(device="cpu").set_state(tensor)
+    except RuntimeError as e:
+        raise ValueError(f"state['generator'] is not a valid CPU generator state: {e}") from None
+    return tensor
 
 
 class Policy(ABC):
@@ -161,12 +166,22 @@ class Policy(ABC):
         num_observed = state.get("num_observed")
         if not isinstance(num_observed, int) or num_observed < 0:
             raise ValueError("state['num_observed'] must be a non-negative int.")
+        seed = state.get("seed", self.seed)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError("state['seed'] must be an int.")
+        selected = state.get("selected", [])
+        if not isinstance(selected, list) or not all(isinstance(s, str) for s in selected):
+            raise ValueError("state['selected'] must be a list of strings.")
+        n_candidates = state.get("n_candidates", 0)
+        if not isinstance(n_candidates, int) or isinstance(n_candidates, bool) or n_candidates < 0:
+            raise ValueError("state['n_candidates'] must be a non-negative int.")
         self._check_extra_state(state.get("extra", {}))
+        # Everything is validated: only now is the policy changed.
         self.generator.set_state(gen_state)
-        self.seed = int(state.get("seed", self.seed))
+        self.seed = seed
         self.num_observed = num_observed
-        self.selected = [str(s) for s in state.get("selected", [])]
-        self.n_candidates = int(state.get("n_candidates", 0))
+        self.selected = list(selected)
+        self.n_candidates = n_candidates
         self._load_extra_state(state.get("extra", {}))
 
     # ----------------------------------------------------------- for subclasses

@@ -30,6 +30,7 @@ box, and exact joint samples over all pool points on a finite domain
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -139,6 +140,15 @@ class FittedGPPolicy(Policy):
 
     def _extra_state(self) -> dict[str, Any]:
         return {"lengthscale": list(self.lengthscale)}
+
+    def _check_extra_state(self, extra: dict[str, Any]) -> None:
+        if not isinstance(extra, dict):
+            raise ValueError("state['extra'] must be a dict.")
+        ls = extra.get("lengthscale", [])
+        if not isinstance(ls, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in ls
+        ):
+            raise ValueError("state['extra']['lengthscale'] must be a list of positive finite numbers.")
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         self.lengthscale = [float(v) for v in extra.get("lengthscale", [])]
