@@ -30,7 +30,7 @@ from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
 from botorch_unknown_hypers.policies.base import Policy, validate_observations
-from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Domain, FiniteDomain, Problem
 
 RESULT_COLUMNS = [
     "problem",

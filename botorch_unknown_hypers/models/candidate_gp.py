@@ -121,6 +121,47 @@ class CandidateModel(Model):
         """
         raise NotImplementedError
 
+    def candidate_posterior(
+        self,
+        X: Tensor,
+        observation_noise: bool = False,
+        posterior_transform: PosteriorTransform | None = None,
+    ) -> GPyTorchPosterior:
+        r"""Posterior of shape ``batch_shape x K x q x 1``; candidate ``k`` sees ``X[..., k, :, :]``."""
+        raise NotImplementedError
+
+    def posterior(
+        self,
+        X: Tensor,
+        output_indices: list[int] | None = None,
+        observation_noise: bool | Tensor = False,
+        posterior_transform: PosteriorTransform | None = None,
+        **kwargs: Any,
+    ) -> GPyTorchPosterior:
+        r"""Joint posterior of all K candidates at the same points.
+
+        Args:
+            X: ``batch_shape x q x d`` points.
+            output_indices: Must be ``None`` or ``[0]`` (single output).
+            observation_noise: Add each candidate's noise variance (``bool`` only).
+            posterior_transform: Optional BoTorch posterior transform.
+
+        Returns:
+            A posterior of shape ``batch_shape x K x q x 1`` (``batch_shape x q x 1``
+            for a squeezed single-candidate view).
+        """
+        if output_indices not in (None, [0]):
+            raise ValueError(f"output_indices: {type(self).__name__} has a single output.")
+        if isinstance(observation_noise, Tensor):
+            raise ValueError(f"observation_noise: only True/False is supported by {type(self).__name__}.")
+        if X.ndim < 2:
+            raise ValueError(f"X must be batch_shape x q x d, got shape {tuple(X.shape)}.")
+        return self.candidate_posterior(
+            X.unsqueeze(CANDIDATE_DIM),
+            observation_noise=bool(observation_noise),
+            posterior_transform=posterior_transform,
+        )
+
     def subset(self, indices: Tensor | list[int]) -> CandidateModel:
         raise NotImplementedError
 
@@ -298,36 +339,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             return posterior_transform(posterior=posterior, X=X)
         return posterior
 
-    def posterior(
-        self,
-        X: Tensor,
-        output_indices: list[int] | None = None,
-        observation_noise: bool | Tensor = False,
-        posterior_transform: PosteriorTransform | None = None,
-        **kwargs: Any,
-    ) -> GPyTorchPosterior:
-        r"""Joint posterior of all K candidates at the same points.
-
-        Args:
-            X: ``batch_shape x q x d`` points.
-            output_indices: Must be ``None`` or ``[0]`` (single output).
-            observation_noise: Add each candidate's noise variance (``bool`` only).
-            posterior_transform: Optional BoTorch posterior transform.
-
-        Returns:
-            A posterior of shape ``batch_shape x K x q x 1``, or
-            ``batch_shape x q x 1`` for a squeezed single-candidate view.
-        """
-        if output_indices not in (None, [0]):
-            raise ValueError("output_indices: CandidateGP has a single output.")
-        if isinstance(observation_noise, Tensor):
-            raise ValueError("observation_noise: only True/False is supported by CandidateGP.")
-        self._check_X(X)
-        return self.candidate_posterior(
-            X.unsqueeze(CANDIDATE_DIM),
-            observation_noise=bool(observation_noise),
-            posterior_transform=posterior_transform,
-        )
+    # GPyTorchModel.posterior precedes CandidateModel's in the MRO; use the K-wide one.
+    posterior = CandidateModel.posterior
 
     def marginal_mean_variance(self, X: Tensor, observation_noise: bool = False) -> tuple[Tensor, Tensor]:
         r"""Marginal means and variances, ``batch_shape x K x q`` each (see :class:`CandidateModel`).

@@ -18,7 +18,6 @@ one data set); a permutation keeps any candidate order asked for by
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 from botorch.acquisition.objective import PosteriorTransform
@@ -136,23 +135,6 @@ class GroupedCandidateModel(CandidateModel):
         if posterior_transform is not None:
             return posterior_transform(posterior=posterior, X=X)
         return posterior
-
-    def posterior(
-        self,
-        X: Tensor,
-        output_indices: list[int] | None = None,
-        observation_noise: bool | Tensor = False,
-        posterior_transform: PosteriorTransform | None = None,
-        **kwargs: Any,
-    ) -> GPyTorchPosterior:
-        r"""Joint posterior of all K candidates at the same ``batch_shape x q x d`` points."""
-        if output_indices not in (None, [0]):
-            raise ValueError("output_indices: GroupedCandidateModel has a single output.")
-        if isinstance(observation_noise, Tensor):
-            raise ValueError("observation_noise: only True/False is supported.")
-        return self.candidate_posterior(
-            X.unsqueeze(CANDIDATE_DIM), bool(observation_noise), posterior_transform
-        )
 
     # ------------------------------------------------------------------- views
     def _locate(self, index: int) -> tuple[int, int]:

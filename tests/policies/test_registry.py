@@ -1,0 +1,60 @@
+"""Tests of the method registry."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from botorch_unknown_hypers.policies import METHODS, Policy, list_methods, make_policy, register_method
+from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
+from botorch_unknown_hypers.problems.base import BoxDomain
+
+DOMAIN = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=torch.float64))
+
+
+def test_list_methods():
+    names = list_methods()
+    assert names == sorted(names)
+    assert set(names) == set(METHODS)
+    assert {"random", "mle-gp-ucb", "gp-ts"} <= set(names)
+
+
+@pytest.mark.parametrize(
+    "name, cls", [("random", RandomPolicy), ("mle-gp-ucb", MLEGPUCB), ("gp-ts", GPThompsonSampling)]
+)
+def test_make_policy(name, cls):
+    pol = make_policy(name, DOMAIN, seed=5)
+    assert isinstance(pol, cls) and isinstance(pol, Policy)
+    assert pol.name == name and pol.seed == 5
+    assert pol.dtype == torch.float64 and pol.device == torch.device("cpu")
+    assert pol.state_dict()["name"] == name
+
+
+def test_make_policy_options_and_dtype():
+    pol = make_policy("mle-gp-ucb", DOMAIN, beta=2.0, num_restarts=2, raw_samples=32, dtype=torch.float32)
+    assert pol.beta == 2.0 and pol.num_restarts == 2 and pol.raw_samples == 32
+    assert pol.dtype == torch.float32 and pol.domain.bounds.dtype == torch.float32
+
+
+def test_unknown_method_lists_the_valid_names():
+    with pytest.raises(ValueError, match="unknown method 'nope'") as info:
+        make_policy("nope", DOMAIN)
+    for name in list_methods():
+        assert name in str(info.value)
+
+
+def test_register_method():
+    class Mine(RandomPolicy):
+        name = "test-mine"
+
+    try:
+        register_method("test-mine", Mine)
+        assert "test-mine" in list_methods()
+        assert isinstance(make_policy("test-mine", DOMAIN), Mine)
+        with pytest.raises(ValueError, match="already registered"):
+            register_method("test-mine", Mine)
+        register_method("test-mine", RandomPolicy, overwrite=True)
+        assert type(make_policy("test-mine", DOMAIN)) is RandomPolicy
+    finally:
+        METHODS.pop("test-mine", None)
+    assert "test-mine" not in list_methods()

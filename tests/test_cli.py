@@ -1,0 +1,239 @@
+"""Tests of the ``buh`` command line (the contract of DESIGN.md Sec. 4)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from botorch_unknown_hypers.cli import main
+from botorch_unknown_hypers.policies.registry import list_methods
+from botorch_unknown_hypers.problems.registry import list_problems
+
+CONTRACT_COLUMNS = [
+    "problem",
+    "method",
+    "seed",
+    "iteration",
+    "batch_index",
+    "y",
+    "f",
+    "simple_regret",
+    "cumulative_regret",
+    "selected",
+    "n_candidates",
+    "wall_time_s",
+]
+
+
+def buh(capsys, *args: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def parse_list(text: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line.endswith(":") and not line.startswith(" "):
+            current = line[:-1]
+            sections[current] = []
+        else:
+            assert current is not None, f"name before any heading: {line!r}"
+            assert len(line.split()) == 1, f"one name per line: {line!r}"
+            sections[current].append(line.strip())
+    return sections
+
+
+def test_list(capsys):
+    code, out, _ = buh(capsys, "list")
+    assert code == 0
+    sections = parse_list(out)
+    assert list(sections) == ["problems", "methods"]
+    assert sections["problems"] == list_problems()
+    assert sections["methods"] == list_methods()
+    assert {"berkenkamp", "michalewicz5", "crossed-barrel", "agnp"} <= set(sections["problems"])
+    assert {"random", "mle-gp-ucb", "gp-ts"} <= set(sections["methods"])
+
+
+def test_console_script_list(capsys):
+    script = Path(sys.executable).with_name("buh")
+    if script.exists():
+        cmd = [str(script), "list"]
+    elif shutil.which("buh"):
+        cmd = [shutil.which("buh"), "list"]
+    else:
+        cmd = [sys.executable, "-m", "botorch_unknown_hypers", "list"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    main(["list"])
+    assert proc.stdout == capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    code = main(
+        ["run", "--problem", "berkenkamp", "--method", "mle-gp-ucb", "--seeds", "2",
+         "--iterations", "10", "--out", str(out), "--no-progress"]
+    )
+    assert code == 0
+    return out
+
+
+def test_run_writes_results(run_dir):
+    df = pd.read_csv(run_dir / "results.csv", keep_default_na=False)
+    assert set(CONTRACT_COLUMNS) <= set(df.columns)
+    assert len(df) == 2 * (3 + 10)
+    assert sorted(df["seed"].unique().tolist()) == [0, 1]
+    assert (df["problem"] == "berkenkamp").all() and (df["method"] == "mle-gp-ucb").all()
+    for _, g in df.groupby("seed"):
+        assert g["iteration"].tolist() == [0, 0, 0] + list(range(1, 11))
+        assert g["batch_index"].tolist() == [0, 1, 2] + [0] * 10
+        assert (g["simple_regret"] >= -1e-12).all()
+        assert g["simple_regret"].is_monotonic_decreasing
+        assert g["cumulative_regret"].iloc[:3].eq(0).all()
+        initial = g[g["iteration"] == 0]
+        assert (initial["selected"].astype(str) == "").all()
+        later = g[g["iteration"] > 0]
+        assert all(float(s) > 0 for s in later["selected"])  # fitted length scale
+        assert (later["n_candidates"] == 1).all()
+        assert (g["y"] == g["f"]).all()  # berkenkamp is noiseless
+
+
+def test_rerun_adds_no_rows(run_dir, capsys):
+    before = (run_dir / "results.csv").read_text()
+    code, out, err = buh(
+        capsys, "run", "--problem", "berkenkamp", "--method", "mle-gp-ucb", "--seeds", "2",
+        "--iterations", "10", "--out", run_dir, "--no-progress",
+    )
+    assert code == 0
+    assert "skipping 2" in err
+    assert (run_dir / "results.csv").read_text() == before
+
+
+def test_rerun_with_another_budget_exits_2(run_dir, capsys):
+    before = (run_dir / "results.csv").read_text()
+    code, _, err = buh(
+        capsys, "run", "--problem", "berkenkamp", "--method", "mle-gp-ucb", "--seeds", "2",
+        "--iterations", "5", "--out", run_dir, "--no-progress",
+    )
+    assert code == 2
+    assert "iterations=10" in err and "another --out" in err
+    assert (run_dir / "results.csv").read_text() == before
+
+
+def test_report(run_dir, capsys):
+    code, out, _ = buh(capsys, "report", run_dir)
+    assert code == 0
+    summary = pd.read_csv(run_dir / "summary.csv")
+    assert len(summary) == 1
+    row = summary.iloc[0]
+    assert row["problem"] == "berkenkamp" and row["method"] == "mle-gp-ucb"
+    assert row["seeds"] == 2 and row["iterations"] == 10
+    df = pd.read_csv(run_dir / "results.csv")
+    last = df[df["iteration"] == 10]
+    assert row["simple_regret_mean"] == pytest.approx(last["simple_regret"].mean())
+    assert row["cumulative_regret_mean"] == pytest.approx(last["cumulative_regret"].mean())
+    for name in ("regret_berkenkamp.png", "selected_berkenkamp.png"):
+        path = run_dir / name
+        assert path.exists() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert str(path) in out
+    assert "mle-gp-ucb" in out
+
+
+@pytest.mark.parametrize("flag, value, kind", [("--problem", "nope", "problem"), ("--method", "nope", "method")])
+def test_unknown_names_exit_2_listing_valid_names(tmp_path, capsys, flag, value, kind):
+    args = {"--problem": "berkenkamp", "--method": "random"}
+    args[flag] = value
+    code, _, err = buh(
+        capsys, "run", "--problem", args["--problem"], "--method", args["--method"],
+        "--iterations", "1", "--out", tmp_path / "o", "--no-progress",
+    )
+    assert code == 2
+    assert "nope" in err
+    valid = list_problems() if kind == "problem" else list_methods()
+    for name in valid:
+        assert name in err
+    assert not (tmp_path / "o" / "results.csv").exists()
+
+
+def test_report_on_empty_dir_exits_2(tmp_path, capsys):
+    code, _, err = buh(capsys, "report", tmp_path)
+    assert code == 2
+    assert "results.csv" in err
+    # A results file without any complete run is no better.
+    (tmp_path / "results.csv").write_text("")
+    code, _, err = buh(capsys, "report", tmp_path)
+    assert code == 2
+    assert not (tmp_path / "summary.csv").exists()
+
+
+def test_missing_materials_data_exits_2_naming_the_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("BUH_DATA_DIR", raising=False)
+    code, _, err = buh(
+        capsys, "run", "--problem", "agnp", "--method", "random", "--iterations", "1",
+        "--data-dir", "/nonexistent", "--out", tmp_path, "--no-progress",
+    )
+    assert code == 2
+    assert "AgNP_dataset.csv" in err and "/nonexistent" in err
+    assert "Traceback" not in err
+
+
+def test_comma_separated_and_repeated_names(tmp_path, capsys):
+    code, _, _ = buh(
+        capsys, "run", "--problem", "berkenkamp,berkenkamp-noisy", "--method", "random, mle-gp-ucb",
+        "--iterations", "2", "--out", tmp_path / "a", "--no-progress",
+    )
+    assert code == 0
+    code, _, _ = buh(
+        capsys, "run", "--problem", "berkenkamp", "--problem", "berkenkamp-noisy",
+        "--method", "random", "--method", "mle-gp-ucb", "--iterations", "2", "--out", tmp_path / "b", "--no-progress",
+    )
+    assert code == 0
+    a = pd.read_csv(tmp_path / "a" / "results.csv", keep_default_na=False)
+    b = pd.read_csv(tmp_path / "b" / "results.csv", keep_default_na=False)
+    for df in (a, b):
+        runs = set(df.groupby(["problem", "method", "seed"]).size().items())
+        assert runs == {
+            (("berkenkamp", "random", 0), 5),
+            (("berkenkamp", "mle-gp-ucb", 0), 5),
+            (("berkenkamp-noisy", "random", 0), 5),
+            (("berkenkamp-noisy", "mle-gp-ucb", 0), 5),
+        }
+    # Same seeds, same runs: identical results except timings.
+    key = ["problem", "method", "seed", "iteration", "batch_index"]
+    cols = [c for c in a.columns if c != "wall_time_s"]
+    pd.testing.assert_frame_equal(
+        a.sort_values(key)[cols].reset_index(drop=True), b.sort_values(key)[cols].reset_index(drop=True)
+    )
+
+
+def test_batch_size_option(tmp_path, capsys):
+    code, _, _ = buh(
+        capsys, "run", "--problem", "berkenkamp", "--method", "random", "--iterations", "2",
+        "--batch-size", "3", "--seeds", "2", "--out", tmp_path, "--no-progress",
+    )
+    assert code == 0
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert len(df) == 2 * (3 + 2 * 3)
+    assert df[df["iteration"] > 0]["batch_index"].tolist() == [0, 1, 2] * 4
+
+
+def test_demo(tmp_path, capsys):
+    code, out, _ = buh(capsys, "demo", "--seeds", "1", "--iterations", "3", "--out", tmp_path)
+    assert code == 0
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert set(df["method"]) == {"mle-gp-ucb", "random"}
+    assert set(df["problem"]) == {"berkenkamp"}
+    assert len(df) == 2 * (3 + 3)
+    assert (tmp_path / "summary.csv").exists()
+    assert (tmp_path / "regret_berkenkamp.png").exists()
+    assert "simple_regret_mean" in out and "mle-gp-ucb" in out and "random" in out
