@@ -26,7 +26,7 @@ from botorch_unknown_hypers.report import write_report
 from botorch_unknown_hypers.results import ResultsStore
 
 DEMO_PROBLEM = "berkenkamp"
-DEMO_METHODS = ["mle-gp-ucb", "random"]
+DEMO_METHODS = ["lb-gp-ucb", "a-gp-ucb", "mle-gp-ucb"]
 
 
 class CLIError(Exception):

@@ -21,6 +21,7 @@ Regret is always measured on the noiseless :math:`f`:
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Callable
 
@@ -46,8 +47,11 @@ RESULT_COLUMNS = [
     "n_candidates",
     "wall_time_s",
     "x",
+    "diagnostics",
 ]
-r"""Columns of a history table / ``results.csv`` (the contract's columns, then ``x``)."""
+r"""Columns of a history table / ``results.csv``: the contract's columns, then ``x`` and
+``diagnostics`` (JSON of the policy's ``diagnostics`` dict after the round: candidate set,
+counts, suspected bounds, L_t, eliminations, xi_t, beta_t, ...; empty where a rule has none)."""
 
 
 def initial_design(domain: Domain, n: int, seed: int) -> Tensor:
@@ -183,6 +187,8 @@ def run(
 
     def record(X: Tensor, y: Tensor, f: Tensor, iteration: int, wall: float) -> None:
         nonlocal best_f, cumulative
+        diag = getattr(policy, "diagnostics", None)
+        diagnostics = json.dumps(diag, separators=(",", ":")) if diag else ""
         for j in range(X.shape[0]):
             fj = float(f[j])
             best_f = max(best_f, fj)
@@ -204,6 +210,7 @@ def run(
                     "n_candidates": policy.n_candidates if iteration > 0 else 0,
                     "wall_time_s": wall,
                     "x": _format_x(X[j]),
+                    "diagnostics": diagnostics if iteration > 0 else "",
                 }
             )
 

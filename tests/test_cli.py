@@ -231,9 +231,9 @@ def test_demo(tmp_path, capsys):
     code, out, _ = buh(capsys, "demo", "--seeds", "1", "--iterations", "3", "--out", tmp_path)
     assert code == 0
     df = pd.read_csv(tmp_path / "results.csv")
-    assert set(df["method"]) == {"mle-gp-ucb", "random"}
+    assert set(df["method"]) == {"lb-gp-ucb", "a-gp-ucb", "mle-gp-ucb"}
     assert set(df["problem"]) == {"berkenkamp"}
-    assert len(df) == 2 * (3 + 3)
+    assert len(df) == 3 * (3 + 3)
     assert (tmp_path / "summary.csv").exists()
     assert (tmp_path / "regret_berkenkamp.png").exists()
-    assert "simple_regret_mean" in out and "mle-gp-ucb" in out and "random" in out
+    assert "simple_regret_mean" in out and "mle-gp-ucb" in out and "lb-gp-ucb" in out

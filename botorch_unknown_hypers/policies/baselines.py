@@ -53,6 +53,56 @@ from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
 
 
+def fit_single_task_gp(
+    train_X: Tensor,
+    train_Y: Tensor,
+    bounds: Tensor,
+    kernel: str = "matern52",
+    ard: bool = False,
+    noise: float = 1e-4,
+    fit_outputscale: bool = False,
+    fit_noise: bool = False,
+) -> SingleTaskGP:
+    r"""A fresh ``SingleTaskGP`` fitted by maximum marginal likelihood with ``fit_gpytorch_mll``.
+
+    As the length-scale paper's code: ``ScaleKernel(kernel)`` with output scale 1
+    and noise variance ``noise`` (each trained only if asked), zero mean, inputs
+    scaled to the unit cube by ``bounds`` (``Normalize``), outputs standardised
+    (``Standardize``), GPyTorch's default initial length scale softplus(0) = 0.693.
+
+    Args:
+        train_X: ``n x d`` inputs; train_Y: ``n x 1`` targets; bounds: ``2 x d`` box.
+
+    Returns:
+        The fitted model in eval mode.
+    """
+    d = train_X.shape[-1]
+    nu = KERNELS[kernel]
+    ard_dims = d if ard else None
+    base = (
+        RBFKernel(ard_num_dims=ard_dims, lengthscale_constraint=Positive())
+        if nu is None
+        else MaternKernel(nu=nu, ard_num_dims=ard_dims, lengthscale_constraint=Positive())
+    )
+    covar = ScaleKernel(base, outputscale_constraint=Positive())
+    likelihood = GaussianLikelihood(noise_constraint=GreaterThan(1e-12))
+    covar.outputscale = 1.0
+    likelihood.noise = noise
+    covar.raw_outputscale.requires_grad_(fit_outputscale)
+    likelihood.noise_covar.raw_noise.requires_grad_(fit_noise)
+    model = SingleTaskGP(
+        train_X,
+        train_Y,
+        likelihood=likelihood,
+        covar_module=covar,
+        mean_module=ZeroMean(),
+        input_transform=Normalize(d=d, bounds=bounds),
+        outcome_transform=Standardize(m=1),
+    ).to(train_X)
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    return model.eval()
+
+
 class RandomPolicy(Policy):
     r"""Uniform random search: uniform on a box, uniform with replacement on a pool."""
 
@@ -101,38 +151,19 @@ class FittedGPPolicy(Policy):
         self.lengthscale: list[float] = []
 
     def fit_model(self, train_X: Tensor, train_Y: Tensor) -> SingleTaskGP:
-        r"""A ``SingleTaskGP`` fitted by maximum marginal likelihood on all data.
-
-        A fresh model each round, with GPyTorch's default initial length scale
-        (softplus(0) = 0.693), as the authors' code does.
-        """
-        d = self.domain.dim
-        nu = KERNELS[self.kernel]
-        ard_dims = d if self.ard else None
-        base = (
-            RBFKernel(ard_num_dims=ard_dims, lengthscale_constraint=Positive())
-            if nu is None
-            else MaternKernel(nu=nu, ard_num_dims=ard_dims, lengthscale_constraint=Positive())
-        )
-        covar = ScaleKernel(base, outputscale_constraint=Positive())
-        likelihood = GaussianLikelihood(noise_constraint=GreaterThan(1e-12))
-        covar.outputscale = 1.0
-        likelihood.noise = self.noise
-        covar.raw_outputscale.requires_grad_(self.fit_outputscale)
-        likelihood.noise_covar.raw_noise.requires_grad_(self.fit_noise)
-        model = SingleTaskGP(
+        r"""A ``SingleTaskGP`` fitted by maximum marginal likelihood on all data (see
+        :func:`fit_single_task_gp`); records the fitted length scale."""
+        model = fit_single_task_gp(
             train_X,
             train_Y,
-            likelihood=likelihood,
-            covar_module=covar,
-            mean_module=ZeroMean(),
-            input_transform=Normalize(d=d, bounds=self.domain.bounds),
-            outcome_transform=Standardize(m=1),
-        ).to(train_X)
-        mll = ExactMarginalLogLikelihood(model.likelihood, model)
-        fit_gpytorch_mll(mll)
-        model.eval()
-        self.lengthscale = base.lengthscale.detach().flatten().tolist()
+            bounds=self.domain.bounds,
+            kernel=self.kernel,
+            ard=self.ard,
+            noise=self.noise,
+            fit_outputscale=self.fit_outputscale,
+            fit_noise=self.fit_noise,
+        )
+        self.lengthscale = model.covar_module.base_kernel.lengthscale.detach().flatten().tolist()
         return model
 
     def _label(self) -> str:

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import torch
 
+from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
 from botorch_unknown_hypers.problems.base import Domain
@@ -16,6 +17,8 @@ METHODS: dict[str, PolicyFactory] = {
     "random": RandomPolicy,
     "mle-gp-ucb": MLEGPUCB,
     "gp-ts": GPThompsonSampling,
+    "lb-gp-ucb": LBGPUCB,
+    "a-gp-ucb": AGPUCB,
 }
 
 
