@@ -114,6 +114,11 @@ class CandidateUCB(AcquisitionFunction):
         else:
             self.weights = None
 
+    @property
+    def evaluated_model(self) -> CandidateModel:
+        r"""The model the values come from: the one-candidate view for ``"select"``."""
+        return self._eval_model
+
     def candidate_values(self, X: Tensor) -> Tensor:
         r"""Per-candidate UCB values.
 

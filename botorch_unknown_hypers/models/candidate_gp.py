@@ -121,6 +121,14 @@ class CandidateModel(Model):
         """
         raise NotImplementedError
 
+    def _check_candidate_X(self, X: Tensor) -> None:
+        r"""``X`` must be ``batch_shape x K x q x d`` or ``batch_shape x 1 x q x d``."""
+        if X.ndim < 3 or X.shape[CANDIDATE_DIM] not in (1, self.num_candidates):
+            raise ValueError(
+                f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), "
+                f"got shape {tuple(X.shape)}."
+            )
+
     def candidate_posterior(
         self,
         X: Tensor,
@@ -318,11 +326,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             for a squeezed single-candidate view).
         """
         self._check_X(X)
-        if X.ndim < 3 or X.shape[-3] not in (1, self.num_candidates):
-            raise ValueError(
-                f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), "
-                f"got shape {tuple(X.shape)}."
-            )
+        self._check_candidate_X(X)
         self.eval()
         X = self.transform_inputs(X)
         mvn = self._candidate_mvn(X, observation_noise)
@@ -349,11 +353,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         ``O(K q n)`` even for thousands of points per candidate.
         """
         self._check_X(X)
-        if X.ndim < 3 or X.shape[-3] not in (1, self.num_candidates):
-            raise ValueError(
-                f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), "
-                f"got shape {tuple(X.shape)}."
-            )
+        self._check_candidate_X(X)
         self.eval()
         Xt = self.transform_inputs(X)
         mvn = self._candidate_mvn(Xt, observation_noise)

@@ -87,11 +87,7 @@ class GroupedCandidateModel(CandidateModel):
 
     def _split(self, X: Tensor) -> list[Tensor]:
         r"""Per-group inputs: split a K-wide candidate dimension, share a size-1 one."""
-        if X.ndim < 3 or X.shape[CANDIDATE_DIM] not in (1, self.num_candidates):
-            raise ValueError(
-                f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), "
-                f"got shape {tuple(X.shape)}."
-            )
+        self._check_candidate_X(X)
         if X.shape[CANDIDATE_DIM] == 1:
             return [X] * len(self.groups)
         if self.order is not None:

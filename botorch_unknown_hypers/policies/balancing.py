@@ -91,7 +91,7 @@ from botorch_unknown_hypers.confidence import (
 )
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.baselines import fit_single_task_gp
+from botorch_unknown_hypers.policies.baselines import check_gp_options, fit_single_task_gp
 from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
 
 PRESETS = ("authors-code", "paper")
@@ -227,10 +227,7 @@ class LBGPUCB(Policy):
         raw_samples: int = 512,
     ) -> None:
         super().__init__(domain, seed=seed, device=device, dtype=dtype)
-        if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
-        if not noise > 0:
-            raise ValueError(f"noise must be positive, got {noise}.")
+        check_gp_options(kernel, noise, num_restarts, raw_samples)
         if not growth_exponent > 0:
             raise ValueError(f"growth_exponent must be positive, got {growth_exponent}.")
         self.preset = preset
@@ -338,13 +335,16 @@ class LBGPUCB(Policy):
         model = self._model(train_X, train_Y, [self.lengthscales[i] for i in active_idx])
         local = active_idx.index(k)
         beta = self._beta(train_X, train_Y, theta)
-        X = self._maximise(CandidateUCB(model, beta=beta, reduction="select", index=local))  # line 4
-        # Record the width at play time, standardised units (Alg. 1 line 12, trap 3).
+        acqf = CandidateUCB(model, beta=beta, reduction="select", index=local)
+        X = self._maximise(acqf)  # line 4
+        # Record the width at play time, standardised units (Alg. 1 line 12, trap 3), from
+        # the played candidate's model only (the acquisition's one-candidate view).
+        played = acqf.evaluated_model
         with torch.no_grad():
-            _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.constants.noisy_sigma)
-        std_y = float(model.outcome_transform.stdvs.squeeze())
-        mean_y = float(model.outcome_transform.means.squeeze())
-        sigma = float(var[local, 0].sqrt()) / std_y
+            _, var = played.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.constants.noisy_sigma)
+        std_y = float(played.outcome_transform.stdvs.squeeze())
+        mean_y = float(played.outcome_transform.means.squeeze())
+        sigma = float(var[0, 0].sqrt()) / std_y
         self.pending = {"candidate": k, "width": beta * sigma, "y_mean": mean_y, "y_std": std_y, "beta": beta}
         self.selected = [f"{theta:.6g}"]
         self.n_candidates = len(active_idx)

@@ -53,6 +53,16 @@ from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
 
 
+def check_gp_options(kernel: str, noise: float, num_restarts: int, raw_samples: int) -> None:
+    r"""Validate the GP / acquisition-optimisation options shared by the UCB policies."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
+    if not noise > 0:
+        raise ValueError(f"noise must be positive, got {noise}.")
+    if num_restarts < 1 or raw_samples < num_restarts:
+        raise ValueError("num_restarts must be >= 1 and raw_samples >= num_restarts.")
+
+
 def fit_single_task_gp(
     train_X: Tensor,
     train_Y: Tensor,
@@ -135,12 +145,7 @@ class FittedGPPolicy(Policy):
         raw_samples: int = 512,
     ) -> None:
         super().__init__(domain, seed=seed, device=device, dtype=dtype)
-        if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
-        if not noise > 0:
-            raise ValueError(f"noise must be positive, got {noise}.")
-        if num_restarts < 1 or raw_samples < num_restarts:
-            raise ValueError("num_restarts must be >= 1 and raw_samples >= num_restarts.")
+        check_gp_options(kernel, noise, num_restarts, raw_samples)
         self.kernel = kernel
         self.ard = ard
         self.fit_outputscale = fit_outputscale
