@@ -77,7 +77,6 @@ from typing import Any
 
 import torch
 from botorch.models.transforms import Normalize, Standardize
-from botorch.optim import optimize_acqf
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
@@ -90,9 +89,24 @@ from botorch_unknown_hypers.confidence import (
     xi,
 )
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.baselines import check_gp_options, fit_single_task_gp
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
+from botorch_unknown_hypers.policies.hyperparameter_balancing import (
+    HyperparameterBalancing,
+    elimination_keep,
+)
+from botorch_unknown_hypers.problems.base import Domain
+
+__all__ = [
+    "AGPUCB",
+    "BalancingConstants",
+    "LBGPUCB",
+    "PRESETS",
+    "elimination_keep",
+    "growth",
+    "initial_ladder",
+    "next_candidate",
+    "preset_constants",
+]
 
 PRESETS = ("authors-code", "paper")
 
@@ -174,30 +188,12 @@ def next_candidate(smallest: float, theta0: float, ratio: float, g_next: float) 
     return candidate if candidate > theta0 / g_next else None
 
 
-def elimination_keep(
-    reward_sum: Tensor, counts: Tensor, width_sum: Tensor, xi_t: float, width_factor: float
-) -> tuple[Tensor, Tensor]:
-    r"""Alg. 1 lines 10-12 (proof-supported sign) for candidates that were all played.
-
-    Args:
-        reward_sum: ``K`` sums of (standardised) rewards per candidate.
-        counts: ``K`` play counts, all ``>= 1``.
-        width_sum: ``K`` sums of recorded widths :math:`\beta_\tau\sigma_{\tau-1}(x_\tau)`.
-        xi_t: :math:`\xi_t`.
-        width_factor: :math:`c` (2 paper, 1 code).
-
-    Returns:
-        ``(keep, L)``: ``K`` booleans and the lower bounds :math:`L_t(\theta)`.
-    """
-    mean = reward_sum / counts
-    conf = torch.sqrt(xi_t / counts)
-    lower = mean - conf
-    upper = mean + conf + width_factor * width_sum / counts
-    return upper >= lower.max(), lower
-
-
-class LBGPUCB(Policy):
+class LBGPUCB(HyperparameterBalancing):
     r"""LB-GP-UCB (Ziomek et al. 2024, Alg. 1); see the module docstring.
+
+    Alg. 1 is Alg. 2 (:class:`~botorch_unknown_hypers.policies.hyperparameter_balancing.HyperparameterBalancing`)
+    with length-scale candidates :math:`q(i)`, norm bounds :math:`B(\theta)`, and the
+    proposing function "add :math:`\theta_L / r` while above :math:`\theta_0 / g(t)`".
 
     Args:
         domain: Box or pool.
@@ -226,220 +222,109 @@ class LBGPUCB(Policy):
         num_restarts: int = 10,
         raw_samples: int = 512,
     ) -> None:
-        super().__init__(domain, seed=seed, device=device, dtype=dtype)
         check_gp_options(kernel, noise, num_restarts, raw_samples)
         if not growth_exponent > 0:
             raise ValueError(f"growth_exponent must be positive, got {growth_exponent}.")
+        if width_factor is not None and not width_factor > 0:
+            raise ValueError(f"width_factor must be positive, got {width_factor}.")
+        constants = preset_constants(preset, domain.dim, kernel, noise, growth_exponent)
+        if width_factor is not None:
+            constants = BalancingConstants(**{**constants.__dict__, "width_factor": float(width_factor)})
+        super().__init__(
+            domain,
+            seed=seed,
+            device=device,
+            dtype=dtype,
+            noise_std=constants.R,
+            delta=constants.delta,
+            width_factor=constants.width_factor,
+            noisy_sigma=constants.noisy_sigma,
+            num_restarts=num_restarts,
+            raw_samples=raw_samples,
+        )
         self.preset = preset
         self.kernel = kernel
         self.noise = noise
-        self.constants = preset_constants(preset, self.domain.dim, kernel, noise, growth_exponent)
-        if width_factor is not None:
-            if not width_factor > 0:
-                raise ValueError(f"width_factor must be positive, got {width_factor}.")
-            self.constants = BalancingConstants(**{**self.constants.__dict__, "width_factor": float(width_factor)})
-        self.num_restarts = num_restarts
-        self.raw_samples = raw_samples
-        # state
+        self.constants = constants
+        self.xi_count = constants.xi_count
         self.theta0: float | None = None
-        self.lengthscales: list[float] = []  # every candidate ever introduced, in order
-        self.active: list[bool] = []
-        self.eliminated_at: dict[int, int] = {}
-        self.play_candidate: list[int] = []
-        self.play_y: list[float] = []  # raw y of each play
-        self.play_width: list[float] = []  # recorded beta * sigma (standardised units)
-        self.round = 0
-        self.pending: dict[str, Any] | None = None
-        self.diagnostics: dict[str, Any] = {}
 
-    # ---------------------------------------------------------------- helpers
+    # ------------------------------------------------------------------ hooks
     def _g(self, t: float) -> float:
         return growth(t, self.constants.g0, self.constants.growth_exponent)
 
-    def _start(self, train_X: Tensor, train_Y: Tensor) -> None:
+    @property
+    def lengthscales(self) -> list[float]:
+        r"""Every candidate length scale ever introduced, in order (unit-cube units)."""
+        return [] if self.candidates is None else self.candidates.lengthscale[:, 0].tolist()
+
+    def _norms(self, theta: list[float]) -> Tensor:
+        c = self.constants
+        t = self._tensor(theta)
+        return norm_bound(t, self.theta0, c.B, self.domain.dim) if c.scale_norm else torch.full_like(t, c.B)
+
+    def _spec(self, theta: list[float]) -> KernelCandidates:
+        return KernelCandidates.from_lengthscales(self._tensor(theta), kernel=self.kernel, noise=self.noise)
+
+    def _initial_candidates(self, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
+        r""":math:`\theta_0` = MLE on the initial design; all :math:`q(i) > \theta_0 / g(1)`."""
         model = fit_single_task_gp(train_X, train_Y, self.domain.bounds, kernel=self.kernel, noise=self.noise)
         self.theta0 = float(model.covar_module.base_kernel.lengthscale.item())
-        self.lengthscales = initial_ladder(self.theta0, self.constants.ratio, self._g(1))
-        self.active = [True] * len(self.lengthscales)
+        ladder = initial_ladder(self.theta0, self.constants.ratio, self._g(1))
+        return self._spec(ladder), self._norms(ladder)
 
-    def _tensor(self, values: list[float]) -> Tensor:
-        return torch.tensor(values, dtype=self.dtype, device=self.device)
-
-    def counts(self) -> Tensor:
-        r"""Play counts :math:`|S^\theta|` of every candidate ever introduced."""
-        idx = torch.tensor(self.play_candidate, dtype=torch.long, device=self.device)
-        return torch.zeros(len(self.lengthscales), dtype=self.dtype, device=self.device).index_add_(
-            0, idx, torch.ones_like(idx, dtype=self.dtype)
-        )
+    def _propose(self, t: int) -> tuple[KernelCandidates, Tensor] | None:
+        r"""Alg. 1 lines 14-16 (corrected direction), at most one new candidate per round."""
+        nxt = next_candidate(self.lengthscales[-1], self.theta0, self.constants.ratio, self._g(t + 1))
+        return None if nxt is None else (self._spec([nxt]), self._norms([nxt]))
 
     def suspected_bounds(self, counts: Tensor) -> Tensor:
         r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced."""
-        c = self.constants
+        kernel = self.constants.bound_kernel or self.kernel
         theta = self._tensor(self.lengthscales)
-        kernel = c.bound_kernel or self.kernel
-        B = norm_bound(theta, self.theta0, c.B, self.domain.dim) if c.scale_norm else c.B
-        return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, B)
+        return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.norms)
 
-    def _beta(self, train_X: Tensor, train_Y: Tensor, theta: float) -> float:
-        r""":math:`\beta_t = B + R\sqrt{2(I_t + 1 + \ln(2/\delta))}`, :math:`I_t` under ``theta`` with
-        :math:`\sigma_N = R` (:math:`B = B(\theta)` in the paper preset)."""
+    def _beta_at(self, train_X: Tensor, train_Y: Tensor, theta: float) -> float:
+        r""":math:`\beta_t = B(\theta) + R\sqrt{2(I_t + 1 + \ln(2/\delta))}`, :math:`I_t` under
+        ``theta`` with noise variance :math:`R^2` (the code's :math:`\sigma_N = R`)."""
         c = self.constants
         cands = KernelCandidates.from_lengthscales(self._tensor([theta]), kernel=self.kernel, noise=c.R**2)
         info_model = CandidateGP(
             train_X, train_Y, cands, input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds)
         )
         info = float(information_gain_of_model(info_model).reshape(-1)[0])
-        B = c.B * (self.theta0 / theta) ** (self.domain.dim / 2) if c.scale_norm else c.B
+        B = float(self._norms([theta])[0])
         return float(frequentist_beta(info, B=B, R=c.R, delta=c.delta / 2))
 
-    def _model(self, train_X: Tensor, train_Y: Tensor, lengthscales: list[float]) -> CandidateGP:
-        r"""One batched GP over ``lengthscales``: unit-cube inputs, standardised outputs."""
-        cands = KernelCandidates.from_lengthscales(self._tensor(lengthscales), kernel=self.kernel, noise=self.noise)
-        return CandidateGP(
-            train_X,
-            train_Y,
-            cands,
-            input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
-            outcome_transform=Standardize(m=1),
-        )
+    def _beta(self, train_X: Tensor, train_Y: Tensor, k: int) -> float:
+        return self._beta_at(train_X, train_Y, self.lengthscales[k])
 
-    def _maximise(self, acqf: CandidateUCB) -> Tensor:
-        r"""Argmax of a one-candidate UCB: exhaustive on a pool, ``optimize_acqf`` on a box."""
-        if isinstance(self.domain, FiniteDomain):
-            values = acqf.candidate_values(self.domain.points).squeeze(-1)
-            return self.domain.points[int(values.argmax())].unsqueeze(0)
-        X, _ = optimize_acqf(
-            acqf,
-            bounds=self.domain.bounds,
-            q=1,
-            num_restarts=self.num_restarts,
-            raw_samples=self.raw_samples,
-            options={"seed": self.next_seed()},
-        )
-        return X.detach()
+    def _xi(self, t: int) -> float:
+        c = self.constants
+        count = sum(self.active) if c.xi_count == "active" else len(self.active)
+        return float(xi(t, count, c.R, c.delta / c.xi_delta_split))
 
-    # ------------------------------------------------------------------ rule
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError("q: LB-GP-UCB proposes one point per round (q = 1).")
-        if self.theta0 is None:
-            self._start(train_X, train_Y)
-        t = self.round + 1
-        active = torch.tensor(self.active, device=self.device)
-        counts = self.counts()
-        bounds = self.suspected_bounds(counts)
-        masked = torch.where(active, bounds, torch.full_like(bounds, float("inf")))
-        k = int(torch.argmin(masked))  # Alg. 1 line 3; first index on ties
-        theta = self.lengthscales[k]
-        active_idx = active.nonzero().flatten().tolist()
-        model = self._model(train_X, train_Y, [self.lengthscales[i] for i in active_idx])
-        local = active_idx.index(k)
-        beta = self._beta(train_X, train_Y, theta)
-        acqf = CandidateUCB(model, beta=beta, reduction="select", index=local)
-        X = self._maximise(acqf)  # line 4
-        # Record the width at play time, standardised units (Alg. 1 line 12, trap 3), from
-        # the played candidate's model only (the acquisition's one-candidate view).
-        played = acqf.evaluated_model
-        with torch.no_grad():
-            _, var = played.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.constants.noisy_sigma)
-        std_y = float(played.outcome_transform.stdvs.squeeze())
-        mean_y = float(played.outcome_transform.means.squeeze())
-        sigma = float(var[0, 0].sqrt()) / std_y
-        self.pending = {"candidate": k, "width": beta * sigma, "y_mean": mean_y, "y_std": std_y, "beta": beta}
-        self.selected = [f"{theta:.6g}"]
-        self.n_candidates = len(active_idx)
-        self.diagnostics = {
+    def _diagnostics(self, t: int) -> dict[str, Any]:
+        return {
             "theta0": self.theta0,
             "candidates": [round(v, 10) for v in self.lengthscales],
-            "active": list(self.active),
-            "counts": counts.tolist(),
-            "suspected_bounds": [float(v) if math.isfinite(v) else None for v in bounds.tolist()],
-            "beta": beta,
             "theta_L": self.lengthscales[-1],
             "theta_lower": self.theta0 / self._g(t),
         }
-        return X
-
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        if self.pending is None:
-            return  # data without a play: enters D but no S^theta
-        pending, self.pending = self.pending, None
-        self.round += 1
-        t = self.round
-        self.play_candidate.append(pending["candidate"])
-        self.play_y.append(float(Y.squeeze()))
-        self.play_width.append(pending["width"])
-        c = self.constants
-        # Alg. 1 lines 9-12: elimination once every current candidate has been played.
-        counts = self.counts()
-        active = torch.tensor(self.active, device=self.device)
-        xi_t = None
-        if bool((counts[active] > 0).all()):
-            idx = torch.tensor(self.play_candidate, dtype=torch.long, device=self.device)
-            y_std = (self._tensor(self.play_y) - pending["y_mean"]) / pending["y_std"]
-            zeros = torch.zeros(len(self.lengthscales), dtype=self.dtype, device=self.device)
-            reward_sum = zeros.clone().index_add_(0, idx, y_std)
-            width_sum = zeros.clone().index_add_(0, idx, self._tensor(self.play_width))
-            count_xi = int(active.sum()) if c.xi_count == "active" else len(self.lengthscales)
-            xi_t = float(xi(t, count_xi, c.R, c.delta / c.xi_delta_split))
-            keep, lower = elimination_keep(
-                reward_sum[active], counts[active], width_sum[active], xi_t, c.width_factor
-            )
-            active_idx = active.nonzero().flatten().tolist()
-            for j, i in enumerate(active_idx):
-                if not bool(keep[j]):
-                    self.active[i] = False
-                    self.eliminated_at[i] = t
-            self.diagnostics["lower_bounds"] = dict(zip(active_idx, lower.tolist()))
-        self.diagnostics["xi"] = xi_t
-        self.diagnostics["eliminated"] = {str(k): v for k, v in self.eliminated_at.items()}
-        # Alg. 1 lines 14-16, corrected direction; at most one new candidate per round.
-        nxt = next_candidate(self.lengthscales[-1], self.theta0, c.ratio, self._g(t + 1))
-        if nxt is not None:
-            self.lengthscales.append(nxt)
-            self.active.append(True)
 
     # ----------------------------------------------------------------- state
     def _extra_state(self) -> dict[str, Any]:
-        return {
-            "theta0": self.theta0,
-            "lengthscales": list(self.lengthscales),
-            "active": list(self.active),
-            "eliminated_at": {str(k): v for k, v in self.eliminated_at.items()},
-            "play_candidate": list(self.play_candidate),
-            "play_y": list(self.play_y),
-            "play_width": list(self.play_width),
-            "round": self.round,
-            "pending": self.pending,
-        }
+        return {**super()._extra_state(), "theta0": self.theta0}
 
     def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict):
-            raise ValueError("state['extra'] must be a dict.")
-        try:
-            n = len(extra["lengthscales"])
-            ok = (
-                len(extra["active"]) == n
-                and len(extra["play_candidate"]) == len(extra["play_y"]) == len(extra["play_width"])
-                and all(0 <= int(i) < n for i in extra["play_candidate"])
-                and all(float(v) > 0 for v in extra["lengthscales"])
-                and int(extra["round"]) >= 0
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"state['extra'] is not an LB-GP-UCB state: {e}") from None
-        if not ok:
-            raise ValueError("state['extra'] is inconsistent (lengths, indices or values).")
+        super()._check_extra_state(extra)
+        theta0 = extra.get("theta0")
+        if (theta0 is None) != (extra["candidates"] is None) or (theta0 is not None and not float(theta0) > 0):
+            raise ValueError("state['extra']['theta0'] must be positive once candidates exist.")
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        super()._load_extra_state(extra)
         self.theta0 = None if extra["theta0"] is None else float(extra["theta0"])
-        self.lengthscales = [float(v) for v in extra["lengthscales"]]
-        self.active = [bool(v) for v in extra["active"]]
-        self.eliminated_at = {int(k): int(v) for k, v in extra.get("eliminated_at", {}).items()}
-        self.play_candidate = [int(v) for v in extra["play_candidate"]]
-        self.play_y = [float(v) for v in extra["play_y"]]
-        self.play_width = [float(v) for v in extra["play_width"]]
-        self.round = int(extra["round"])
-        self.pending = extra.get("pending")
 
 
 class AGPUCB(LBGPUCB):
@@ -449,13 +334,19 @@ class AGPUCB(LBGPUCB):
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         if q != 1:
-            raise ValueError("q: A-GP-UCB proposes one point per round (q = 1).")
-        if self.theta0 is None:
+            raise ValueError(f"q: A-GP-UCB proposes one point per round (q = 1), got {q}.")
+        if self.candidates is None:
             self._start(train_X, train_Y)
         t = self.round + 1
         theta = self.theta0 / self._g(t)
-        model = self._model(train_X, train_Y, [theta])
-        beta = self._beta(train_X, train_Y, theta)
+        model = CandidateGP(
+            train_X,
+            train_Y,
+            self._spec([theta]),
+            input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
+            outcome_transform=Standardize(m=1),
+        )
+        beta = self._beta_at(train_X, train_Y, theta)
         X = self._maximise(CandidateUCB(model, beta=beta, reduction="select", index=0))
         self.selected = [f"{theta:.6g}"]
         self.n_candidates = 1

@@ -114,7 +114,7 @@ def test_recorded_width_is_play_time_posterior():
     Y0 = problem.evaluate(X0)[0].unsqueeze(-1)
     X = policy.suggest(X0, Y0)
     k = policy.pending["candidate"]
-    model = policy._model(X0, Y0, [policy.lengthscales[k]])
+    model = policy._model(X0, Y0, [k])
     _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=True)
     sigma_std = float(var.sqrt()) / float(Y0.std())
     assert policy.pending["width"] == pytest.approx(policy.pending["beta"] * sigma_std, rel=1e-9)
