@@ -284,8 +284,8 @@ class LBGPUCB(HyperparameterBalancing):
         theta = self._tensor(self.lengthscales)
         return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.norms)
 
-    def _beta_at(self, train_X: Tensor, train_Y: Tensor, theta: float) -> float:
-        r""":math:`\beta_t = B(\theta) + R\sqrt{2(I_t + 1 + \ln(2/\delta))}`, :math:`I_t` under
+    def _beta_at(self, train_X: Tensor, train_Y: Tensor, theta: float, B: float) -> float:
+        r""":math:`\beta_t = B + R\sqrt{2(I_t + 1 + \ln(2/\delta))}`, :math:`I_t` under
         ``theta`` with noise variance :math:`R^2` (the code's :math:`\sigma_N = R`)."""
         c = self.constants
         cands = KernelCandidates.from_lengthscales(self._tensor([theta]), kernel=self.kernel, noise=c.R**2)
@@ -293,11 +293,10 @@ class LBGPUCB(HyperparameterBalancing):
             train_X, train_Y, cands, input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds)
         )
         info = float(information_gain_of_model(info_model).reshape(-1)[0])
-        B = float(self._norms([theta])[0])
         return float(frequentist_beta(info, B=B, R=c.R, delta=c.delta / 2))
 
     def _beta(self, train_X: Tensor, train_Y: Tensor, k: int) -> float:
-        return self._beta_at(train_X, train_Y, self.lengthscales[k])
+        return self._beta_at(train_X, train_Y, self.lengthscales[k], float(self.norms[k]))
 
     def _xi(self, t: int) -> float:
         c = self.constants
@@ -346,7 +345,7 @@ class AGPUCB(LBGPUCB):
             input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
             outcome_transform=Standardize(m=1),
         )
-        beta = self._beta_at(train_X, train_Y, theta)
+        beta = self._beta_at(train_X, train_Y, theta, float(self._norms([theta])[0]))
         X = self._maximise(CandidateUCB(model, beta=beta, reduction="select", index=0))
         self.selected = [f"{theta:.6g}"]
         self.n_candidates = 1

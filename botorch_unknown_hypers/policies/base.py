@@ -201,6 +201,35 @@ class Policy(ABC):
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         pass
 
+    def maximize_acqf(self, acqf: Any, num_restarts: int, raw_samples: int, q: int = 1) -> Tensor:
+        r"""``q x d`` maximiser of a BoTorch acquisition function over the domain.
+
+        On a pool: exhaustive argmax of ``acqf`` at every point (``q = 1``; points may
+        be re-selected). On a box: ``optimize_acqf`` (multi-start L-BFGS-B, sequential
+        greedy for ``q > 1``) with Sobol raw samples seeded from the policy's generator
+        and the global RNG forked and seeded (BoTorch's Boltzmann restart selection
+        draws from it), so the result does not depend on the caller's RNG.
+        """
+        from botorch.optim import optimize_acqf
+
+        if isinstance(self.domain, FiniteDomain):
+            if q != 1:
+                raise ValueError(f"q: exhaustive pool maximisation proposes one point, got q = {q}.")
+            with torch.no_grad():
+                values = acqf(self.domain.points.unsqueeze(-2))
+            return self.domain.points[int(values.argmax())].unsqueeze(0)
+        with self.seeded():
+            X, _ = optimize_acqf(
+                acqf,
+                bounds=self.domain.bounds,
+                q=q,
+                num_restarts=num_restarts,
+                raw_samples=raw_samples,
+                sequential=q > 1,
+                options={"seed": self.next_seed()},
+            )
+        return X.detach()
+
     def next_seed(self) -> int:
         r"""A fresh integer seed from the policy's generator (for BoTorch / Sobol calls)."""
         return int(torch.randint(0, 2**31 - 1, (1,), generator=self.generator).item())

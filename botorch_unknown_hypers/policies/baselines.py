@@ -245,17 +245,7 @@ class MLEGPUCB(FittedGPPolicy):
         if isinstance(self.domain, FiniteDomain):
             X, _ = optimize_acqf_discrete(acqf, q=q, choices=self.domain.points, unique=False)
             return X
-        with self.seeded():
-            X, _ = optimize_acqf(
-                acqf,
-                bounds=self.domain.bounds,
-                q=q,
-                num_restarts=self.num_restarts,
-                raw_samples=self.raw_samples,
-                sequential=q > 1,
-                options={"seed": self.next_seed()},
-            )
-        return X.detach()
+        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples, q=q)
 
 
 class GPThompsonSampling(FittedGPPolicy):

@@ -52,7 +52,6 @@ from typing import Any, Callable, Optional
 
 import torch
 from botorch.models.transforms import Normalize, Standardize
-from botorch.optim import optimize_acqf
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
@@ -65,7 +64,7 @@ from botorch_unknown_hypers.confidence import (
 )
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
+from botorch_unknown_hypers.problems.base import Domain
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
 r"""What a proposing function returns: new candidates and their norm bounds, or ``None``."""
@@ -279,20 +278,7 @@ class HyperparameterBalancing(Policy):
 
     def _maximise(self, acqf: CandidateUCB) -> Tensor:
         r"""Argmax of a one-candidate UCB: exhaustive on a pool, ``optimize_acqf`` on a box."""
-        if isinstance(self.domain, FiniteDomain):
-            values = acqf.candidate_values(self.domain.points).squeeze(-1)
-            return self.domain.points[int(values.argmax())].unsqueeze(0)
-        # BoTorch's Boltzmann restart selection draws from the global RNG: fork and seed it.
-        with self.seeded():
-            X, _ = optimize_acqf(
-                acqf,
-                bounds=self.domain.bounds,
-                q=1,
-                num_restarts=self.num_restarts,
-                raw_samples=self.raw_samples,
-                options={"seed": self.next_seed()},
-            )
-        return X.detach()
+        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
 
     def _start(self, train_X: Tensor, train_Y: Tensor) -> None:
         spec, norms = self._initial_candidates(train_X, train_Y)
@@ -332,6 +318,7 @@ class HyperparameterBalancing(Policy):
         self.n_candidates = len(active_idx)
         self.diagnostics = {
             **self._diagnostics(t),
+            "played": k,
             "active": list(self.active),
             "counts": counts.tolist(),
             "suspected_bounds": [float(v) if math.isfinite(v) else None for v in bounds.tolist()],

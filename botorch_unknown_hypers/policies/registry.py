@@ -9,6 +9,9 @@ import torch
 from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
+from botorch_unknown_hypers.policies.hyperparameter_balancing import HyperparameterBalancing
+from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB
+from botorch_unknown_hypers.policies.nuts import NUTSGPUCB
 from botorch_unknown_hypers.problems.base import Domain
 
 PolicyFactory = Callable[..., Policy]
@@ -19,6 +22,9 @@ METHODS: dict[str, PolicyFactory] = {
     "gp-ts": GPThompsonSampling,
     "lb-gp-ucb": LBGPUCB,
     "a-gp-ucb": AGPUCB,
+    "lnb-gp-ucb": LNBGPUCB,
+    "nuts-gp-ucb": NUTSGPUCB,
+    "hb-gp-ucb": HyperparameterBalancing,
 }
 
 

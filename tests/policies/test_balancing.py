@@ -149,3 +149,23 @@ def test_lb_finds_berkenkamp_optimum_a_gp_ucb_shrinks():
     used = [float(s) for s in h["selected"].iloc[problem.n_init:]]
     # labels carry 6 significant digits
     assert used == pytest.approx([a.theta0 / growth(t, a.constants.g0, 0.5) for t in range(1, 10)], rel=1e-5)
+
+
+@pytest.mark.parametrize("method", ["lb-gp-ucb", "a-gp-ucb"])
+def test_runs_do_not_depend_on_the_global_rng(method):
+    # BoTorch's restart selection draws from the global RNG; the policy must fork and seed it.
+    problem = get_problem("berkenkamp")
+    runs = []
+    for perturb in (0, 1):
+        policy = make_policy(method, problem.domain, seed=2, **FAST)
+        opt = AskTellOptimizer(policy)
+        X0 = initial_design(problem.domain, problem.n_init, seed=2)
+        opt.tell(X0, problem.evaluate(X0)[0])
+        xs = []
+        for i in range(3):
+            torch.manual_seed(1000 * perturb + i)
+            X = opt.ask()
+            xs.append(X)
+            opt.tell(X, problem.evaluate(X)[0])
+        runs.append(torch.cat(xs))
+    assert torch.equal(runs[0], runs[1])
