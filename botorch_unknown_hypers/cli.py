@@ -10,6 +10,7 @@ comparison on the embedded Berkenkamp problem.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,27 @@ def _device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def parse_options(items: list[str] | None) -> dict[str, object]:
+    r"""``KEY=VALUE`` strings to policy keyword options (values parsed as JSON, else text)."""
+    options: dict[str, object] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise CLIError(f"--option expects KEY=VALUE with a Python identifier as KEY, got {item!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+def method_label(method: str, options: dict[str, object]) -> str:
+    r"""Name of a method run with options in ``results.csv``: ``name[k=v,...]``."""
+    if not options:
+        return method
+    return method + "[" + ",".join(f"{k}={v}" for k, v in sorted(options.items())) + "]"
+
+
 def run_grid(
     problems: list[str],
     methods: list[str],
@@ -65,12 +87,18 @@ def run_grid(
     data_dir: str | None = None,
     n_init: int | None = None,
     progress: bool = True,
+    options: dict[str, object] | None = None,
 ) -> ResultsStore:
-    r"""Run every (problem, method, seed) not yet complete in ``out/results.csv``."""
+    r"""Run every (problem, method, seed) not yet complete in ``out/results.csv``.
+
+    ``options`` go to every method's constructor (e.g. ``{"preset": "paper"}``); the
+    runs are then stored under ``method[k=v,...]``.
+    """
     _check_names("problem", problems, list_problems())
     _check_names("method", methods, list_methods())
     if seeds < 1 or iterations < 0 or batch_size < 1:
         raise CLIError("--seeds and --batch-size must be >= 1 and --iterations >= 0.")
+    options = dict(options or {})
     dev = _device(device)
     store = ResultsStore(out)
     if store.repaired_rows:
@@ -80,7 +108,7 @@ def run_grid(
     for p in problems:
         for m in methods:
             for s in range(seeds):
-                key = (p, m, s)
+                key = (p, method_label(m, options), s)
                 if key in done:
                     if done[key] != (iterations, batch_size):
                         raise CLIError(
@@ -95,15 +123,21 @@ def run_grid(
     bar = tqdm(total=len(todo) * iterations, disable=not progress, unit="round", dynamic_ncols=True)
     try:
         problem_cache: dict[str, object] = {}
-        for p, m, s in todo:
+        for p, label, s in todo:
+            m = label.split("[")[0]
             if p not in problem_cache:
                 try:
                     problem_cache[p] = get_problem(p, data_dir=data_dir, device=dev)
                 except FileNotFoundError as e:
                     raise CLIError(str(e)) from None
             problem = problem_cache[p]
-            bar.set_description(f"{p} | {m} | seed {s}")
-            policy = make_policy(m, problem.domain, seed=s, device=dev)
+            bar.set_description(f"{p} | {label} | seed {s}")
+            try:
+                policy = make_policy(m, problem.domain, seed=s, device=dev, **options)
+            except TypeError as e:
+                raise CLIError(f"--option not accepted by {m}: {e}") from None
+            except ValueError as e:
+                raise CLIError(f"--option for {m}: {e}") from None
             start = time.perf_counter()
             history = run(
                 problem,
@@ -112,12 +146,12 @@ def run_grid(
                 seed=s,
                 batch_size=batch_size,
                 n_init=n_init,
-                method=m,
+                method=label,
                 callback=lambda _t: bar.update(1),
             )
             store.append_run(history, horizon=iterations, batch_size=batch_size)
             if not progress:
-                print(f"done {p} {m} seed {s} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+                print(f"done {p} {label} seed {s} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
     finally:
         bar.close()
     return store
@@ -168,6 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--data-dir", default=None, help="materials tables directory (or BUH_DATA_DIR)")
     p_run.add_argument("--n-init", type=int, default=None, help="initial design size (default: the problem's)")
     p_run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_run.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="method option, e.g. preset=paper or growth_exponent=0.25 (repeatable; JSON values)",
+    )
 
     p_rep = sub.add_parser("report", help="write summary.csv and plots for a results directory")
     p_rep.add_argument("out", type=Path)
@@ -203,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 data_dir=args.data_dir,
                 n_init=args.n_init,
                 progress=not args.no_progress,
+                options=parse_options(args.option),
             )
             print(f"results: {args.out / 'results.csv'}")
             return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import sys
@@ -237,3 +238,29 @@ def test_demo(tmp_path, capsys):
     assert (tmp_path / "summary.csv").exists()
     assert (tmp_path / "regret_berkenkamp.png").exists()
     assert "simple_regret_mean" in out and "mle-gp-ucb" in out and "lb-gp-ucb" in out
+
+
+def test_method_options_are_passed_and_labelled(tmp_path, capsys):
+    code, _, _ = buh(
+        capsys, "run", "--problem", "berkenkamp", "--method", "lb-gp-ucb", "--iterations", "3",
+        "--option", "preset=paper", "--option", "width_factor=2", "--out", tmp_path, "--no-progress",
+    )
+    assert code == 0
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert set(df["method"]) == {"lb-gp-ucb[preset=paper,width_factor=2]"}
+    # the paper preset's ratio e^{1/d} = e for d = 1 shows in the start ladder
+    theta = sorted({float(v) for v in df[df["iteration"] > 0]["selected"]}, reverse=True)
+    assert theta[0] / theta[1] == pytest.approx(math.e, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [("bogus=1", "not accepted by lb-gp-ucb"), ("preset=nope", "preset must be one of"), ("=3", "KEY=VALUE")],
+)
+def test_bad_method_option_exits_2(tmp_path, capsys, option, message):
+    code, _, err = buh(
+        capsys, "run", "--problem", "berkenkamp", "--method", "lb-gp-ucb", "--iterations", "2",
+        "--option", option, "--out", tmp_path, "--no-progress",
+    )
+    assert code == 2 and message in err
+    assert not (tmp_path / "results.csv").exists() or pd.read_csv(tmp_path / "results.csv").empty
