@@ -8,7 +8,8 @@ directories (each with a ``results.csv`` written by ``buh run``) and writes:
 - ``fig2_michalewicz5.png``: histogram of the length scales each method used on
   Michalewicz, with the :math:`\hat\theta^*` estimate of the paper (Figure 2):
   10,000 uniform points, the top 1% by objective, a Matern-5/2 length scale
-  fitted by maximum likelihood to those 100 points in unit-cube units;
+  fitted by maximum likelihood to those 100 points in unit-cube units (the fit
+  is multi-modal, so the median over five draws of the 10,000 points);
 - ``table_at_T.csv``: per problem and method, the mean and standard error of
   the best and cumulative regret at round ``T`` (``--at problem=T``, default the
   last round), and the seeds whose best regret reached 0 (materials problems);
@@ -152,8 +153,13 @@ def main() -> None:
         plot_regret(df, problem, path)
         print(f"wrote {path}")
     if "michalewicz5" in set(df["problem"]):
-        theta_star = theta_hat_star()
-        print(f"theta-hat* (michalewicz5, top 1% of 10,000 uniform points, MLE) = {theta_star:.4f}")
+        # The MLE on 100 points is multi-modal in the length scale: repeat over 5 draws, take the median.
+        draws = [theta_hat_star(seed=s) for s in range(5)]
+        theta_star = float(np.median(draws))
+        print(
+            "theta-hat* (michalewicz5, top 1% of 10,000 uniform points, MLE; median of 5 draws) = "
+            f"{theta_star:.4f} (draws: {', '.join(f'{v:.4f}' for v in draws)}; authors' stored value 0.0354)"
+        )
         path = args.out / "fig2_michalewicz5.png"
         plot_fig2(df, "michalewicz5", theta_star, path)
         print(f"wrote {path}")

@@ -51,10 +51,13 @@ def test_per_candidate_optimiser_on_cuda() -> None:
     torch.testing.assert_close(direct, values)
 
 
-@pytest.mark.parametrize("method", ["random", "mle-gp-ucb", "gp-ts"])
+@pytest.mark.parametrize(
+    "method", ["random", "mle-gp-ucb", "gp-ts", "lb-gp-ucb", "lnb-gp-ucb", "a-gp-ucb", "hb-gp-ucb", "nuts-gp-ucb"]
+)
 def test_run_on_cuda(method: str) -> None:
     problem = get_problem("berkenkamp", device="cuda")
-    policy = make_policy(method, problem.domain, seed=0, device="cuda")
+    options = {"num_samples": 20, "warmup_steps": 20} if method == "nuts-gp-ucb" else {}
+    policy = make_policy(method, problem.domain, seed=0, device="cuda", **options)
     history = run(problem, policy, iterations=3, seed=0)
     assert len(history) == problem.n_init + 3
     assert (history["simple_regret"] >= -1e-12).all()
