@@ -88,6 +88,7 @@ def run_grid(
     n_init: int | None = None,
     progress: bool = True,
     options: dict[str, object] | None = None,
+    first_seed: int = 0,
 ) -> ResultsStore:
     r"""Run every (problem, method, seed) not yet complete in ``out/results.csv``.
 
@@ -96,8 +97,8 @@ def run_grid(
     """
     _check_names("problem", problems, list_problems())
     _check_names("method", methods, list_methods())
-    if seeds < 1 or iterations < 0 or batch_size < 1:
-        raise CLIError("--seeds and --batch-size must be >= 1 and --iterations >= 0.")
+    if seeds < 1 or iterations < 0 or batch_size < 1 or first_seed < 0:
+        raise CLIError("--seeds and --batch-size must be >= 1, --iterations and --first-seed >= 0.")
     options = dict(options or {})
     dev = _device(device)
     store = ResultsStore(out)
@@ -107,7 +108,7 @@ def run_grid(
     todo = []
     for p in problems:
         for m in methods:
-            for s in range(seeds):
+            for s in range(first_seed, first_seed + seeds):
                 key = (p, method_label(m, options), s)
                 if key in done:
                     if done[key] != (iterations, batch_size):
@@ -194,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="run a grid of problems x methods x seeds (resumable)")
     p_run.add_argument("--problem", action="append", required=True, help="problem name(s), comma-separated or repeated")
     p_run.add_argument("--method", action="append", required=True, help="method name(s), comma-separated or repeated")
-    p_run.add_argument("--seeds", type=int, default=1, help="number of seeds (0..N-1)")
+    p_run.add_argument("--seeds", type=int, default=1, help="number of seeds (first-seed .. first-seed + N - 1)")
+    p_run.add_argument("--first-seed", type=int, default=0, help="first seed (split a grid over processes)")
     p_run.add_argument("--iterations", type=int, required=True, help="BO rounds T per run")
     p_run.add_argument("--batch-size", type=int, default=1, help="points per round q")
     p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -244,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 n_init=args.n_init,
                 progress=not args.no_progress,
                 options=parse_options(args.option),
+                first_seed=args.first_seed,
             )
             print(f"results: {args.out / 'results.csv'}")
             return 0

@@ -264,3 +264,12 @@ def test_bad_method_option_exits_2(tmp_path, capsys, option, message):
     )
     assert code == 2 and message in err
     assert not (tmp_path / "results.csv").exists() or pd.read_csv(tmp_path / "results.csv").empty
+
+
+def test_first_seed_splits_a_grid(tmp_path, capsys):
+    args = ["run", "--problem", "berkenkamp", "--method", "random", "--iterations", "1", "--out", tmp_path,
+            "--no-progress"]
+    assert buh(capsys, *args, "--seeds", "2", "--first-seed", "3")[0] == 0
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert sorted(df["seed"].unique()) == [3, 4]
+    assert buh(capsys, *args, "--seeds", "1", "--first-seed", "-1")[0] == 2
