@@ -158,13 +158,18 @@ def run_grid(
     return store
 
 
-def report(out: Path) -> tuple[pd.DataFrame, list[Path]]:
-    store_path = Path(out) / "results.csv"
-    if not store_path.exists():
-        raise CLIError(f"{store_path} does not exist; run `buh run --out {out}` first.")
-    df = ResultsStore(out).read()
+def report(out: Path, extra: Sequence[Path] = ()) -> tuple[pd.DataFrame, list[Path]]:
+    r"""Report on ``out/results.csv`` merged with the results of the ``extra`` directories."""
+    frames = []
+    for d in [Path(out), *map(Path, extra)]:
+        store_path = d / "results.csv"
+        if not store_path.exists():
+            raise CLIError(f"{store_path} does not exist; run `buh run --out {d}` first.")
+        frames.append(ResultsStore(d).read())
+    df = pd.concat(frames, ignore_index=True)
+    df = df.drop_duplicates(["problem", "method", "seed", "iteration", "batch_index"], keep="first")
     if df.empty:
-        raise CLIError(f"{store_path} holds no complete run.")
+        raise CLIError(f"{Path(out) / 'results.csv'} holds no complete run.")
     return write_report(df, out)
 
 
@@ -212,7 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p_rep = sub.add_parser("report", help="write summary.csv and plots for a results directory")
-    p_rep.add_argument("out", type=Path)
+    p_rep.add_argument("out", type=Path, help="results directory; summary.csv and plots are written here")
+    p_rep.add_argument("more", type=Path, nargs="*", help="more results directories to merge (e.g. runs split over processes)")
 
     p_demo = sub.add_parser("demo", help=f"short comparison of {' vs '.join(DEMO_METHODS)} on {DEMO_PROBLEM}")
     p_demo.add_argument("--out", type=Path, default=Path("buh-demo"))
@@ -251,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"results: {args.out / 'results.csv'}")
             return 0
         if args.command == "report":
-            summary, plots = report(args.out)
+            summary, plots = report(args.out, args.more)
             _print_summary(summary)
             print(f"summary: {args.out / 'summary.csv'}")
             for path in plots:

@@ -273,3 +273,15 @@ def test_first_seed_splits_a_grid(tmp_path, capsys):
     df = pd.read_csv(tmp_path / "results.csv")
     assert sorted(df["seed"].unique()) == [3, 4]
     assert buh(capsys, *args, "--seeds", "1", "--first-seed", "-1")[0] == 2
+
+
+def test_report_merges_directories(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    base = ["run", "--problem", "berkenkamp", "--method", "random", "--iterations", "2", "--no-progress"]
+    assert buh(capsys, *base, "--seeds", "2", "--out", a)[0] == 0
+    assert buh(capsys, *base, "--seeds", "1", "--first-seed", "2", "--out", b)[0] == 0
+    code, out, _ = buh(capsys, "report", a, b)
+    assert code == 0
+    summary = pd.read_csv(a / "summary.csv")
+    assert summary.loc[0, "seeds"] == 3
+    assert buh(capsys, "report", a, tmp_path / "missing")[0] == 2
