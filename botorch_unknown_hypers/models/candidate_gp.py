@@ -381,6 +381,26 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         r"""A ``CandidateGP`` over the candidates at ``indices`` (same data and transforms)."""
         return self._rebuild(self.candidates.subset(indices))
 
+    def log_marginal_likelihood(self) -> Tensor:
+        r"""Exact log marginal likelihood :math:`\log p(y \mid X, u)` of every candidate.
+
+        .. math::
+
+            \log p(y \mid u) = -\tfrac12 (y - m_u)^\top (K_u + \sigma_u^2 I)^{-1} (y - m_u)
+                - \tfrac12 \log|K_u + \sigma_u^2 I| - \tfrac n2 \log 2\pi,
+
+        of the (outcome-transformed) training targets; an outcome transform adds the
+        same constant to every candidate, so argmax and posterior weights are unchanged.
+
+        Returns:
+            ``K`` values (one per candidate).
+        """
+        X = self.transform_inputs(self._raw_train_X)
+        with torch.no_grad(), gpytorch.settings.fast_computations(log_prob=False):
+            prior = MultivariateNormal(self.mean_module(X), self.covar_module(X))
+            marginal = self.likelihood(prior)
+            return marginal.log_prob(self.train_targets).reshape(self.num_candidates)
+
     def select(self, index: int) -> CandidateGP:
         r"""Candidate ``index`` as a plain single-output model (no candidate dimension).
 

@@ -9,6 +9,7 @@ import torch
 from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
+from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLECandidates
 from botorch_unknown_hypers.policies.elimination import HEGPUCB
 from botorch_unknown_hypers.policies.hyperparameter_balancing import HyperparameterBalancing
 from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB
@@ -27,6 +28,8 @@ METHODS: dict[str, PolicyFactory] = {
     "nuts-gp-ucb": NUTSGPUCB,
     "hb-gp-ucb": HyperparameterBalancing,
     "he-gp-ucb": HEGPUCB,
+    "mle-candidates": MLECandidates,
+    "expected-ucb": ExpectedUCB,
 }
 
 

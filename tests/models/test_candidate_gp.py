@@ -689,3 +689,28 @@ def test_views_follow_data(dtype, device):
         posterior = view.posterior(X)
         assert posterior.mean.dtype == dtype
         assert posterior.mean.device.type == device.type
+
+
+def test_log_marginal_likelihood_matches_brute_force():
+    import numpy as np
+
+    gen = torch.Generator().manual_seed(0)
+    X = torch.rand(15, 2, generator=gen, dtype=torch.float64) * 4
+    Y = torch.randn(15, 1, generator=gen, dtype=torch.float64)
+    bounds = torch.tensor([[0.0, 0.0], [4.0, 4.0]], dtype=torch.float64)
+    spec = [(0.2, 1.0, 1e-2, 0.0), (0.5, 2.0, 1e-1, 0.5)]
+    cands = KernelCandidates(
+        lengthscale=torch.tensor([[s[0]] for s in spec], dtype=torch.float64),
+        outputscale=torch.tensor([s[1] for s in spec], dtype=torch.float64),
+        noise=torch.tensor([s[2] for s in spec], dtype=torch.float64),
+        mean_constant=torch.tensor([s[3] for s in spec], dtype=torch.float64),
+    )
+    model = CandidateGP(X, Y, cands, input_transform=Normalize(2, bounds=bounds))
+    got = model.log_marginal_likelihood()
+    Z, y = (X / 4).numpy(), Y[:, 0].numpy()
+    for k, (ls, scale, noise, mean) in enumerate(spec):
+        s = math.sqrt(5) * np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1)) / ls
+        K = scale * (1 + s + s * s / 3) * np.exp(-s) + noise * np.eye(15)
+        r = y - mean
+        ref = -0.5 * r @ np.linalg.solve(K, r) - 0.5 * np.linalg.slogdet(K)[1] - 7.5 * math.log(2 * math.pi)
+        assert float(got[k]) == pytest.approx(ref, rel=1e-10)

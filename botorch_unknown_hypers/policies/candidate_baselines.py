@@ -1,0 +1,78 @@
+r"""Baselines over a finite candidate set: MLE over the candidates and the expected UCB.
+
+The baselines of Ziomek, Adachi, Osborne, "Beyond Lengthscales" (Sec. 7, App. J),
+on the same candidate set :math:`U`, GPs and :math:`\beta^u_t` as
+:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`:
+
+- ``mle-candidates``: :math:`u_t = \arg\max_{u \in U} \log p(D_{t-1} \mid u)` with the
+  exact log marginal likelihood of each candidate (one batched call), then GP-UCB
+  :math:`\mu^{u_t} + \beta^{u_t}_t\sigma^{u_t}`;
+- ``expected-ucb``: :math:`\sum_u w_u\,(\mu^u + \beta^u_t\sigma^u)` with posterior weights
+  :math:`w_u = p(D \mid u) / \sum_v p(D \mid v)` under a uniform prior, computed with
+  log-sum-exp (``softmax`` of the log marginal likelihoods).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
+from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy
+
+
+class MLECandidates(CandidateSetPolicy):
+    r"""GP-UCB with the maximum-marginal-likelihood member of :math:`U`, refreshed every round."""
+
+    name = "mle-candidates"
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        if q != 1:
+            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
+        everyone = list(range(len(self.candidates)))
+        model = self._model(train_X, train_Y, everyone)
+        lml = model.log_marginal_likelihood()
+        k = int(lml.argmax())
+        betas = self._betas(model, self.round + 1)
+        acqf = CandidateUCB(model, beta=betas, reduction="select", index=k)
+        X = self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
+        self.selected = self._labels([k])
+        self.n_candidates = len(everyone)
+        self.diagnostics = {"log_marginal_likelihood": lml.tolist(), "beta": float(betas[k])}
+        return X
+
+    def _observe(self, X: Tensor, Y: Tensor) -> None:
+        self.round += 1
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"round": self.round}
+
+    def _check_extra_state(self, extra: dict[str, Any]) -> None:
+        if not isinstance(extra, dict) or not isinstance(extra.get("round"), int) or extra["round"] < 0:
+            raise ValueError(f"state['extra'] is not a {self.name} state (needs a round >= 0).")
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        self.round = int(extra["round"])
+
+
+class ExpectedUCB(MLECandidates):
+    r"""Posterior-weighted UCB over :math:`U` (uniform prior); ``selected`` is the MAP candidate."""
+
+    name = "expected-ucb"
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        if q != 1:
+            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
+        everyone = list(range(len(self.candidates)))
+        model = self._model(train_X, train_Y, everyone)
+        lml = model.log_marginal_likelihood()
+        weights = torch.softmax(lml, dim=0)  # p(D|u) / sum_v p(D|v), via log-sum-exp
+        betas = self._betas(model, self.round + 1)
+        acqf = CandidateUCB(model, beta=betas, reduction="weighted", weights=weights)
+        X = self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
+        self.selected = self._labels([int(weights.argmax())])
+        self.n_candidates = len(everyone)
+        self.diagnostics = {"weights": weights.tolist(), "betas": betas.tolist()}
+        return X
