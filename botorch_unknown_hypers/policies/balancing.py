@@ -268,10 +268,14 @@ class LBGPUCB(HyperparameterBalancing):
 
     def _initial_candidates(self, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
         r""":math:`\theta_0` = MLE on the initial design; all :math:`q(i) > \theta_0 / g(1)`."""
-        model = fit_single_task_gp(train_X, train_Y, self.domain.bounds, kernel=self.kernel, noise=self.noise)
-        self.theta0 = float(model.covar_module.base_kernel.lengthscale.item())
+        self.theta0 = self._fit_theta0(train_X, train_Y)
         ladder = initial_ladder(self.theta0, self.constants.ratio, self._g(1))
         return self._spec(ladder), self._norms(ladder)
+
+    def _fit_theta0(self, train_X: Tensor, train_Y: Tensor) -> float:
+        r""":math:`\theta_0`: the MLE length scale on the initial design (unit-cube units)."""
+        model = fit_single_task_gp(train_X, train_Y, self.domain.bounds, kernel=self.kernel, noise=self.noise)
+        return float(model.covar_module.base_kernel.lengthscale.item())
 
     def _propose(self, t: int) -> tuple[KernelCandidates, Tensor] | None:
         r"""Alg. 1 lines 14-16 (corrected direction), at most one new candidate per round."""
@@ -327,9 +331,55 @@ class LBGPUCB(HyperparameterBalancing):
 
 
 class AGPUCB(LBGPUCB):
-    r"""A-GP-UCB as run in the length-scale paper: :math:`\theta_t = \theta_0 / g(t)`, no refit."""
+    r"""A-GP-UCB (Berkenkamp et al. 2019): :math:`\theta_t = \theta_0 / g(t)`, no refit.
+
+    As run in the length-scale paper by default: :math:`\theta_0` the MLE on the initial
+    design and the LB preset's :math:`g(t) = \max(g_0, t^a)`. The hyperparameter
+    elimination paper's variant (its task (a)) uses :math:`g(t) = t^{0.9}` and snaps
+    :math:`\theta_t` to the nearest member of a finite candidate list:
+    ``growth_exponent=0.9, growth_floor=1, snap=[0.3, 0.4, 0.5, 0.7, 1.0], theta0=1.0``
+    (that paper does not state :math:`\theta_0`; the longest candidate is our choice).
+
+    Args:
+        theta0: Fixed :math:`\theta_0` (unit-cube units) instead of the initial MLE.
+        growth_floor: Override the preset's floor :math:`g_0` of :math:`g`.
+        snap: Candidate length scales; :math:`\theta_t` is replaced by the nearest one
+            (in log scale).
+        Other args: as :class:`LBGPUCB`.
+    """
 
     name = "a-gp-ucb"
+
+    def __init__(
+        self,
+        domain: Domain,
+        theta0: float | None = None,
+        growth_floor: float | None = None,
+        snap: list[float] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if theta0 is not None and not (theta0 > 0 and math.isfinite(theta0)):
+            raise ValueError(f"theta0 must be positive and finite, got {theta0}.")
+        if growth_floor is not None and not growth_floor >= 1:
+            raise ValueError(f"growth_floor must be >= 1, got {growth_floor}.")
+        if snap is not None and (not snap or not all(float(v) > 0 for v in snap)):
+            raise ValueError(f"snap must be a non-empty list of positive length scales, got {snap}.")
+        super().__init__(domain, **kwargs)
+        if growth_floor is not None:
+            self.constants = BalancingConstants(**{**self.constants.__dict__, "g0": float(growth_floor)})
+        self.fixed_theta0 = None if theta0 is None else float(theta0)
+        self.snap = None if snap is None else sorted(float(v) for v in snap)
+
+    def _initial_candidates(self, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
+        self.theta0 = self._fit_theta0(train_X, train_Y) if self.fixed_theta0 is None else self.fixed_theta0
+        return self._spec([self.theta0]), self._norms([self.theta0])
+
+    def current_lengthscale(self, t: int) -> float:
+        r""":math:`\theta_0 / g(t)`, snapped to the nearest candidate if ``snap`` is set."""
+        theta = self.theta0 / self._g(t)
+        if self.snap is not None:
+            theta = min(self.snap, key=lambda v: abs(math.log(v / theta)))
+        return theta
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         if q != 1:
@@ -337,7 +387,7 @@ class AGPUCB(LBGPUCB):
         if self.candidates is None:
             self._start(train_X, train_Y)
         t = self.round + 1
-        theta = self.theta0 / self._g(t)
+        theta = self.current_lengthscale(t)
         model = CandidateGP(
             train_X,
             train_Y,

@@ -169,3 +169,23 @@ def test_runs_do_not_depend_on_the_global_rng(method):
             opt.tell(X, problem.evaluate(X)[0])
         runs.append(torch.cat(xs))
     assert torch.equal(runs[0], runs[1])
+
+
+def test_a_gp_ucb_snapped_variant_of_the_elimination_paper():
+    problem = get_problem("berkenkamp")
+    snap = [0.3, 0.4, 0.5, 0.7, 1.0]
+    policy = make_policy(
+        "a-gp-ucb", problem.domain, seed=0, theta0=1.0, growth_floor=1.0, growth_exponent=0.9, snap=snap, **FAST
+    )
+    policy.theta0 = 1.0
+    # g(t) = t^0.9: theta_t = t^-0.9 -> 1.0, 0.536, 0.372, 0.287, ... snapped (log distance)
+    assert [policy.current_lengthscale(t) for t in (1, 2, 3, 4, 10)] == [1.0, 0.5, 0.4, 0.3, 0.3]
+    opt = AskTellOptimizer(policy)
+    X0 = initial_design(problem.domain, 3, seed=0)
+    opt.tell(X0, problem.evaluate(X0)[0])
+    opt.ask()
+    assert policy.theta0 == 1.0 and policy.selected == ["1"]
+    with pytest.raises(ValueError, match="snap"):
+        make_policy("a-gp-ucb", problem.domain, snap=[])
+    with pytest.raises(ValueError, match="growth_floor"):
+        make_policy("a-gp-ucb", problem.domain, growth_floor=0.5)
