@@ -6,8 +6,9 @@ candidate :math:`u \in U_{t-1}` has a GP fitted (with fixed hyperparameters) to
 **all** data :math:`D_{t-1}`. At round :math:`t`:
 
 1. (line 7, "doubly optimistic") :math:`(x_t, u_t) = \arg\max_{(x, u) \in X \times U_{t-1}}
-   \mu^u_{t-1}(x) + \beta^u_t \sigma^u_{t-1}(x)`: each candidate's own UCB maximiser
-   in one batched L-BFGS-B run (every point on a pool), then the best candidate;
+   \mu^u_{t-1}(x) + \beta^u_t \sigma^u_{t-1}(x)`: one multi-start problem over
+   (point, candidate) pairs (:func:`~botorch_unknown_hypers.acquisition.optimize.optimize_ucb_joint`;
+   every (point, candidate) on a pool);
 2. record :math:`m_t = \mu^{u_t}_{t-1}(x_t)` and the width
    :math:`w_t = \beta^{u_t}_t\sigma^{u_t}_{t-1}(x_t)` **at selection time** (ambiguity A2:
    the printed :math:`\sigma_i` would be conditioned on :math:`x_i` itself);
@@ -49,7 +50,7 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_per_candidate
+from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import (
@@ -215,11 +216,10 @@ class HEGPUCB(CandidateSetPolicy):
             X = self.domain.points[flat // len(alive)].unsqueeze(0)
             local = flat % len(alive)
         else:
-            X_best, ucb_best = optimize_ucb_per_candidate(
+            x, local, _ = optimize_ucb_joint(
                 model, betas, self.domain.bounds, self.num_restarts, self.raw_samples, seed=self.next_seed()
             )
-            local = int(ucb_best.argmax())
-            X = X_best[local].unsqueeze(0).detach()
+            X = x.unsqueeze(0)
         with torch.no_grad():
             mean, var = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 (shared 1 x 1 x d point)
         u = alive[local]

@@ -305,3 +305,22 @@ def test_serial_fallback_matches_parallel(monkeypatch):
     torch.testing.assert_close(v_ser, v_par, rtol=1e-5, atol=1e-6)
     direct = opt_mod.candidate_ucb_at(model, torch.full((3,), 1.5, dtype=torch.float64), X_ser.unsqueeze(1)).squeeze(-1)
     torch.testing.assert_close(direct, v_ser)
+
+
+def test_optimize_ucb_joint_finds_the_best_candidate_and_point():
+    from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
+
+    torch.manual_seed(0)
+    X = torch.rand(8, 1, dtype=torch.float64)
+    Y = torch.sin(6 * X)
+    cands = KernelCandidates.from_lengthscales(torch.tensor([0.05, 0.2, 0.8], dtype=torch.float64), noise=1e-4)
+    model = CandidateGP(X, Y, cands)
+    beta = torch.tensor([0.5, 2.0, 1.0], dtype=torch.float64)
+    x, k, value = optimize_ucb_joint(model, beta, torch.tensor([[0.0], [1.0]], dtype=torch.float64), seed=0)
+    grid = torch.linspace(0, 1, 2001, dtype=torch.float64).reshape(-1, 1)
+    mean, var = model.marginal_mean_variance(grid.unsqueeze(0).unsqueeze(0))
+    ucb = mean[0] + beta.unsqueeze(-1) * var[0].sqrt()  # K x N
+    best = ucb.max()
+    assert k == int(ucb.max(dim=-1).values.argmax())
+    assert float(value) == pytest.approx(float(best), abs=1e-4)
+    assert float(value) >= float(best) - 1e-4 and 0 <= float(x) <= 1
