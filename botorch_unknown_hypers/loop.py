@@ -175,7 +175,7 @@ def run(
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
     if problem.dim != policy.domain.dim:
         raise ValueError(f"problem has d = {problem.dim} but the policy's domain has d = {policy.domain.dim}.")
-    problem = problem.to(device=policy.device, dtype=policy.dtype)
+    problem = problem.instance(seed).to(device=policy.device, dtype=policy.dtype)
     n_init = problem.n_init if n_init is None else n_init
     method = method or policy.name
     noise_gen = torch.Generator(device=policy.device).manual_seed(10_000 + seed)

@@ -86,7 +86,9 @@ class CandidateSetPolicy(Policy):
     Args:
         domain: Box or pool.
         seed, device, dtype: As :class:`~botorch_unknown_hypers.policies.base.Policy`.
-        candidates: The set :math:`U` (any :class:`~botorch_unknown_hypers.candidates.CandidateSpec`);
+        candidates: The set :math:`U` (any :class:`~botorch_unknown_hypers.candidates.CandidateSpec`),
+            or the name of a task's set (``"lengthscale"``, ``"period"``, ``"additive3d"``,
+            ``"hills"``, see :func:`~botorch_unknown_hypers.problems.elimination_tasks.task_candidates`);
             default: Matern-5/2 length scales 0.3, 0.4, 0.5, 0.7, 1.0 (task (a)), output scale 1.
         noise_std: :math:`R`; the GPs use noise variance :math:`R^2` unless the candidates set one.
         beta: ``"frequentist"``, ``"bayesian-finite"``, ``"bayesian-continuous"`` or a number.
@@ -102,7 +104,7 @@ class CandidateSetPolicy(Policy):
         seed: int = 0,
         device: torch.device | str | None = None,
         dtype: torch.dtype = torch.float64,
-        candidates: CandidateSpec | None = None,
+        candidates: CandidateSpec | str | None = None,
         noise_std: float = 0.01,
         beta: str | float = "frequentist",
         B: float = 1.0,
@@ -130,6 +132,10 @@ class CandidateSetPolicy(Policy):
         if candidates is None:
             ls = torch.tensor(DEFAULT_LENGTHSCALES, dtype=dtype)
             candidates = KernelCandidates.from_lengthscales(ls, kernel="matern52", noise=noise_std**2)
+        elif isinstance(candidates, str):
+            from botorch_unknown_hypers.problems.elimination_tasks import task_candidates
+
+            candidates = task_candidates(candidates, noise_std, dtype=dtype)
         if not isinstance(candidates, CandidateSpec) or len(candidates) < 1:
             raise ValueError("candidates must be a non-empty CandidateSpec.")
         self.candidates = candidates.to(device=self.device, dtype=dtype) if hasattr(candidates, "to") else candidates

@@ -162,6 +162,11 @@ class Problem(ABC):
             return f + self.noise_std * eps, f
         return f.clone(), f
 
+    def instance(self, seed: int) -> Problem:
+        r"""The black box of run ``seed``: ``self`` unless the problem draws a function per seed
+        (e.g. functions sampled from a GP prior, the same for every method given the seed)."""
+        return self
+
     def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> Problem:
         r"""Move the domain (and any tensors a subclass holds) to ``device`` / ``dtype``."""
         self.domain = self.domain.to(device=device, dtype=dtype)

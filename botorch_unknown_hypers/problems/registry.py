@@ -31,6 +31,7 @@ from pathlib import Path
 import torch
 
 from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.elimination_tasks import Additive3dProblem, HillsProblem, PeriodProblem
 from botorch_unknown_hypers.problems.materials import load_materials_problem
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
@@ -138,3 +139,18 @@ def _crossed_barrel(data_dir: str | Path | None = None) -> Problem:
 def _agnp(data_dir: str | Path | None = None) -> Problem:
     r"""AgNP synthesis pool (164 configurations, maximise -loss), noiseless."""
     return load_materials_problem("agnp", data_dir=data_dir)
+
+
+@register_problem("period")
+def _period(data_dir: str | Path | None = None) -> Problem:
+    return PeriodProblem()
+
+
+@register_problem("additive3d")
+def _additive3d(data_dir: str | Path | None = None) -> Problem:
+    return Additive3dProblem()
+
+
+@register_problem("hills")
+def _hills(data_dir: str | Path | None = None) -> Problem:
+    return HillsProblem()
