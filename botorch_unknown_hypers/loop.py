@@ -188,6 +188,13 @@ def run(
     def record(X: Tensor, y: Tensor, f: Tensor, iteration: int, wall: float) -> None:
         nonlocal best_f, cumulative
         diag = getattr(policy, "diagnostics", None)
+        robust_value = getattr(problem, "robust_value", None)
+        if robust_value is not None and iteration > 0:
+            # epsilon-regret at the point the rule chose (StableOpt queries a perturbation of it)
+            point = getattr(policy, "robust_point", None)
+            point = X if point is None else point
+            eps_regret = problem.robust_optimal_value - float(robust_value(point).min())
+            diag = {**(diag or {}), "eps_regret": eps_regret}
         diagnostics = json.dumps(diag, separators=(",", ":")) if diag else ""
         for j in range(X.shape[0]):
             fj = float(f[j])

@@ -176,6 +176,50 @@ class CandidateSetPolicy(Policy):
         labels = self.candidates.labels()
         return [labels[i] for i in indices]
 
+    # Elimination rules share the surviving set and its log.
+    def _eliminate(self, u: int, t: int) -> None:
+        r"""Remove ``u`` at round ``t`` unless it is the last survivor (then log the round)."""
+        if not self.alive[u]:
+            return
+        if sum(self.alive) > 1:
+            self.alive[u] = False
+            self.eliminated_at[u] = t
+        else:
+            self.kept_last.append(t)
+
+    def _elimination_state(self) -> dict[str, Any]:
+        return {
+            "alive": list(self.alive),
+            "eliminated_at": {str(k): v for k, v in self.eliminated_at.items()},
+            "kept_last": list(self.kept_last),
+            "round": self.round,
+            "pending": self.pending,
+        }
+
+    def _check_elimination_state(self, extra: dict[str, Any], played: list[Any], *series: list[Any]) -> None:
+        r"""``played``: candidate indices of the records; ``series``: record lists of equal length."""
+        try:
+            n = len(self.candidates)
+            ok = (
+                len(extra["alive"]) == n
+                and any(extra["alive"])
+                and len({len(played), *map(len, series)}) == 1
+                and all(0 <= int(c) < n for c in played)
+                and int(extra["round"]) >= 0
+                and isinstance(extra["eliminated_at"], dict)
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"state['extra'] is not a {self.name} state: {e}") from None
+        if not ok:
+            raise ValueError("state['extra'] is inconsistent with the candidate set (lengths or indices).")
+
+    def _load_elimination_state(self, extra: dict[str, Any]) -> None:
+        self.alive = [bool(a) for a in extra["alive"]]
+        self.eliminated_at = {int(k): int(v) for k, v in extra["eliminated_at"].items()}
+        self.kept_last = [int(v) for v in extra.get("kept_last", [])]
+        self.round = int(extra["round"])
+        self.pending = extra.get("pending")
+
 
 class HEGPUCB(CandidateSetPolicy):
     r"""HE-GP-UCB (Alg. 1); see the module docstring and :class:`CandidateSetPolicy` for the args."""
@@ -254,11 +298,7 @@ class HEGPUCB(CandidateSetPolicy):
             sum(self.play_eta[i] for i in idx), len(idx), sum(self.play_width[i] for i in idx), xi_t
         )
         if fire:
-            if sum(self.alive) > 1:
-                self.alive[u] = False
-                self.eliminated_at[u] = t
-            else:
-                self.kept_last.append(t)
+            self._eliminate(u, t)
         self.diagnostics.update(
             {
                 "eta": eta,
@@ -272,37 +312,21 @@ class HEGPUCB(CandidateSetPolicy):
 
     def _extra_state(self) -> dict[str, Any]:
         return {
-            "alive": list(self.alive),
-            "eliminated_at": {str(k): v for k, v in self.eliminated_at.items()},
-            "kept_last": list(self.kept_last),
+            **self._elimination_state(),
             "play_candidate": list(self.play_candidate),
             "play_eta": list(self.play_eta),
             "play_width": list(self.play_width),
-            "round": self.round,
-            "pending": self.pending,
         }
 
     def _check_extra_state(self, extra: dict[str, Any]) -> None:
         try:
-            n = len(self.candidates)
-            ok = (
-                len(extra["alive"]) == n
-                and any(extra["alive"])
-                and len(extra["play_candidate"]) == len(extra["play_eta"]) == len(extra["play_width"])
-                and all(0 <= int(c) < n for c in extra["play_candidate"])
-                and int(extra["round"]) >= 0
-            )
-        except (KeyError, TypeError, ValueError) as e:
+            played, eta, width = extra["play_candidate"], extra["play_eta"], extra["play_width"]
+        except (KeyError, TypeError) as e:
             raise ValueError(f"state['extra'] is not a he-gp-ucb state: {e}") from None
-        if not ok:
-            raise ValueError("state['extra'] is inconsistent with the candidate set (lengths or indices).")
+        self._check_elimination_state(extra, played, eta, width)
 
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self.alive = [bool(a) for a in extra["alive"]]
-        self.eliminated_at = {int(k): int(v) for k, v in extra["eliminated_at"].items()}
-        self.kept_last = [int(v) for v in extra.get("kept_last", [])]
+        self._load_elimination_state(extra)
         self.play_candidate = [int(c) for c in extra["play_candidate"]]
         self.play_eta = [float(v) for v in extra["play_eta"]]
         self.play_width = [float(v) for v in extra["play_width"]]
-        self.round = int(extra["round"])
-        self.pending = extra.get("pending")

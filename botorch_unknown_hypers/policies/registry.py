@@ -14,6 +14,7 @@ from botorch_unknown_hypers.policies.elimination import HEGPUCB
 from botorch_unknown_hypers.policies.hyperparameter_balancing import HyperparameterBalancing
 from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB
 from botorch_unknown_hypers.policies.nuts import NUTSGPUCB
+from botorch_unknown_hypers.policies.stableopt import HEStableOpt, StableOptMLE
 from botorch_unknown_hypers.problems.base import Domain
 
 PolicyFactory = Callable[..., Policy]
@@ -30,6 +31,8 @@ METHODS: dict[str, PolicyFactory] = {
     "he-gp-ucb": HEGPUCB,
     "mle-candidates": MLECandidates,
     "expected-ucb": ExpectedUCB,
+    "he-stableopt": HEStableOpt,
+    "stableopt-mle": StableOptMLE,
 }
 
 

@@ -282,6 +282,7 @@ def task_candidates(name: str, noise_std: float, dtype: torch.dtype = torch.floa
     r"""The candidate set :math:`U` of an elimination task, by name.
 
     ``"lengthscale"`` (task a): Matern-5/2 length scales 0.3, 0.4, 0.5, 0.7, 1.0;
+    ``"robust-peak"`` (our robust task): Matern-5/2 length scales 0.01, 0.03, 0.1, 0.3;
     ``"period"`` (task b): :func:`fit_period_candidates`; ``"additive3d"`` (task c): the four
     decompositions of an RBF base kernel, length scale 0.2 (our choice); ``"hills"`` (task d):
     the 11 hill means with the GP kernel of :class:`HillsProblem`. GP noise variance
@@ -295,8 +296,9 @@ def task_candidates(name: str, noise_std: float, dtype: torch.dtype = torch.floa
     from botorch_unknown_hypers.candidates import KernelCandidates
 
     noise = noise_std**2
-    if name == "lengthscale":
-        ls = torch.tensor([0.3, 0.4, 0.5, 0.7, 1.0], dtype=dtype)
+    if name in ("lengthscale", "robust-peak"):
+        values = [0.3, 0.4, 0.5, 0.7, 1.0] if name == "lengthscale" else [0.01, 0.03, 0.1, 0.3]
+        ls = torch.tensor(values, dtype=dtype)
         return KernelCandidates.from_lengthscales(ls, kernel="matern52", noise=noise)
     if name == "period":
         fits = fit_period_candidates()
@@ -316,4 +318,6 @@ def task_candidates(name: str, noise_std: float, dtype: torch.dtype = torch.floa
             noise=noise,
         )
         return MeanFunctionCandidates(base, hill_means, names=[str(u) for u in HILLS_CANDIDATES])
-    raise ValueError(f"candidates must be one of lengthscale, period, additive3d, hills; got {name!r}.")
+    raise ValueError(
+        f"candidates must be one of lengthscale, period, additive3d, hills, robust-peak; got {name!r}."
+    )

@@ -32,6 +32,7 @@ import torch
 
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.problems.elimination_tasks import Additive3dProblem, HillsProblem, PeriodProblem
+from botorch_unknown_hypers.problems.robust import RobustPeakProblem
 from botorch_unknown_hypers.problems.materials import load_materials_problem
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
@@ -154,3 +155,9 @@ def _additive3d(data_dir: str | Path | None = None) -> Problem:
 @register_problem("hills")
 def _hills(data_dir: str | Path | None = None) -> Problem:
     return HillsProblem()
+
+
+@register_problem("robust-peak")
+def _robust_peak(data_dir: str | Path | None = None) -> Problem:
+    r"""A fragile sharp peak and a robust broad hill (epsilon = 0.05), for he-stableopt."""
+    return RobustPeakProblem()

@@ -1,0 +1,89 @@
+import json
+
+import pytest
+import torch
+
+from botorch_unknown_hypers.acquisition.robust import neighbourhoods, robust_min
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design, run
+from botorch_unknown_hypers.policies import make_policy
+from botorch_unknown_hypers.policies.elimination import he_xi
+from botorch_unknown_hypers.policies.stableopt import HEStableOpt
+from botorch_unknown_hypers.problems import get_problem
+from botorch_unknown_hypers.problems.base import FiniteDomain
+
+
+def test_neighbourhoods_and_robust_min_brute_force():
+    gen = torch.Generator().manual_seed(0)
+    pts = torch.rand(30, 2, generator=gen, dtype=torch.float64)
+    values = torch.randn(3, 30, generator=gen, dtype=torch.float64)
+    for kind, p in (("box", float("inf")), ("ball", 2.0)):
+        mask = neighbourhoods(pts, 0.2, kind)
+        got = robust_min(values, mask)
+        for i in range(30):
+            near = [j for j in range(30) if float(torch.dist(pts[i], pts[j], p=p)) <= 0.2]
+            assert got[:, i].tolist() == pytest.approx(values[:, near].min(-1).values.tolist())
+    with pytest.raises(ValueError, match="perturbation"):
+        neighbourhoods(pts, 0.1, "diamond")
+
+
+def _policy():
+    points = torch.linspace(0, 1, 21, dtype=torch.float64).unsqueeze(-1)
+    cands = KernelCandidates.from_lengthscales(torch.tensor([0.05, 0.5], dtype=torch.float64), noise=1e-4)
+    return HEStableOpt(FiniteDomain(points), candidates=cands, epsilon=0.1, beta=1.0, noise_std=0.01), points
+
+
+def test_selection_is_robust_ucb_then_pessimistic_perturbation():
+    policy, points = _policy()
+    X0, Y0 = points[[0, 10, 20]], torch.tensor([[0.0], [1.0], [0.2]], dtype=torch.float64)
+    X = policy.suggest(X0, Y0)
+    model = policy._model(X0, Y0, [0, 1])
+    mean, var = model.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
+    ucb, lcb = mean[0] + var[0].sqrt(), mean[0] - var[0].sqrt()
+    mask = neighbourhoods(points, 0.1)
+    robust = robust_min(ucb, mask)
+    u, i = divmod(int(robust.argmax()), 21)
+    nb = mask[i].nonzero().flatten()
+    v, j = divmod(int(lcb[:, nb].argmin()), len(nb))
+    assert policy.pending["u"] == u and policy.pending["v"] == v
+    assert torch.equal(X, points[nb[j]].unsqueeze(0))  # the queried point is x_t + delta_t
+    assert torch.equal(policy.robust_point, points[i].unsqueeze(0))
+    assert abs(float(X - policy.robust_point)) <= 0.1 + 1e-12
+
+
+def test_both_tests_apply_and_both_candidates_go():
+    policy, points = _policy()
+    # u = 0 and v = 1 in the same round, both with large residuals: both tests fire and both
+    # candidates go (A4: the second removal does not undo the first).
+    policy.candidates = KernelCandidates.from_lengthscales(torch.tensor([0.05, 0.5, 0.2], dtype=torch.float64))
+    policy.alive = [True, True, True]
+    policy.pending = {"u": 0, "v": 1, "mean_u": 0.0, "mean_v": 0.0, "width_u": 0.0, "width_v": 0.0}
+    policy.observe(points[:1], torch.tensor([[5.0]], dtype=torch.float64))
+    assert policy.alive == [False, False, True]
+    assert policy.eliminated_at == {0: 1, 1: 1}
+    xi = he_xi(1, 3, 0.01, 0.1)
+    assert policy.diagnostics["threshold_u"] == pytest.approx(xi**0.5)
+
+
+def test_robust_task_runs_records_eps_regret_and_round_trips():
+    problem = get_problem("robust-peak")
+    policy = make_policy("he-stableopt", problem.domain, seed=0, candidates="robust-peak")
+    history = run(problem, policy, iterations=4, seed=0)
+    eps = [json.loads(d)["eps_regret"] for d in history["diagnostics"] if d]
+    assert len(eps) == 4 and all(e >= -1e-12 for e in eps)
+    opt = AskTellOptimizer(policy)
+    X0 = initial_design(problem.domain, 5, seed=1)
+    opt.tell(X0, problem.evaluate(X0)[0])
+    opt.tell(opt.ask(), torch.zeros(1, 1, dtype=torch.float64))
+    saved = json.loads(json.dumps(opt.state_dict()))
+    X = opt.ask()
+    clone = AskTellOptimizer(make_policy("he-stableopt", problem.domain, seed=5, candidates="robust-peak"))
+    clone.load_state_dict(saved)
+    assert torch.equal(clone.ask(), X)
+    mle = make_policy("stableopt-mle", problem.domain, seed=0)
+    assert len(run(problem, mle, iterations=2, seed=0)) == 5 + 2
+
+
+def test_needs_a_pool():
+    with pytest.raises(ValueError, match="pool"):
+        HEStableOpt(get_problem("berkenkamp").domain)
