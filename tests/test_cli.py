@@ -14,21 +14,8 @@ import pytest
 from botorch_unknown_hypers.cli import main
 from botorch_unknown_hypers.policies.registry import list_methods
 from botorch_unknown_hypers.problems.registry import list_problems
+from tests.contract import CONTRACT_COLUMNS
 
-CONTRACT_COLUMNS = [
-    "problem",
-    "method",
-    "seed",
-    "iteration",
-    "batch_index",
-    "y",
-    "f",
-    "simple_regret",
-    "cumulative_regret",
-    "selected",
-    "n_candidates",
-    "wall_time_s",
-]
 
 
 def buh(capsys, *args: str) -> tuple[int, str, str]:

@@ -12,21 +12,8 @@ from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, initia
 from botorch_unknown_hypers.policies.registry import make_policy
 from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain, Problem
 from botorch_unknown_hypers.problems.registry import get_problem
+from tests.contract import CONTRACT_COLUMNS
 
-CONTRACT_COLUMNS = [
-    "problem",
-    "method",
-    "seed",
-    "iteration",
-    "batch_index",
-    "y",
-    "f",
-    "simple_regret",
-    "cumulative_regret",
-    "selected",
-    "n_candidates",
-    "wall_time_s",
-]
 FAST = dict(num_restarts=2, raw_samples=32)
 
 

@@ -116,6 +116,64 @@ def _boltzmann_select(values: Tensor, num: int, eta: float, generator: torch.Gen
     return torch.cat([best, rest], dim=-1)
 
 
+def _prepare(
+    model: CandidateModel,
+    beta: float | Tensor,
+    bounds: Tensor,
+    num_restarts: int,
+    raw_samples: int,
+    options: dict[str, Any] | None,
+) -> tuple[Tensor, Tensor, Tensor, dict[str, Any], float]:
+    r"""Validate the inputs of the batched optimisers; returns ``(like, bounds, beta, options, eta)``."""
+    if num_restarts < 1 or raw_samples < num_restarts:
+        raise ValueError(
+            f"num_restarts must be >= 1 and raw_samples >= num_restarts, got "
+            f"{num_restarts} and {raw_samples}."
+        )
+    like = model.raw_train_X
+    bounds = torch.as_tensor(bounds).to(like)
+    if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
+        raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
+    beta_t = as_beta(beta, model.num_candidates, like)
+    options = dict(options or {})
+    eta = float(options.pop("eta", 2.0))
+    options.setdefault("maxiter", 200)
+    return like, bounds, beta_t, options, eta
+
+
+def _reasons_against_parallel(options: dict[str, Any]) -> list[str]:
+    return get_reasons_against_fast_path(
+        method="L-BFGS-B", with_grad=True, minimize_options=options, timeout_sec=None
+    )
+
+
+def _raw_values(model: CandidateModel, beta: Tensor, raw: Tensor) -> Tensor:
+    r"""``K x m`` UCB values of ``K x m x d`` raw points, chunked to bound the kernel memory."""
+    chunk = max(1, _MAX_KERNEL_ENTRIES // max(1, model.num_candidates * model.raw_train_X.shape[0]))
+    with torch.no_grad():
+        return torch.cat([candidate_ucb_at(model, beta, part) for part in raw.split(chunk, dim=1)], dim=1)
+
+
+def _refine_indexed(
+    model: CandidateModel, beta: Tensor, bounds: Tensor, starts: Tensor, cand: Tensor, options: dict[str, Any]
+) -> tuple[Tensor, Tensor]:
+    r"""Batched L-BFGS-B from ``m x d`` ``starts``, start ``i`` on candidate ``cand[i]`` (held fixed).
+
+    Returns the ``m x d`` optima and their ``m`` values.
+    """
+    dim = bounds.shape[-1]
+    X_opt, values = gen_candidates_scipy(
+        initial_conditions=torch.cat([starts, cand.unsqueeze(-1)], dim=-1).unsqueeze(-2),
+        acquisition_function=_IndexedCandidateUCB(model, beta),
+        lower_bounds=torch.cat([bounds[0], bounds.new_zeros(1)]),
+        upper_bounds=torch.cat([bounds[1], bounds.new_full((1,), model.num_candidates - 1)]),
+        options=options,
+        fixed_features={dim: cand},
+        use_parallel_mode=True,
+    )
+    return X_opt[..., 0, :dim], values
+
+
 def optimize_ucb_per_candidate(
     model: CandidateModel,
     beta: float | Tensor,
@@ -143,20 +201,8 @@ def optimize_ucb_per_candidate(
     Example:
         >>> X_best, ucb_best = optimize_ucb_per_candidate(model, beta, bounds)
     """
-    if num_restarts < 1 or raw_samples < num_restarts:
-        raise ValueError(
-            f"num_restarts must be >= 1 and raw_samples >= num_restarts, got "
-            f"{num_restarts} and {raw_samples}."
-        )
-    like = model.raw_train_X
-    bounds = torch.as_tensor(bounds).to(like)
-    if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
-        raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
+    like, bounds, beta_t, options, eta = _prepare(model, beta, bounds, num_restarts, raw_samples, options)
     num, dim = model.num_candidates, bounds.shape[-1]
-    beta_t = as_beta(beta, num, like)
-    options = dict(options or {})
-    eta = float(options.pop("eta", 2.0))
-    options.setdefault("maxiter", 200)
     generator = None
     if seed is not None:
         generator = torch.Generator(device=like.device).manual_seed(seed)
@@ -164,31 +210,14 @@ def optimize_ucb_per_candidate(
     # Raw samples: candidate k gets its own scrambled Sobol set.
     raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, batch_shape=torch.Size([num]), seed=seed)
     raw = raw.squeeze(-2).transpose(0, 1)  # raw x K x 1 x d -> K x raw x d
-    n_train = like.shape[0]
-    chunk = max(1, _MAX_KERNEL_ENTRIES // max(1, num * n_train))
-    with torch.no_grad():
-        raw_values = torch.cat(
-            [candidate_ucb_at(model, beta_t, part) for part in raw.split(chunk, dim=1)], dim=1
-        )
+    raw_values = _raw_values(model, beta_t, raw)
     start_idx = _boltzmann_select(raw_values, num_restarts, eta, generator)  # K x R
     starts = torch.gather(raw, 1, start_idx.unsqueeze(-1).expand(-1, -1, dim))  # K x R x d
 
-    reasons = get_reasons_against_fast_path(
-        method="L-BFGS-B", with_grad=True, minimize_options=options, timeout_sec=None
-    )
+    reasons = _reasons_against_parallel(options)
     if not reasons:
         cand_index = torch.arange(num, device=like.device, dtype=like.dtype).repeat_interleave(num_restarts)
-        init = torch.cat([starts.reshape(-1, dim), cand_index.unsqueeze(-1)], dim=-1).unsqueeze(-2)
-        X_opt, values = gen_candidates_scipy(
-            initial_conditions=init,
-            acquisition_function=_IndexedCandidateUCB(model, beta_t),
-            lower_bounds=torch.cat([bounds[0], bounds.new_zeros(1)]),
-            upper_bounds=torch.cat([bounds[1], bounds.new_full((1,), num - 1)]),
-            options=options,
-            fixed_features={dim: cand_index},
-            use_parallel_mode=True,
-        )
-        X_opt = X_opt[..., :dim]
+        X_opt, values = _refine_indexed(model, beta_t, bounds, starts.reshape(-1, dim), cand_index, options)
     else:
         # BoTorch's batched L-BFGS-B is unavailable (e.g. an untested SciPy): fall back
         # to one joint L-BFGS-B over all K x r problems, correct but slower.
@@ -207,7 +236,8 @@ def optimize_ucb_per_candidate(
             options=options,
             use_parallel_mode=False,
         )
-    X_opt = X_opt[..., 0, :].reshape(num, num_restarts, dim)
+        X_opt = X_opt[..., 0, :]
+    X_opt = X_opt.reshape(num, num_restarts, dim)
     values = values.reshape(num, num_restarts)
     best = values.argmax(dim=-1)
     ar = torch.arange(num, device=best.device)
@@ -243,23 +273,9 @@ def optimize_ucb_joint(
     Returns:
         ``(x, k, value)``: the ``d``-dim maximiser, its candidate index and the UCB value.
     """
-    if num_restarts < 1 or raw_samples < num_restarts:
-        raise ValueError(
-            f"num_restarts must be >= 1 and raw_samples >= num_restarts, got {num_restarts} and {raw_samples}."
-        )
-    like = model.raw_train_X
-    bounds = torch.as_tensor(bounds).to(like)
-    if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
-        raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
-    num, dim = model.num_candidates, bounds.shape[-1]
-    beta_t = as_beta(beta, num, like)
-    options = dict(options or {})
-    eta = float(options.pop("eta", 2.0))
-    options.setdefault("maxiter", 200)
-    reasons = get_reasons_against_fast_path(
-        method="L-BFGS-B", with_grad=True, minimize_options=options, timeout_sec=None
-    )
-    if reasons:
+    like, bounds, beta_t, options, eta = _prepare(model, beta, bounds, num_restarts, raw_samples, options)
+    num = model.num_candidates
+    if _reasons_against_parallel(options):
         X_k, values_k = optimize_ucb_per_candidate(
             model, beta_t, bounds, num_restarts, raw_samples, {**options, "eta": eta}, seed
         )
@@ -267,23 +283,9 @@ def optimize_ucb_joint(
         return X_k[k], k, values_k[k]
     generator = None if seed is None else torch.Generator(device=like.device).manual_seed(seed)
     raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
-    chunk = max(1, _MAX_KERNEL_ENTRIES // max(1, num * like.shape[0]))
-    with torch.no_grad():
-        raw_values = torch.cat(
-            [candidate_ucb_at(model, beta_t, part.expand(num, *part.shape)) for part in raw.split(chunk)], dim=1
-        )  # K x raw
+    raw_values = _raw_values(model, beta_t, raw.expand(num, *raw.shape))  # K x raw
     flat = _boltzmann_select(raw_values.reshape(1, -1), num_restarts, eta, generator)[0]
     cand = torch.div(flat, raw_samples, rounding_mode="floor")
-    starts = raw[flat % raw_samples]
-    cand_f = cand.to(like)
-    X_opt, values = gen_candidates_scipy(
-        initial_conditions=torch.cat([starts, cand_f.unsqueeze(-1)], dim=-1).unsqueeze(-2),
-        acquisition_function=_IndexedCandidateUCB(model, beta_t),
-        lower_bounds=torch.cat([bounds[0], bounds.new_zeros(1)]),
-        upper_bounds=torch.cat([bounds[1], bounds.new_full((1,), num - 1)]),
-        options=options,
-        fixed_features={dim: cand_f},
-        use_parallel_mode=True,
-    )
+    X_opt, values = _refine_indexed(model, beta_t, bounds, raw[flat % raw_samples], cand.to(like), options)
     best = int(values.argmax())
-    return X_opt[best, 0, :dim].detach(), int(cand[best]), values[best].detach()
+    return X_opt[best].detach(), int(cand[best]), values[best].detach()

@@ -63,7 +63,7 @@ elimination test), output scale 1, noise variance 1e-4, zero mean, and
 
 All candidates live in one :class:`~botorch_unknown_hypers.models.CandidateGP`;
 the bookkeeping (counts, reward sums, recorded widths, :math:`L_t`) is
-vectorised over candidates with ``scatter_add``.
+vectorised over candidates with ``index_add_`` (in the Alg. 2 engine).
 
 A-GP-UCB (Berkenkamp et al. 2019, as run in the paper): :math:`\theta_t = \theta_0 / g(t)`
 with the same :math:`\theta_0`, :math:`g` and :math:`\beta` as LB-GP-UCB, no refitting.
@@ -72,23 +72,18 @@ with the same :math:`\theta_0`, :math:`g` and :math:`\beta` as LB-GP-UCB, no ref
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
-from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KERNELS, KernelCandidates
 from botorch_unknown_hypers.confidence import (
-    frequentist_beta,
-    information_gain_of_model,
     norm_bound,
     suspected_regret_bound,
-    xi,
 )
-from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.baselines import check_gp_options, fit_single_task_gp
 from botorch_unknown_hypers.policies.hyperparameter_balancing import (
     HyperparameterBalancing,
@@ -247,6 +242,7 @@ class LBGPUCB(HyperparameterBalancing):
         self.noise = noise
         self.constants = constants
         self.xi_count = constants.xi_count
+        self.xi_delta_split = constants.xi_delta_split
         self.theta0: float | None = None
 
     # ------------------------------------------------------------------ hooks
@@ -288,24 +284,10 @@ class LBGPUCB(HyperparameterBalancing):
         theta = self._tensor(self.lengthscales)
         return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.norms)
 
-    def _beta_at(self, train_X: Tensor, train_Y: Tensor, theta: float, B: float) -> float:
-        r""":math:`\beta_t = B + R\sqrt{2(I_t + 1 + \ln(2/\delta))}`, :math:`I_t` under
-        ``theta`` with noise variance :math:`R^2` (the code's :math:`\sigma_N = R`)."""
-        c = self.constants
-        cands = KernelCandidates.from_lengthscales(self._tensor([theta]), kernel=self.kernel, noise=c.R**2)
-        info_model = CandidateGP(
-            train_X, train_Y, cands, input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds)
-        )
-        info = float(information_gain_of_model(info_model).reshape(-1)[0])
-        return float(frequentist_beta(info, B=B, R=c.R, delta=c.delta / 2))
-
-    def _beta(self, train_X: Tensor, train_Y: Tensor, k: int) -> float:
-        return self._beta_at(train_X, train_Y, self.lengthscales[k], float(self.norms[k]))
-
-    def _xi(self, t: int) -> float:
-        c = self.constants
-        count = sum(self.active) if c.xi_count == "active" else len(self.active)
-        return float(xi(t, count, c.R, c.delta / c.xi_delta_split))
+    def _info_spec(self, spec: KernelCandidates) -> KernelCandidates:
+        r""":math:`I_t` under the played length scale with noise variance :math:`R^2` (the code's
+        :math:`\sigma_N = R`; in the paper preset :math:`R^2` is the GP noise)."""
+        return replace(spec, noise=torch.full_like(spec.noise, self.constants.R**2))
 
     def _diagnostics(self, t: int) -> dict[str, Any]:
         return {
@@ -388,14 +370,9 @@ class AGPUCB(LBGPUCB):
             self._start(train_X, train_Y)
         t = self.round + 1
         theta = self.current_lengthscale(t)
-        model = CandidateGP(
-            train_X,
-            train_Y,
-            self._spec([theta]),
-            input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
-            outcome_transform=Standardize(m=1),
-        )
-        beta = self._beta_at(train_X, train_Y, theta, float(self._norms([theta])[0]))
+        spec = self._spec([theta])
+        model = self._build_model(train_X, train_Y, spec)
+        beta = self._beta_for(train_X, train_Y, spec, float(self._norms([theta])[0]))
         X = self._maximise(CandidateUCB(model, beta=beta, reduction="select", index=0))
         self.selected = [f"{theta:.6g}"]
         self.n_candidates = 1

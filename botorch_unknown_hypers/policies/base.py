@@ -247,5 +247,13 @@ class Policy(ABC):
             yield
 
 
+def check_optimizer_options(num_restarts: int, raw_samples: int) -> None:
+    r"""``num_restarts >= 1`` and ``raw_samples >= num_restarts`` (as ``optimize_acqf`` needs)."""
+    if num_restarts < 1 or raw_samples < num_restarts:
+        raise ValueError(
+            f"num_restarts must be >= 1 and raw_samples >= num_restarts, got {num_restarts} and {raw_samples}."
+        )
+
+
 def domain_device(domain: Domain) -> torch.device:
     return (domain.bounds if isinstance(domain, BoxDomain) else domain.points).device

@@ -49,7 +49,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.candidates import KERNELS
 from botorch_unknown_hypers.confidence import frequentist_beta, information_gain_of_model
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
 from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
 
 
@@ -59,8 +59,7 @@ def check_gp_options(kernel: str, noise: float, num_restarts: int, raw_samples: 
         raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
     if not noise > 0:
         raise ValueError(f"noise must be positive, got {noise}.")
-    if num_restarts < 1 or raw_samples < num_restarts:
-        raise ValueError("num_restarts must be >= 1 and raw_samples >= num_restarts.")
+    check_optimizer_options(num_restarts, raw_samples)
 
 
 def fit_single_task_gp(

@@ -34,14 +34,18 @@ class MLECandidates(CandidateSetPolicy):
         everyone = list(range(len(self.candidates)))
         model = self._model(train_X, train_Y, everyone)
         lml = model.log_marginal_likelihood()
-        k = int(lml.argmax())
         betas = self._betas(model, self.round + 1)
-        acqf = CandidateUCB(model, beta=betas, reduction="select", index=k)
+        acqf, k = self._acquisition(model, lml, betas)
         X = self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
         self.selected = self._labels([k])
         self.n_candidates = len(everyone)
-        self.diagnostics = {"log_marginal_likelihood": lml.tolist(), "beta": float(betas[k])}
         return X
+
+    def _acquisition(self, model: Any, lml: Tensor, betas: Tensor) -> tuple[CandidateUCB, int]:
+        r"""The acquisition and the candidate reported as ``selected``; sets the diagnostics."""
+        k = int(lml.argmax())
+        self.diagnostics = {"log_marginal_likelihood": lml.tolist(), "beta": float(betas[k])}
+        return CandidateUCB(model, beta=betas, reduction="select", index=k), k
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         self.round += 1
@@ -62,17 +66,7 @@ class ExpectedUCB(MLECandidates):
 
     name = "expected-ucb"
 
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
-        everyone = list(range(len(self.candidates)))
-        model = self._model(train_X, train_Y, everyone)
-        lml = model.log_marginal_likelihood()
+    def _acquisition(self, model: Any, lml: Tensor, betas: Tensor) -> tuple[CandidateUCB, int]:
         weights = torch.softmax(lml, dim=0)  # p(D|u) / sum_v p(D|v), via log-sum-exp
-        betas = self._betas(model, self.round + 1)
-        acqf = CandidateUCB(model, beta=betas, reduction="weighted", weights=weights)
-        X = self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
-        self.selected = self._labels([int(weights.argmax())])
-        self.n_candidates = len(everyone)
         self.diagnostics = {"weights": weights.tolist(), "betas": betas.tolist()}
-        return X
+        return CandidateUCB(model, beta=betas, reduction="weighted", weights=weights), int(weights.argmax())

@@ -51,7 +51,6 @@ from botorch.models.transforms import Normalize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
-from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import (
     bayesian_beta_continuous,
@@ -60,7 +59,7 @@ from botorch_unknown_hypers.confidence import (
     information_gain_of_model,
 )
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
 from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
 
 BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
@@ -72,12 +71,17 @@ def he_xi(t: int, num_candidates: int, R: float, delta: float) -> float:
     return 2.0 * R**2 * math.log(num_candidates * math.pi**2 * t**2 / (3.0 * delta))
 
 
-def elimination_test(eta_sum: float, count: int, width_sum: float, xi_t: float) -> tuple[bool, float, float]:
-    r"""Alg. 1 line 12: ``(eliminate, statistic, threshold)`` with statistic
-    :math:`|\sum\eta_i|` and threshold :math:`\sqrt{\xi_t n} + \sum w_i`."""
-    statistic = abs(eta_sum)
-    threshold = math.sqrt(xi_t * count) + width_sum
-    return statistic > threshold, statistic, threshold
+def elimination_statistics(
+    played: list[int], eta: list[float], width: list[float], num_candidates: int, xi_t: float
+) -> tuple[Tensor, Tensor]:
+    r"""Every candidate's statistic :math:`|\sum_{i \in S^u}\eta_i|` and threshold
+    :math:`\sqrt{\xi_t |S^u|} + \sum_{i \in S^u} w_i` from the per-round records (``K`` each)."""
+    idx = torch.tensor(played, dtype=torch.long)
+    zeros = torch.zeros(num_candidates, dtype=torch.float64)
+    counts = zeros.index_add(0, idx, torch.ones(len(played), dtype=torch.float64))
+    eta_sum = zeros.index_add(0, idx, torch.tensor(eta, dtype=torch.float64))
+    width_sum = zeros.index_add(0, idx, torch.tensor(width, dtype=torch.float64))
+    return eta_sum.abs(), (xi_t * counts).sqrt() + width_sum
 
 
 class CandidateSetPolicy(Policy):
@@ -127,8 +131,7 @@ class CandidateSetPolicy(Policy):
             raise ValueError(f"delta must lie in (0, 1), got {delta}.")
         if not B >= 0:
             raise ValueError(f"B must be >= 0, got {B}.")
-        if num_restarts < 1 or raw_samples < num_restarts:
-            raise ValueError("num_restarts must be >= 1 and raw_samples >= num_restarts.")
+        check_optimizer_options(num_restarts, raw_samples)
         if candidates is None:
             ls = torch.tensor(DEFAULT_LENGTHSCALES, dtype=dtype)
             candidates = KernelCandidates.from_lengthscales(ls, kernel="matern52", noise=noise_std**2)
@@ -238,18 +241,14 @@ class HEGPUCB(CandidateSetPolicy):
         self.pending: dict[str, Any] | None = None
 
     def statistics(self, t: int | None = None) -> dict[str, list[float]]:
-        r"""Per candidate: :math:`|\sum\eta|`, the threshold at round ``t`` and their ratio."""
+        r"""Per candidate: :math:`|\sum\eta|` and the threshold at round ``t`` (default: the last);
+        a candidate is eliminated once its statistic exceeds its threshold after it is played."""
         t = self.round if t is None else t
         xi_t = he_xi(max(t, 1), len(self.alive), self.noise_std, self.delta)
-        stats, thresholds = [], []
-        for u in range(len(self.alive)):
-            idx = [i for i, c in enumerate(self.play_candidate) if c == u]
-            _, s, th = elimination_test(
-                sum(self.play_eta[i] for i in idx), len(idx), sum(self.play_width[i] for i in idx), xi_t
-            )
-            stats.append(s)
-            thresholds.append(th)
-        return {"statistic": stats, "threshold": thresholds}
+        stat, threshold = elimination_statistics(
+            self.play_candidate, self.play_eta, self.play_width, len(self.alive), xi_t
+        )
+        return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         if q != 1:
@@ -259,26 +258,28 @@ class HEGPUCB(CandidateSetPolicy):
         model = self._model(train_X, train_Y, alive)
         betas = self._betas(model, t)
         if isinstance(self.domain, FiniteDomain):
-            acqf = CandidateUCB(model, beta=betas, reduction="max")
+            # one posterior call gives the UCB of every (point, candidate) and the recorded values
             with torch.no_grad():
-                values = acqf.candidate_values(self.domain.points)  # N x K
-            flat = int(values.argmax())
-            X = self.domain.points[flat // len(alive)].unsqueeze(0)
-            local = flat % len(alive)
+                mean, var = model.marginal_mean_variance(self.domain.points.unsqueeze(0).unsqueeze(0))
+            mean, sigma = mean[0], var[0].clamp_min(0).sqrt()  # K x N
+            ucb = (mean + betas.unsqueeze(-1) * sigma).T  # N x K, ties go to the first point
+            i, local = divmod(int(ucb.argmax()), len(alive))
+            X = self.domain.points[i].unsqueeze(0)
+            m, sigma_t = float(mean[local, i]), float(sigma[local, i])
         else:
             x, local, _ = optimize_ucb_joint(
                 model, betas, self.domain.bounds, self.num_restarts, self.raw_samples, seed=self.next_seed()
             )
             X = x.unsqueeze(0)
-        with torch.no_grad():
-            mean, var = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 (shared 1 x 1 x d point)
+            with torch.no_grad():
+                mean, var = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 (shared 1 x 1 x d point)
+            m, sigma_t = float(mean[local, 0]), float(var[local, 0].clamp_min(0).sqrt())
         u = alive[local]
-        m, sigma = float(mean[local, 0]), float(var[local, 0].clamp_min(0).sqrt())
-        width = float(betas[local]) * sigma
+        width = float(betas[local]) * sigma_t
         self.pending = {"candidate": u, "mean": m, "width": width, "beta": float(betas[local])}
         self.selected = self._labels([u])
         self.n_candidates = len(alive)
-        self.diagnostics = {"alive": list(self.alive), "betas": betas.tolist(), "played": u, "sigma": sigma}
+        self.diagnostics = {"alive": list(self.alive), "betas": betas.tolist(), "played": u, "sigma": sigma_t}
         return X
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
@@ -292,12 +293,12 @@ class HEGPUCB(CandidateSetPolicy):
         self.play_candidate.append(u)
         self.play_eta.append(eta)
         self.play_width.append(pending["width"])
-        idx = [i for i, c in enumerate(self.play_candidate) if c == u]
         xi_t = he_xi(t, len(self.alive), self.noise_std, self.delta)
-        fire, stat, threshold = elimination_test(
-            sum(self.play_eta[i] for i in idx), len(idx), sum(self.play_width[i] for i in idx), xi_t
+        stats, thresholds = elimination_statistics(
+            self.play_candidate, self.play_eta, self.play_width, len(self.alive), xi_t
         )
-        if fire:
+        stat, threshold = float(stats[u]), float(thresholds[u])
+        if stat > threshold:  # only the played candidate is tested
             self._eliminate(u, t)
         self.diagnostics.update(
             {

@@ -63,7 +63,7 @@ from botorch_unknown_hypers.confidence import (
     xi,
 )
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
 from botorch_unknown_hypers.problems.base import Domain
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
@@ -130,6 +130,7 @@ class HyperparameterBalancing(Policy):
 
     name = "hb-gp-ucb"
     xi_count = "introduced"  # |A| in xi_t: "introduced" (Lemma B.1) or "active" (authors' code)
+    xi_delta_split = 2.0  # delta_B = delta / 2 (Thm 4.1); the authors' code uses delta itself
 
     def __init__(
         self,
@@ -155,10 +156,7 @@ class HyperparameterBalancing(Policy):
             raise ValueError(f"delta must lie in (0, 1), got {delta}.")
         if not width_factor > 0:
             raise ValueError(f"width_factor must be positive, got {width_factor}.")
-        if num_restarts < 1 or raw_samples < 1:
-            raise ValueError(
-                f"num_restarts and raw_samples must be >= 1, got {num_restarts} and {raw_samples}."
-            )
+        check_optimizer_options(num_restarts, raw_samples)
         if propose is not None and not callable(propose):
             raise ValueError("propose must be callable (t, policy) -> (spec, norms) | None.")
         if bound is not None and not callable(bound):
@@ -171,12 +169,10 @@ class HyperparameterBalancing(Policy):
         self.raw_samples = raw_samples
         self._propose_fn = propose
         self._bound_fn = bound
-        self._initial: Proposal = None
-        if candidates is not None or type(self)._initial_candidates is HyperparameterBalancing._initial_candidates:
-            if candidates is None:
-                ladder = 2.0 ** (-0.5 * torch.arange(8, dtype=dtype))
-                candidates = KernelCandidates.from_lengthscales(ladder, kernel="matern52", noise=1e-4)
-            self._initial = self._check_proposal(candidates, norms, "candidates")
+        if candidates is None:
+            ladder = 2.0 ** (-0.5 * torch.arange(8, dtype=dtype))
+            candidates = KernelCandidates.from_lengthscales(ladder, kernel="matern52", noise=1e-4)
+        self._initial = self._check_proposal(candidates, norms, "candidates")
         # state
         self.candidates: CandidateSpec | None = None  # every candidate ever introduced, in order
         self.norms: Tensor | None = None  # B^u of every candidate introduced
@@ -232,20 +228,30 @@ class HyperparameterBalancing(Policy):
         theta = _effective_lengthscale(self.candidates)
         return suspected_regret_bound(T, theta, self.domain.dim, kernel, self.norms)
 
-    def _beta(self, train_X: Tensor, train_Y: Tensor, k: int) -> float:
-        r""":math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`."""
+    def _info_spec(self, spec: CandidateSpec) -> CandidateSpec:
+        r"""The candidate whose information gain enters :math:`\beta` (itself by default)."""
+        return spec
+
+    def _beta_for(self, train_X: Tensor, train_Y: Tensor, spec: CandidateSpec, B: float) -> float:
+        r""":math:`\beta_t = B + \sigma_N\sqrt{2(I_{t-1} + 1 + \ln(2/\delta))}` for the one-candidate ``spec``,
+        :math:`I_{t-1}` the information gain of the data under :meth:`_info_spec` of it."""
         info_model = CandidateGP(
             train_X,
             train_Y,
-            self.candidates.subset([k]),
+            self._info_spec(spec),
             input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
         )
         info = float(information_gain_of_model(info_model).reshape(-1)[0])
-        return float(frequentist_beta(info, B=float(self.norms[k]), R=self.noise_std, delta=self.delta / 2))
+        return float(frequentist_beta(info, B=B, R=self.noise_std, delta=self.delta / 2))
+
+    def _beta(self, train_X: Tensor, train_Y: Tensor, k: int) -> float:
+        r""":math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`."""
+        return self._beta_for(train_X, train_Y, self.candidates.subset([k]), float(self.norms[k]))
 
     def _xi(self, t: int) -> float:
+        r""":math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`\delta_B = \delta` / ``xi_delta_split``."""
         count = sum(self.active) if self.xi_count == "active" else len(self.active)
-        return float(xi(t, count, self.noise_std, self.delta / 2))
+        return float(xi(t, count, self.noise_std, self.delta / self.xi_delta_split))
 
     def _label(self, k: int) -> str:
         return self.candidates.subset([k]).labels()[0]
@@ -266,15 +272,19 @@ class HyperparameterBalancing(Policy):
             0, idx, torch.ones_like(idx, dtype=self.dtype)
         )
 
-    def _model(self, train_X: Tensor, train_Y: Tensor, indices: list[int]) -> CandidateGP:
-        r"""One batched GP over the candidates at ``indices``: unit-cube inputs, standardised outputs."""
+    def _build_model(self, train_X: Tensor, train_Y: Tensor, spec: CandidateSpec) -> CandidateGP:
+        r"""One batched GP over ``spec``: unit-cube inputs, standardised outputs."""
         return CandidateGP(
             train_X,
             train_Y,
-            self.candidates.subset(indices),
+            spec,
             input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
             outcome_transform=Standardize(m=1),
         )
+
+    def _model(self, train_X: Tensor, train_Y: Tensor, indices: list[int]) -> CandidateGP:
+        r"""One batched GP over the candidates at ``indices``."""
+        return self._build_model(train_X, train_Y, self.candidates.subset(indices))
 
     def _maximise(self, acqf: CandidateUCB) -> Tensor:
         r"""Argmax of a one-candidate UCB: exhaustive on a pool, ``optimize_acqf`` on a box."""

@@ -43,7 +43,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import KernelCandidates
@@ -63,47 +62,21 @@ class LNBGPUCB(LBGPUCB):
     r"""LNB-GP-UCB (Ziomek et al. 2024, Alg. 3); see the module docstring.
 
     Args:
-        domain, seed, device, dtype, preset, kernel, noise, growth_exponent,
-        width_factor, num_restarts, raw_samples: As :class:`~botorch_unknown_hypers.policies.balancing.LBGPUCB`.
+        domain: Box or pool.
         N0: Initial norm :math:`N_0 > 0` (norm bound under :math:`\theta_0`).
         norm_growth_exponent: :math:`a_b` in :math:`b(t) = \max(1, t^{a_b})`.
+        **kwargs: The options of :class:`~botorch_unknown_hypers.policies.balancing.LBGPUCB`
+            (``seed``, ``preset``, ``kernel``, ``noise``, ``growth_exponent``, ...).
     """
 
     name = "lnb-gp-ucb"
 
-    def __init__(
-        self,
-        domain: Domain,
-        seed: int = 0,
-        device: torch.device | str | None = None,
-        dtype: torch.dtype = torch.float64,
-        preset: str = "authors-code",
-        kernel: str = "matern52",
-        noise: float = 1e-4,
-        growth_exponent: float = 0.5,
-        width_factor: float | None = None,
-        num_restarts: int = 10,
-        raw_samples: int = 512,
-        N0: float = 1.0,
-        norm_growth_exponent: float = 0.5,
-    ) -> None:
+    def __init__(self, domain: Domain, N0: float = 1.0, norm_growth_exponent: float = 0.5, **kwargs: Any) -> None:
         if not (N0 > 0 and math.isfinite(N0)):
             raise ValueError(f"N0 must be positive and finite, got {N0}.")
         if not norm_growth_exponent > 0:
             raise ValueError(f"norm_growth_exponent must be positive, got {norm_growth_exponent}.")
-        super().__init__(
-            domain,
-            seed=seed,
-            device=device,
-            dtype=dtype,
-            preset=preset,
-            kernel=kernel,
-            noise=noise,
-            growth_exponent=growth_exponent,
-            width_factor=width_factor,
-            num_restarts=num_restarts,
-            raw_samples=raw_samples,
-        )
+        super().__init__(domain, **kwargs)
         self.N0 = float(N0)
         self.norm_growth_exponent = float(norm_growth_exponent)
         self.thetas: list[float] = []  # Theta_t, every length scale introduced

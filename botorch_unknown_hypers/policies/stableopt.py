@@ -40,7 +40,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.robust import neighbourhoods, robust_min
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.policies.baselines import fit_single_task_gp
-from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, elimination_test, he_xi
+from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, elimination_statistics, he_xi
 from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
 
 class HEStableOpt(CandidateSetPolicy):
@@ -123,10 +123,10 @@ class HEStableOpt(CandidateSetPolicy):
         return points[j].unsqueeze(0)
 
     def _test(self, key: str, width_key: str, who: str, u: int, xi_t: float) -> tuple[bool, float, float]:
-        idx = [n for n, c in enumerate(self.records[who]) if c == u]
-        return elimination_test(
-            sum(self.records[key][n] for n in idx), len(idx), sum(self.records[width_key][n] for n in idx), xi_t
+        stats, thresholds = elimination_statistics(
+            self.records[who], self.records[key], self.records[width_key], len(self.alive), xi_t
         )
+        return bool(stats[u] > thresholds[u]), float(stats[u]), float(thresholds[u])
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         if self.pending is None:

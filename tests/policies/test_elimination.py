@@ -7,7 +7,7 @@ import torch
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import HEGPUCB, elimination_test, he_xi
+from botorch_unknown_hypers.policies.elimination import HEGPUCB, elimination_statistics, he_xi
 from botorch_unknown_hypers.problems import get_problem
 from botorch_unknown_hypers.problems.base import FiniteDomain
 
@@ -22,11 +22,14 @@ def test_xi_uses_pi_squared_and_original_set_size():
 
 
 def test_elimination_fires_only_when_signed_sum_exceeds_threshold():
-    # |sum eta| = |0.3 - 0.1 + 0.4| = 0.6; threshold = sqrt(0.01 * 3) + 0.3 = 0.4732 -> fires
-    fire, stat, th = elimination_test(0.3 - 0.1 + 0.4, 3, 0.1 + 0.1 + 0.1, 0.01)
-    assert fire and stat == pytest.approx(0.6) and th == pytest.approx(math.sqrt(0.03) + 0.3)
-    # signed: residuals of opposite signs cancel: |0.3 - 0.4 + 0.2| = 0.1 < 0.4732 -> keeps
-    assert not elimination_test(0.3 - 0.4 + 0.2, 3, 0.3, 0.01)[0]
+    # candidate 0: |0.3 - 0.1 + 0.4| = 0.6; threshold = sqrt(0.01 * 3) + 0.3 = 0.4732 -> fires
+    # candidate 1, signed: opposite signs cancel: |0.3 - 0.4 + 0.2| = 0.1 < 0.4732 -> keeps
+    played = [0, 1, 0, 1, 0, 1]
+    eta = [0.3, 0.3, -0.1, -0.4, 0.4, 0.2]
+    stat, th = elimination_statistics(played, eta, [0.1] * 6, 2, 0.01)
+    fire = (stat > th).tolist()
+    assert fire[0] and stat[0] == pytest.approx(0.6) and th[0] == pytest.approx(math.sqrt(0.03) + 0.3)
+    assert not fire[1] and stat[1] == pytest.approx(0.1)
 
 
 def _pool_policy(**kwargs):
