@@ -33,20 +33,31 @@ def test_period_signal_pieces_and_periodicity():
     assert float(period_signal(dense).max()) == pytest.approx(1.5, abs=1e-6)
 
 
-def test_additive3d_is_locally_additive_with_a_correlated_optimum():
+def test_additive3d_matches_the_cited_definition():
     problem = get_problem("additive3d")
-    assert problem.optimal_value == pytest.approx(1.2, abs=1e-4)
+    # the value the cited authors report at their optimum (0.8, 0.8, 0), sign flipped
+    assert problem.optimal_value == pytest.approx(3.437432141220581, abs=1e-9)
     X = torch.rand(20000, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     assert float(additive3d(X).max()) <= problem.optimal_value
+    # brute force of the formula at one point
+    x1, x2 = 0.7, 0.9
+    v, rho = 0.02, 0.75
+    mode = (1 / 3.5) / (2 * math.pi * v * math.sqrt(1 - rho**2)) * math.exp(
+        (-0.5 * (x1 - 0.8) ** 2 / v - 0.5 * (x2 - 0.8) ** 2 / v + rho * (x1 - 0.8) * (x2 - 0.8) / v) / (1 - rho**2)
+    )
+    ridges = (2.5 / 3.5) / (2 * math.pi * 0.1) * (math.exp(-0.5 * 0.16 / 0.01) + math.exp(-0.5 * 0.36 / 0.01))
+    assert float(additive3d(torch.tensor([[x1, x2, 0.3]], dtype=torch.float64))) == pytest.approx(mode + ridges)
     # x3 is redundant
     Z = X.clone()
     Z[:, 2] = 0.0
     torch.testing.assert_close(additive3d(X), additive3d(Z))
-    # near the optimum x1, x2 interact: f(a, b) + f(c, d) != f(a, d) + f(c, b)
     f = lambda a, b: float(additive3d(torch.tensor([[a, b, 0.0]], dtype=torch.float64)))  # noqa: E731
-    assert abs(f(0.8, 0.8) + f(0.9, 0.7) - f(0.8, 0.7) - f(0.9, 0.8)) > 0.1
+    # the local maximum (0.3, 0.3) of the ridges is below the correlated mode
+    assert 2.2 < f(0.3, 0.3) < 2.3 < f(0.8, 0.8)
+    # near the optimum x1, x2 interact: f(a, b) + f(c, d) != f(a, d) + f(c, b)
+    assert f(0.7, 0.7) + f(0.9, 0.9) - f(0.7, 0.9) - f(0.9, 0.7) > 1.0
     # away from it (bottom-left) the function is additive
-    assert abs(f(0.2, 0.2) + f(0.35, 0.4) - f(0.2, 0.4) - f(0.35, 0.2)) < 1e-6
+    assert abs(f(0.0, 0.0) + f(0.1, 0.1) - f(0.0, 0.1) - f(0.1, 0.0)) < 1e-4 < f(0.1, 0.1) - f(0.0, 0.0)
 
 
 def test_hills_same_function_per_seed_and_true_candidate_recorded():
@@ -73,6 +84,7 @@ def test_task_candidate_sets(name, size):
     if name == "period":
         periods = cands.period.tolist()
         assert periods[0] == pytest.approx(0.5, abs=0.01)  # the global fit finds the true period 1 (of [0, 2])
-        assert all(abs(p - 0.5) > 0.05 for p in periods[1:])  # local fits never do
+        # the local fits find the local periods 1/4, 3/14, 1/4, 1/4 (halved on the unit cube), never 1
+        assert periods[1:] == pytest.approx([0.125, 3 / 28, 0.125, 0.125], abs=1e-4)
     with pytest.raises(ValueError, match="candidates must be one of"):
         task_candidates("nope", 0.01)
