@@ -4,7 +4,9 @@ A run follows the papers' protocol (Ziomek et al. 2024, Sec. 5; note Sec. 2.1):
 
 1. An initial design of ``n_init`` points: scrambled Sobol points on a box,
    sampling without replacement on a finite pool. These rows carry
-   ``iteration = 0``.
+   ``iteration = 0``. With ``n_init = 0`` there is none and round 1 starts from
+   :math:`D_0 = \emptyset` (the prior-selection rules of Sandberg & Haghir
+   Chehreghani start from no data).
 2. For :math:`t = 1, \dots, T`: the policy proposes a batch of ``q`` points
    from all data :math:`D_{t-1}`, the problem returns
    :math:`y = f(x) + \varepsilon`, and the policy observes it.
@@ -92,10 +94,20 @@ class AskTellOptimizer:
         self._pending_initial = True
 
     def ask(self, q: int = 1) -> Tensor:
-        r"""The policy's next ``q x d`` batch; needs at least one observation."""
-        if self.train_X.shape[0] == 0:
-            raise ValueError("tell() the initial design before ask(): there is no data yet.")
+        r"""The policy's next ``q x d`` batch; needs the initial design told first
+        (or :meth:`skip_initial_design`)."""
+        if self._pending_initial:
+            raise ValueError(
+                "tell() the initial design before ask(), or call skip_initial_design() to start from no data."
+            )
         return self.policy.suggest(self.train_X, self.train_Y, q=q)
+
+    def skip_initial_design(self) -> None:
+        r"""Start without an initial design: the first :meth:`ask` proposes from no data and
+        the first :meth:`tell` is already a round the policy observes."""
+        if self.train_X.shape[0] > 0:
+            raise ValueError("skip_initial_design(): data were already told.")
+        self._pending_initial = False
 
     def tell(self, X: Tensor, Y: Tensor, initial: bool | None = None) -> None:
         r"""Record observations ``X`` (``q x d``) and ``Y`` (``q`` or ``q x 1``).
@@ -161,7 +173,7 @@ def run(
         iterations: Number of BO rounds ``T``.
         seed: Seed of the initial design and of the observation noise.
         batch_size: Points per round ``q``.
-        n_init: Initial design size (default: the problem's).
+        n_init: Initial design size (default: the problem's); 0 starts from no data.
         method: Name written in the ``method`` column (default: ``policy.name``).
         callback: Called with the round number after each round (progress bars).
 
@@ -175,8 +187,14 @@ def run(
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
     if problem.dim != policy.domain.dim:
         raise ValueError(f"problem has d = {problem.dim} but the policy's domain has d = {policy.domain.dim}.")
-    problem = problem.instance(seed).to(device=policy.device, dtype=policy.dtype)
     n_init = problem.n_init if n_init is None else n_init
+    if n_init < 0:
+        raise ValueError(f"n_init must be non-negative, got {n_init}.")
+    problem = problem.instance(seed).to(device=policy.device, dtype=policy.dtype)
+    # Optional hook: a rule that needs the seed's problem (e.g. an oracle told the true prior).
+    bind_problem = getattr(policy, "bind_problem", None)
+    if callable(bind_problem):
+        bind_problem(problem)
     method = method or policy.name
     noise_gen = torch.Generator(device=policy.device).manual_seed(10_000 + seed)
     opt = AskTellOptimizer(policy)
@@ -221,10 +239,13 @@ def run(
                 }
             )
 
-    X0 = initial_design(policy.domain, n_init, seed).to(device=policy.device, dtype=policy.dtype)
-    y0, f0 = problem.evaluate(X0, generator=noise_gen)
-    opt.tell(X0, y0)
-    record(X0, y0, f0, 0, 0.0)
+    if n_init > 0:
+        X0 = initial_design(policy.domain, n_init, seed).to(device=policy.device, dtype=policy.dtype)
+        y0, f0 = problem.evaluate(X0, generator=noise_gen)
+        opt.tell(X0, y0)
+        record(X0, y0, f0, 0, 0.0)
+    else:
+        opt.skip_initial_design()
     for t in range(1, iterations + 1):
         start = time.perf_counter()
         X = opt.ask(batch_size)

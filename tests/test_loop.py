@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, initial_design, run
+from botorch_unknown_hypers.policies.baselines import RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
 from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain, Problem
 from botorch_unknown_hypers.problems.registry import get_problem
@@ -325,3 +326,43 @@ def test_load_state_dict_rejects_bad_state_unchanged():
         with pytest.raises(ValueError):
             opt.load_state_dict(bad)
         assert json.dumps(opt.state_dict()) == before
+
+
+# --------------------------------------------------------------------------- #
+# no initial design (n_init = 0) and the bind_problem hook
+# --------------------------------------------------------------------------- #
+
+
+def test_run_without_initial_design_calls_bind_problem():
+    problem = PoolProblem()
+
+    class BindingRandom(RandomPolicy):
+        name = "random"
+
+        def bind_problem(self, bound: Problem) -> None:
+            self.bound = bound
+
+    pol = BindingRandom(problem.domain, seed=2)
+    history = run(problem, pol, iterations=3, seed=2, n_init=0)
+    assert history["iteration"].tolist() == [1, 2, 3]  # no initial-design rows
+    assert pol.num_observed == 3  # the first round is already observed
+    assert pol.bound is problem  # the seed's instance (a PoolProblem is its own instance)
+    check_regret_columns(history, problem.optimal_value)
+    assert history["simple_regret"].iloc[0] == pytest.approx(problem.optimal_value - history["f"].iloc[0])
+    with pytest.raises(ValueError, match="n_init"):
+        run(problem, make_policy("random", problem.domain), iterations=1, n_init=-1)
+
+
+def test_skip_initial_design():
+    problem = PoolProblem()
+    opt = AskTellOptimizer(make_policy("random", problem.domain, seed=0))
+    opt.skip_initial_design()
+    X = opt.ask()  # proposes from no data
+    opt.tell(X, problem.evaluate_true(X))
+    assert opt.policy.num_observed == 1 and opt.train_X.shape == (1, 2)
+    with pytest.raises(ValueError, match="already"):
+        opt.skip_initial_design()
+    # the state round trip keeps "no initial design pending"
+    restored = AskTellOptimizer(make_policy("random", problem.domain, seed=0))
+    restored.load_state_dict(json.loads(json.dumps(opt.state_dict())))
+    assert torch.equal(restored.ask(), opt.ask())

@@ -2,5 +2,6 @@ r"""Batched candidate models."""
 
 from botorch_unknown_hypers.models.candidate_gp import CANDIDATE_DIM, CandidateGP, CandidateModel
 from botorch_unknown_hypers.models.grouped import GroupedCandidateModel
+from botorch_unknown_hypers.models.tabular import TabularPriorGP, TabularPriors
 
-__all__ = ["CANDIDATE_DIM", "CandidateGP", "CandidateModel", "GroupedCandidateModel"]
+__all__ = ["CANDIDATE_DIM", "CandidateGP", "CandidateModel", "GroupedCandidateModel", "TabularPriorGP", "TabularPriors"]

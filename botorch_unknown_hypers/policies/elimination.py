@@ -84,7 +84,31 @@ def elimination_statistics(
     return eta_sum.abs(), (xi_t * counts).sqrt() + width_sum
 
 
-class CandidateSetPolicy(Policy):
+class EliminationMixin:
+    r"""The surviving set of an elimination rule and its log.
+
+    A subclass keeps ``alive`` (one flag per candidate), ``eliminated_at``
+    (candidate -> round) and ``kept_last`` (rounds where the last survivor failed
+    its test). Shared by HE-GP-UCB, HE-StableOpt and the prior-elimination rules
+    (:mod:`~botorch_unknown_hypers.policies.prior_selection`).
+    """
+
+    alive: list[bool]
+    eliminated_at: dict[int, int]
+    kept_last: list[int]
+
+    def _eliminate(self, u: int, t: int) -> None:
+        r"""Remove ``u`` at round ``t`` unless it is the last survivor (then log the round)."""
+        if not self.alive[u]:
+            return
+        if sum(self.alive) > 1:
+            self.alive[u] = False
+            self.eliminated_at[u] = t
+        else:
+            self.kept_last.append(t)
+
+
+class CandidateSetPolicy(EliminationMixin, Policy):
     r"""Shared machinery of rules over a fixed finite candidate set :math:`U`.
 
     Args:
@@ -178,17 +202,6 @@ class CandidateSetPolicy(Policy):
     def _labels(self, indices: list[int]) -> list[str]:
         labels = self.candidates.labels()
         return [labels[i] for i in indices]
-
-    # Elimination rules share the surviving set and its log.
-    def _eliminate(self, u: int, t: int) -> None:
-        r"""Remove ``u`` at round ``t`` unless it is the last survivor (then log the round)."""
-        if not self.alive[u]:
-            return
-        if sum(self.alive) > 1:
-            self.alive[u] = False
-            self.eliminated_at[u] = t
-        else:
-            self.kept_last.append(t)
 
     def _elimination_state(self) -> dict[str, Any]:
         return {

@@ -13,6 +13,14 @@ from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLE
 from botorch_unknown_hypers.policies.elimination import HEGPUCB
 from botorch_unknown_hypers.policies.hyperparameter_balancing import HyperparameterBalancing
 from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB
+from botorch_unknown_hypers.policies.prior_selection import (
+    HPGPTS,
+    MAPGPTS,
+    PEGPTS,
+    PEGPUCB,
+    OracleGPTS,
+    OracleGPUCB,
+)
 from botorch_unknown_hypers.policies.nuts import NUTSGPUCB
 from botorch_unknown_hypers.policies.stableopt import HEStableOpt, StableOptMLE
 from botorch_unknown_hypers.problems.base import Domain
@@ -33,6 +41,12 @@ METHODS: dict[str, PolicyFactory] = {
     "expected-ucb": ExpectedUCB,
     "he-stableopt": HEStableOpt,
     "stableopt-mle": StableOptMLE,
+    "pe-gp-ts": PEGPTS,
+    "pe-gp-ucb": PEGPUCB,
+    "hp-gp-ts": HPGPTS,
+    "map-gp-ts": MAPGPTS,
+    "oracle-gp-ts": OracleGPTS,
+    "oracle-gp-ucb": OracleGPUCB,
 }
 
 

@@ -12,6 +12,8 @@ Registered problems:
 - ``berkenkamp-noisy``: the same with observation noise ``noise_std = 0.01``.
 - ``michalewicz5``: negated 5-d Michalewicz on ``[0, 3.14]^5``, noiseless.
 - ``crossed-barrel``, ``agnp``: the materials pools (need the CSV files), noiseless.
+- ``gp-kernel``, ``gp-lengthscale``, ``gp-hill``: the prior-selection tasks (a function
+  drawn per seed from one of K GP priors on 500 arms, noise 0.25, no initial design).
 
 More problems are added with the decorator or a plain dict entry::
 
@@ -34,6 +36,7 @@ from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.problems.elimination_tasks import Additive3dProblem, HillsProblem, PeriodProblem
 from botorch_unknown_hypers.problems.robust import RobustPeakProblem
 from botorch_unknown_hypers.problems.materials import load_materials_problem
+from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
 ProblemFactory = Callable[..., Problem]
@@ -161,3 +164,21 @@ def _hills(data_dir: str | Path | None = None) -> Problem:
 def _robust_peak(data_dir: str | Path | None = None) -> Problem:
     r"""A fragile sharp peak and a robust broad hill (epsilon = 0.05), for he-stableopt."""
     return RobustPeakProblem()
+
+
+@register_problem("gp-kernel")
+def _gp_kernel(data_dir: str | Path | None = None) -> Problem:
+    r"""Prior selection among six kernels (Sandberg & Haghir Chehreghani, Sec. 6.1)."""
+    return PriorSelectionProblem("gp-kernel")
+
+
+@register_problem("gp-lengthscale")
+def _gp_lengthscale(data_dir: str | Path | None = None) -> Problem:
+    r"""Prior selection among four SE length scales (Sandberg & Haghir Chehreghani, Sec. 6.1)."""
+    return PriorSelectionProblem("gp-lengthscale")
+
+
+@register_problem("gp-hill")
+def _gp_hill(data_dir: str | Path | None = None) -> Problem:
+    r"""Prior selection among five hill means (Sandberg & Haghir Chehreghani, Sec. 6.1)."""
+    return PriorSelectionProblem("gp-hill")
