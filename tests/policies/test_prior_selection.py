@@ -13,9 +13,22 @@ import math
 
 import pytest
 import torch
+from botorch.exceptions.errors import UnsupportedError
+from botorch.models.transforms import Normalize
 
-from botorch_unknown_hypers.confidence import bayesian_beta_finite
+from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
+from botorch_unknown_hypers.acquisition.prior_sampling import sample_candidate_maxima
+from botorch_unknown_hypers.candidate_families import (
+    MeanFunctionCandidates,
+    PeriodicCandidates,
+)
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.confidence import (
+    bayesian_beta_continuous,
+    bayesian_beta_finite,
+)
 from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, run
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.tabular import (
     TabularPriors,
     paper_matern,
@@ -30,6 +43,7 @@ from botorch_unknown_hypers.policies.prior_selection import (
     PEGPTS,
     PEGPUCB,
     OracleGPTS,
+    box_num_arms,
     pe_beta,
     random_argmax,
 )
@@ -519,3 +533,216 @@ def test_hp_gp_ts_concentrates_on_the_true_length_scale():
         final = json.loads(history["diagnostics"].iloc[-1])
         masses.append(final["hyperposterior"][final["true_prior"]])
     assert sum(m > 0.5 for m in masses) >= 6, masses
+
+
+# --------------------------------------------------------------------------- #
+# on a box: K (mean, kernel) pairs in one CandidateGP, pathwise samples
+# --------------------------------------------------------------------------- #
+
+BOX_RULES = ["pe-gp-ts", "pe-gp-ucb", "hp-gp-ts", "map-gp-ts"]
+BOX_OPTIONS = {"num_restarts": 4, "raw_samples": 64}  # small, fast multi-start (1-d box)
+
+
+def box_candidates(dtype=torch.float64, device="cpu") -> KernelCandidates:
+    r"""Three Matern-5/2 priors (length scales in unit-cube units), noise 0.05^2."""
+    ls = torch.tensor([0.05, 0.15, 0.4], dtype=dtype, device=device)
+    return KernelCandidates.from_lengthscales(ls, kernel="matern52", noise=0.05**2)
+
+
+def box_model(train_X, train_Y, cands, bounds, indices=None) -> CandidateGP:
+    r"""The reference CandidateGP of the priors ``indices`` over all data (as the rules must build)."""
+    cands = cands if indices is None else cands.subset(indices)
+    return CandidateGP(train_X, train_Y, cands, input_transform=Normalize(bounds.shape[-1], bounds=bounds))
+
+
+def box_policy(name, problem, seed=0, dtype=torch.float64, device="cpu", **options):
+    cands = box_candidates(dtype, device)
+    return make_policy(name, problem.domain, seed=seed, dtype=dtype, device=device, priors=cands,
+                       **{**BOX_OPTIONS, **options})
+
+
+def box_history(name, seed, n_init=None, iterations=6):
+    problem = get_problem("berkenkamp")
+    return run(problem, box_policy(name, problem, seed=seed), iterations=iterations, seed=seed, n_init=n_init)
+
+
+def test_box_beta_is_srinivas_continuous_beta_for_one_prior():
+    for t, d in [(1, 1), (7, 1), (100, 2)]:
+        num = box_num_arms(t, d, 0.05)
+        assert pe_beta(t, num, 1, 0.05) == pytest.approx(float(bayesian_beta_continuous(t, d, 0.05, 1.0, 1.0, 1.0)) ** 2)
+    assert box_num_arms(3, 1, 0.05, a=2.0, b=0.5) == pytest.approx(9 * 0.5 * math.sqrt(math.log(160.0)))
+    assert box_num_arms(1, 1, 0.05, b=1e-3) == 1.0  # max(tau, 1)
+    with pytest.raises(ValueError, match="a, b"):
+        box_num_arms(1, 1, 0.05, a=0.0)
+
+
+@pytest.mark.parametrize("name", BOX_RULES)
+def test_every_rule_runs_a_seeded_campaign_on_a_box(name):
+    rng = torch.get_rng_state()
+    history = box_history(name, seed=2)
+    assert torch.equal(torch.get_rng_state(), rng)  # the paths come from forked, seeded RNGs
+    played = history[history["iteration"] > 0]
+    assert list(history.columns) == RESULT_COLUMNS and len(played) == 6
+    assert played["selected"].isin(["0.05", "0.15", "0.4"]).all()
+    x = played["x"].astype(float)
+    assert ((x >= 0) & (x <= 1)).all()
+    diagnostics = [json.loads(d) for d in played["diagnostics"]]
+    if name.startswith("pe-"):
+        assert all({"eta", "threshold", "statistic", "active", "sqrt_beta", "sigma"} <= set(d) for d in diagnostics)
+        assert (played["n_candidates"] == [d["n_active"] + (d["eliminated"] is not None) for d in diagnostics]).all()
+        # |X| -> Srinivas' |D_t|: the width's multiplier grows with t
+        sqrt_betas = [d["sqrt_beta"] for d in diagnostics]
+        assert sqrt_betas[0] == pytest.approx(math.sqrt(pe_beta(1, box_num_arms(1, 1, 0.05), 3, 0.05)))
+        assert sqrt_betas == sorted(sqrt_betas)
+    else:
+        assert all(abs(sum(d["hyperposterior"]) - 1) < 1e-9 for d in diagnostics)
+    # deterministic given the seed, and the seed matters
+    again = box_history(name, seed=2)
+    assert history.drop(columns="wall_time_s").equals(again.drop(columns="wall_time_s"))
+    assert not history["x"].equals(box_history(name, seed=3)["x"])
+    # from no data at all: the priors' own paths / UCBs
+    cold = box_history(name, seed=2, n_init=0, iterations=3)
+    assert cold["iteration"].tolist() == [1, 2, 3] and cold["selected"].isin(["0.05", "0.15", "0.4"]).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("cls", [PEGPTS, PEGPUCB])
+def test_box_selection_is_the_joint_argmax_and_records_the_candidate_gp_posterior(cls, dtype):
+    bounds = torch.tensor([[0.0], [1.0]], dtype=dtype)
+    cands = box_candidates(dtype)
+    policy = cls(BoxDomain(bounds), priors=cands, seed=1, dtype=dtype, **BOX_OPTIONS)
+    X = torch.tensor([[0.1], [0.35], [0.8]], dtype=dtype)
+    Y = torch.tensor([[0.2], [0.9], [-0.3]], dtype=dtype)
+    policy.alive = [True, False, True]  # an eliminated prior is neither sampled nor selected
+    replay = torch.Generator().manual_seed(0)
+    replay.set_state(policy.generator.get_state())
+    x = policy.suggest(X, Y)
+    pending = dict(policy.pending)
+    model = box_model(X, Y, cands, bounds, [0, 2])
+    sqrt_beta = math.sqrt(pe_beta(1, box_num_arms(1, 1, 0.05), 3, 0.05))
+    seed = int(torch.randint(0, 2**31 - 1, (1,), generator=replay))  # the policy's next_seed()
+    if cls is PEGPUCB:  # the doubly optimistic joint maximiser over (x, active prior)
+        best_x, local, _ = optimize_ucb_joint(model, sqrt_beta, bounds, **BOX_OPTIONS, seed=seed)
+    else:  # one independent path per active prior, each maximised; the best (x, prior) pair
+        X_best, values = sample_candidate_maxima(model, bounds, **BOX_OPTIONS, seed=seed)
+        local = int(values.argmax())
+        best_x = X_best[local]
+    assert torch.equal(x, best_x.unsqueeze(0)) and pending["prior"] == [0, 2][local]
+    assert policy.selected == [["0.05", "0.15", "0.4"][pending["prior"]]] and policy.n_candidates == 2
+    # Alg. 1 lines 7-8 at selection time: the CandidateGP posterior on D_{t-1} at x_t
+    mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
+    tol = TOLERANCE[dtype]
+    assert pending["mean"] == pytest.approx(float(mean[local, 0]), abs=tol)
+    assert pending["sigma"] == pytest.approx(math.sqrt(float(variance[local, 0])), abs=tol)
+    assert pending["width"] == pytest.approx(sqrt_beta * pending["sigma"])
+    policy.observe(x, torch.tensor([[0.5]], dtype=dtype))
+    assert policy.play_prior == [pending["prior"]] and policy.round == 1
+    assert policy.play_eta[0] == pytest.approx(0.5 - pending["mean"], abs=tol)
+    assert policy.model.num_observations == 4
+
+
+def test_box_num_arms_equivalent_replaces_the_discretisation():
+    domain = BoxDomain(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
+    policy = PEGPTS(domain, priors=box_candidates(), num_arms_equivalent=1000)
+    assert policy.sqrt_beta(5) == pytest.approx(math.sqrt(pe_beta(5, 1000, 3, 0.05)))
+    policy = PEGPTS(domain, priors=box_candidates(), lipschitz=(2.0, 3.0), delta=0.1)
+    assert policy.num_arms(4) == pytest.approx(box_num_arms(4, 1, 0.1, 2.0, 3.0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("cls", [HPGPTS, MAPGPTS])
+def test_box_hyperposterior_is_hyperprior_times_candidate_gp_evidence(cls, dtype):
+    problem = get_problem("berkenkamp")
+    hyperprior = [0.5, 0.3, 0.2]
+    cands = box_candidates(dtype)
+    policy = cls(problem.domain, priors=cands, hyperprior=hyperprior, seed=4, dtype=dtype, **BOX_OPTIONS)
+    opt = AskTellOptimizer(policy)
+    opt.tell(torch.tensor([[0.3], [0.9]], dtype=dtype), torch.tensor([[0.25], [0.5]], dtype=dtype))
+    gen = torch.Generator().manual_seed(6)
+    for _ in range(6):
+        X = opt.ask()
+        opt.tell(X, problem.evaluate(X, generator=gen)[0])
+    opt.tell(torch.tensor([[0.55]], dtype=dtype), torch.tensor([[0.4]], dtype=dtype))  # data, not a play
+    # the chain of one-step predictives = the exact evidence of all data under each prior
+    evidence = box_model(opt.train_X, opt.train_Y, cands, problem.domain.bounds.to(dtype)).log_marginal_likelihood()
+    expected = torch.softmax(torch.tensor(hyperprior, dtype=torch.float64).log() + evidence.double(), dim=0)
+    tol = 1e-8 if dtype == torch.float64 else 2e-3
+    torch.testing.assert_close(policy.hyperposterior, expected, rtol=0, atol=tol)
+    torch.testing.assert_close(policy.log_evidence, evidence.double(), rtol=0, atol=tol)
+    assert policy.round == 6 and policy.model.num_observations == 9
+    torch.testing.assert_close(policy.model.log_marginal_likelihood().double(), evidence.double())
+
+
+@pytest.mark.parametrize("name", [*BOX_RULES, "oracle-gp-ts", "oracle-gp-ucb"])
+def test_box_state_round_trip_gives_identical_next_suggestions(name):
+    problem = get_problem("berkenkamp")
+    problem.metadata["true_prior"] = 1  # for the oracles (bind_problem reads p* from the metadata)
+    policy = box_policy(name, problem, seed=2)
+    policy.bind_problem(problem)
+    opt = AskTellOptimizer(policy)
+    opt.tell(torch.tensor([[0.2], [0.7]], dtype=torch.float64), torch.tensor([[0.3], [0.5]], dtype=torch.float64))
+    gen = torch.Generator().manual_seed(7)
+    for _ in range(4):
+        X = opt.ask()
+        opt.tell(X, problem.evaluate(X, generator=gen)[0])
+    X = opt.ask()  # save mid-round: the pending selection is part of the state
+    state = json.loads(json.dumps(opt.state_dict()))
+    # a fresh policy with the same priors and another seed: everything else comes from the state
+    restored = AskTellOptimizer(box_policy(name, problem, seed=99))
+    restored.load_state_dict(state)
+    assert restored.policy.state_dict() == opt.policy.state_dict()
+    for _ in range(3):
+        y = problem.evaluate(X, generator=gen)[0]
+        opt.tell(X, y)
+        restored.tell(X, y)
+        X = opt.ask()
+        assert torch.equal(restored.ask(), X)
+        assert restored.policy.selected == opt.policy.selected
+        assert restored.policy.diagnostics == opt.policy.diagnostics
+    assert restored.policy.state_dict() == opt.policy.state_dict()
+    if name.startswith("oracle"):
+        assert set(restored.policy.prior_ids) == {1}
+    # other priors, or points outside the box, are rejected and leave the policy unchanged
+    before = json.dumps(restored.policy.state_dict())
+    other = make_policy(name, problem.domain, priors=KernelCandidates.from_lengthscales(
+        torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64), noise=0.05**2))
+    with pytest.raises(ValueError, match="other priors"):
+        other.load_state_dict(state["policy"])
+    bad = {**state["policy"], "extra": {**state["policy"]["extra"], "train_X": [[2.0]] * len(opt.train_X)}}
+    with pytest.raises(ValueError, match="train_X"):
+        restored.policy.load_state_dict(bad)
+    assert json.dumps(restored.policy.state_dict()) == before
+
+
+def test_box_validation():
+    domain = BoxDomain(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
+    with pytest.raises(ValueError, match="domain.*CandidateSpec"):
+        PEGPTS(domain)  # a box needs the (mean, kernel) pairs up front
+    with pytest.raises(ValueError, match="domain"):
+        HPGPTS(domain, priors="gp-kernel")
+    rng = torch.get_rng_state()
+    HPGPTS(domain, priors=box_candidates())  # checking the kernel leaves the caller's RNG alone
+    assert torch.equal(torch.get_rng_state(), rng)
+    periodic = PeriodicCandidates(torch.tensor([0.3, 0.5], dtype=torch.float64), noise=0.01)
+    with pytest.raises(UnsupportedError, match="RBF, Matern"):
+        HPGPTS(domain, priors=periodic)  # Thompson sampling needs random features
+    assert PEGPUCB(domain, priors=periodic).model.num_priors == 2  # the UCB rule does not
+    mixed = KernelCandidates.from_lengthscales(torch.tensor([0.1, 0.2], dtype=torch.float64), noise=torch.tensor(
+        [0.01, 0.02], dtype=torch.float64))
+    with pytest.raises(ValueError, match="noise"):
+        PEGPTS(domain, priors=mixed)
+    policy = PEGPTS(domain, priors=mixed, noise_std=0.2)  # the known sigma overrides the candidates'
+    assert policy.noise_std == pytest.approx(0.2) and policy.model.noise.tolist() == pytest.approx([0.04, 0.04])
+    assert policy.xi(1) == pytest.approx(he_xi(1, 2, 0.2, 0.05))
+    with pytest.raises(ValueError, match="num_arms_equivalent"):
+        PEGPTS(domain, priors=mixed, noise_std=0.2, num_arms_equivalent=0.5)
+    with pytest.raises(ValueError, match="a, b"):
+        PEGPTS(domain, priors=mixed, noise_std=0.2, lipschitz=(-1.0, 1.0))
+    with pytest.raises(ValueError, match="num_features"):
+        HPGPTS(domain, priors=mixed, noise_std=0.2, num_features=7)
+    # mean functions: any MeanFunctionCandidates over Matern / RBF kernels
+    means = MeanFunctionCandidates(
+        box_candidates(), lambda X: torch.stack([X[..., 0], -X[..., 0], 0 * X[..., 0]], dim=-2)
+    )
+    history = run(get_problem("berkenkamp"), HPGPTS(domain, priors=means, seed=0, **BOX_OPTIONS), iterations=3, seed=0)
+    assert len(history) == 6 and history["selected"].iloc[-1].startswith("mean")
