@@ -260,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary, plots = report(args.out, args.more)
             _print_summary(summary)
             print(f"summary: {args.out / 'summary.csv'}")
+            if (args.out / "prior_selection.csv").exists():
+                print(f"prior selection metrics: {args.out / 'prior_selection.csv'}")
             for path in plots:
                 print(f"plot: {path}")
             return 0

@@ -163,7 +163,8 @@ def plot_regret(df: pd.DataFrame, problem: str, path: Path) -> None:
         (_curves(sub, "cumulative_regret"), "Cumulative regret"),
         (_curves(sub, "simple_regret"), "Best (simple) regret"),
     ]
-    _band_panels(panels, problem, "BO round t (0 = initial design)", path, log_right=True)
+    xlabel = "BO round t (0 = initial design)" if (sub["iteration"] == 0).any() else "BO round t"
+    _band_panels(panels, problem, xlabel, path, log_right=True)
 
 
 def plot_eps_regret(df: pd.DataFrame, problem: str, path: Path) -> bool:
