@@ -68,8 +68,6 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -87,11 +85,11 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import (
-    CandidateValues,
     maximize_per_candidate,
 )
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.rng import forked_rng
 
 # Raw points per path and call when scoring raw samples: bounds the K x m x (features + n)
 # feature matrices to about 2**22 entries.
@@ -189,45 +187,6 @@ def path_chunk(num_candidates: int, num_features: int, num_train: int) -> int:
     return max(1, _MAX_FEATURE_ENTRIES // max(1, num_candidates * (num_features + num_train)))
 
 
-def maximize_candidate_paths(
-    paths: CandidateValues,
-    num_candidates: int,
-    bounds: Tensor,
-    num_restarts: int = 10,
-    raw_samples: int = 512,
-    options: dict[str, Any] | None = None,
-    seed: int | None = None,
-    chunk: int | None = None,
-) -> tuple[Tensor, Tensor]:
-    r"""The maximiser of each of K sample paths on a box, all in one batched L-BFGS-B run.
-
-    Args:
-        paths: K paths, ``K x m x d -> K x m`` (e.g. :func:`draw_candidate_paths`).
-        num_candidates: K.
-        bounds: ``2 x d`` box.
-        num_restarts: L-BFGS-B restarts per path.
-        raw_samples: Sobol raw points per path, from which the restarts are chosen
-            (Boltzmann on the path values, the best always kept).
-        options: Options for ``gen_candidates_scipy`` (``maxiter``; ``eta`` of the restart
-            selection).
-        seed: Seed of the Sobol raw points and of the restart selection.
-        chunk: Raw points per path and call of ``paths`` (:func:`path_chunk`; default all).
-
-    Returns:
-        ``(X, values)``: ``K x d`` maximisers and the ``K`` path values there.
-    """
-    return maximize_per_candidate(paths, num_candidates, bounds, num_restarts, raw_samples, options, seed, chunk)
-
-
-@contextmanager
-def forked_rng(seed: int, device: torch.device) -> Iterator[None]:
-    r"""Run a block with the global RNG forked and seeded (the caller's RNG is untouched)."""
-    devices = [device] if device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield
-
-
 def sample_candidate_maxima(
     model: CandidateGP,
     bounds: Tensor,
@@ -239,12 +198,14 @@ def sample_candidate_maxima(
 ) -> tuple[Tensor, Tensor]:
     r"""Draw one independent posterior path per candidate and maximise all K on the box.
 
-    :func:`draw_candidate_paths` followed by :func:`maximize_candidate_paths`.
+    :func:`draw_candidate_paths` followed by
+    :func:`~botorch_unknown_hypers.acquisition.optimize.maximize_per_candidate`.
 
     Args:
         model: A K-wide :class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP`.
         bounds: ``2 x d`` box.
-        num_restarts, raw_samples, options: As :func:`maximize_candidate_paths`.
+        num_restarts, raw_samples, options: As
+            :func:`~botorch_unknown_hypers.acquisition.optimize.maximize_per_candidate`.
         num_features: Random Fourier features of each prior path.
         seed: Makes the result deterministic: the paths are drawn with the global RNG
             forked and seeded by it, the raw points and restarts seeded by it. ``None``:
@@ -264,6 +225,6 @@ def sample_candidate_maxima(
         with forked_rng(seed, like.device):
             paths = draw_candidate_paths(model, num_features)
     chunk = path_chunk(model.num_candidates, num_features, like.shape[0])
-    return maximize_candidate_paths(
+    return maximize_per_candidate(
         paths, model.num_candidates, bounds, num_restarts, raw_samples, options, seed, chunk
     )

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
+from botorch_unknown_hypers.rng import forked_rng
 
 STATE_VERSION = 1
 
@@ -241,9 +242,7 @@ class Policy(ABC):
         For library calls that draw from the global RNG (pathwise sample paths),
         so that the policy stays deterministic and the caller's RNG is untouched.
         """
-        devices = [self.device] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(self.next_seed())
+        with forked_rng(self.next_seed(), self.device):
             yield
 
 

@@ -197,7 +197,6 @@ from botorch_unknown_hypers.acquisition.optimize import (
 from botorch_unknown_hypers.acquisition.prior_sampling import (
     check_pathwise_kernel,
     draw_candidate_prior_paths,
-    maximize_candidate_paths,
     path_chunk,
     sample_candidate_maxima,
 )
@@ -746,7 +745,7 @@ class TabularPriorPolicy(Policy):
         with self.seeded():  # no data yet: the priors' own paths
             paths = model.prior_paths(indices, self.num_features)
         chunk = path_chunk(len(indices), self.num_features, 0)
-        return maximize_candidate_paths(paths, len(indices), bounds, *options, seed=self.next_seed(), chunk=chunk)
+        return maximize_per_candidate(paths, len(indices), bounds, *options, seed=self.next_seed(), chunk=chunk)
 
     # ------------------------------------------------------------ rule hooks
     def _start(self, num_priors: int) -> None:

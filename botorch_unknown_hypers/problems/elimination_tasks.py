@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain, Problem
+from botorch_unknown_hypers.rng import forked_rng
 
 # --------------------------------------------------------------------------- period
 
@@ -307,8 +308,7 @@ def fit_period_candidates(num_points: int = 200, seed: int = 0) -> list[dict[str
         model = SingleTaskGP(X / 2, Y.unsqueeze(-1), covar_module=covar, likelihood=likelihood, outcome_transform=None)
         covar.base_kernel.period_length = start
         covar.base_kernel.lengthscale = 1.0
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
+        with forked_rng(seed):
             fit_gpytorch_mll(ExactMarginalLogLikelihood(likelihood, model))
         out.append(
             {

@@ -19,16 +19,16 @@ from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Normalize
 
 import botorch_unknown_hypers.acquisition.optimize as optimize_module
+from botorch_unknown_hypers.acquisition.optimize import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.prior_sampling import (
     draw_candidate_paths,
     draw_candidate_prior_paths,
-    forked_rng,
-    maximize_candidate_paths,
     sample_candidate_maxima,
 )
 from botorch_unknown_hypers.candidate_families import PeriodicCandidates
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.rng import forked_rng
 
 DTYPES = [torch.float32, torch.float64]
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -158,10 +158,10 @@ def test_serial_fallback_finds_the_same_path_maxima(monkeypatch):
     model, bounds = model_on_box()
     with forked_rng(5, torch.device("cpu")):
         paths = draw_candidate_paths(model)
-    X_par, v_par = maximize_candidate_paths(paths, 3, bounds, num_restarts=4, raw_samples=64, seed=2)
+    X_par, v_par = maximize_per_candidate(paths, 3, bounds, num_restarts=4, raw_samples=64, seed=2)
     monkeypatch.setattr(optimize_module, "get_reasons_against_fast_path", lambda **kwargs: ["forced by test"])
     with pytest.warns(RuntimeWarning, match="forced by test"):
-        X_ser, v_ser = maximize_candidate_paths(paths, 3, bounds, num_restarts=4, raw_samples=64, seed=2)
+        X_ser, v_ser = maximize_per_candidate(paths, 3, bounds, num_restarts=4, raw_samples=64, seed=2)
     torch.testing.assert_close(v_ser, v_par, rtol=0, atol=1e-6)
     torch.testing.assert_close(X_ser, X_par, rtol=0, atol=1e-3)
 
