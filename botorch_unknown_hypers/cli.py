@@ -14,7 +14,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 import torch
@@ -69,6 +69,16 @@ def parse_options(items: list[str] | None) -> dict[str, object]:
     return options
 
 
+def _int_or_paper(text: str) -> int | None:
+    r"""``argparse`` type: an integer, or ``paper`` (``None``: the problem's paper setting)."""
+    if text == "paper":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'paper', got {text!r}") from None
+
+
 def method_label(method: str, options: dict[str, object]) -> str:
     r"""Name of a method run with options in ``results.csv``: ``name[k=v,...]``."""
     if not options:
@@ -80,9 +90,9 @@ def run_grid(
     problems: list[str],
     methods: list[str],
     seeds: int,
-    iterations: int,
+    iterations: int | None,
     out: Path,
-    batch_size: int = 1,
+    batch_size: int | None = 1,
     device: str = "cpu",
     data_dir: str | None = None,
     n_init: int | None = None,
@@ -93,14 +103,34 @@ def run_grid(
     r"""Run every (problem, method, seed) not yet complete in ``out/results.csv``.
 
     ``options`` go to every method's constructor (e.g. ``{"preset": "paper"}``); the
-    runs are then stored under ``method[k=v,...]``.
+    runs are then stored under ``method[k=v,...]``. ``iterations`` / ``batch_size``
+    ``None`` take each problem's paper setting (``metadata["paper_iterations"]`` /
+    ``metadata["paper_batch_size"]``, e.g. the TS-RSR benchmarks' T and m).
     """
     _check_names("problem", problems, list_problems())
     _check_names("method", methods, list_methods())
-    if seeds < 1 or iterations < 0 or batch_size < 1 or first_seed < 0:
+    if (
+        seeds < 1
+        or (iterations is not None and iterations < 0)
+        or (batch_size is not None and batch_size < 1)
+        or first_seed < 0
+    ):
         raise CLIError("--seeds and --batch-size must be >= 1, --iterations and --first-seed >= 0.")
     options = dict(options or {})
     dev = _device(device)
+    problem_cache: dict[str, Any] = {}
+    budget: dict[str, tuple[int, int]] = {}
+    for p in problems:
+        try:
+            problem_cache[p] = get_problem(p, data_dir=data_dir, device=dev)
+        except (FileNotFoundError, ImportError) as e:
+            raise CLIError(str(e)) from None
+        meta = problem_cache[p].metadata
+        T, q = iterations, batch_size
+        for flag, key, value in (("--iterations", "paper_iterations", T), ("--batch-size", "paper_batch_size", q)):
+            if value is None and key not in meta:
+                raise CLIError(f"{flag} paper: problem {p!r} has no paper setting; give a number.")
+        budget[p] = (int(meta["paper_iterations"]) if T is None else T, int(meta["paper_batch_size"]) if q is None else q)
     store = ResultsStore(out)
     if store.repaired_rows:
         print(f"dropped {store.repaired_rows} rows of an interrupted run from {store.path}", file=sys.stderr)
@@ -111,7 +141,7 @@ def run_grid(
             for s in range(first_seed, first_seed + seeds):
                 key = (p, method_label(m, options), s)
                 if key in done:
-                    if done[key] != (iterations, batch_size):
+                    if done[key] != budget[p]:
                         raise CLIError(
                             f"{store.path} already holds run {key} with iterations={done[key][0]}, "
                             f"batch size={done[key][1]}; use another --out for a different budget."
@@ -121,17 +151,13 @@ def run_grid(
     skipped = len(problems) * len(methods) * seeds - len(todo)
     if skipped:
         print(f"skipping {skipped} complete runs already in {store.path}", file=sys.stderr)
-    bar = tqdm(total=len(todo) * iterations, disable=not progress, unit="round", dynamic_ncols=True)
+    total = sum(budget[p][0] for p, _, _ in todo)
+    bar = tqdm(total=total, disable=not progress, unit="round", dynamic_ncols=True)
     try:
-        problem_cache: dict[str, object] = {}
         for p, label, s in todo:
             m = label.split("[")[0]
-            if p not in problem_cache:
-                try:
-                    problem_cache[p] = get_problem(p, data_dir=data_dir, device=dev)
-                except FileNotFoundError as e:
-                    raise CLIError(str(e)) from None
             problem = problem_cache[p]
+            T, q = budget[p]
             bar.set_description(f"{p} | {label} | seed {s}")
             try:
                 policy = make_policy(m, problem.domain, seed=s, device=dev, **options)
@@ -143,14 +169,14 @@ def run_grid(
             history = run(
                 problem,
                 policy,
-                iterations=iterations,
+                iterations=T,
                 seed=s,
-                batch_size=batch_size,
+                batch_size=q,
                 n_init=n_init,
                 method=label,
                 callback=lambda _t: bar.update(1),
             )
-            store.append_run(history, horizon=iterations, batch_size=batch_size)
+            store.append_run(history, horizon=T, batch_size=q)
             if not progress:
                 print(f"done {p} {label} seed {s} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
     finally:
@@ -202,8 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--method", action="append", required=True, help="method name(s), comma-separated or repeated")
     p_run.add_argument("--seeds", type=int, default=1, help="number of seeds (first-seed .. first-seed + N - 1)")
     p_run.add_argument("--first-seed", type=int, default=0, help="first seed (split a grid over processes)")
-    p_run.add_argument("--iterations", type=int, required=True, help="BO rounds T per run")
-    p_run.add_argument("--batch-size", type=int, default=1, help="points per round q")
+    p_run.add_argument(
+        "--iterations", type=_int_or_paper, required=True, help="BO rounds T per run, or 'paper' (each problem's T)"
+    )
+    p_run.add_argument(
+        "--batch-size", type=_int_or_paper, default=1, help="points per round q, or 'paper' (each problem's m)"
+    )
     p_run.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p_run.add_argument("--out", type=Path, default=Path("runs"), help="output directory (results.csv)")
     p_run.add_argument("--data-dir", default=None, help="materials tables directory (or BUH_DATA_DIR)")

@@ -272,3 +272,23 @@ def test_report_merges_directories(tmp_path, capsys):
     summary = pd.read_csv(a / "summary.csv")
     assert summary.loc[0, "seeds"] == 3
     assert buh(capsys, "report", a, tmp_path / "missing")[0] == 2
+
+
+def test_paper_budgets_per_problem(tmp_path, capsys):
+    out = tmp_path / "paper"
+    args = ["run", "--problem", "bird2,gp-rbf2", "--method", "random", "--seeds", "1",
+            "--iterations", "paper", "--batch-size", "paper", "--out", str(out), "--no-progress"]
+    assert main(args) == 0
+    df = pd.read_csv(out / "results.csv")
+    # bird2: m = 5, T = 50; gp-rbf2: m = 20, T = 20; 15 initial points each
+    for problem, (T, q) in {"bird2": (50, 5), "gp-rbf2": (20, 20)}.items():
+        sub = df[df.problem == problem]
+        assert sub.iteration.max() == T and sub[sub.iteration > 0].batch_index.max() == q - 1
+        assert len(sub) == 15 + T * q
+    assert main(args) == 0  # resumable with the same per-problem budgets
+    assert len(pd.read_csv(out / "results.csv")) == len(df)
+    assert main(["run", "--problem", "berkenkamp", "--method", "random", "--iterations", "paper",
+                 "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    assert "no paper setting" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--problem", "bird2", "--method", "random", "--iterations", "many", "--out", str(out)])

@@ -22,7 +22,7 @@ standardised on all data every round, and the frequentist width
 with :math:`B = 1`, :math:`R = 10^{-4}`, :math:`\delta = 0.01`, which is
 :math:`\approx 1` (Chowdhury & Gopalan 2017). Any of these is an option.
 
-``gp-ts`` draws one posterior sample path per batch slot from the same fitted
+``mle-gp-ts`` draws one posterior sample path per batch slot from the same fitted
 GP: BoTorch's pathwise (Matheron) samples maximised with ``optimize_acqf`` on a
 box, and exact joint samples over all pool points on a finite domain
 (Russo & Van Roy 2014; Kandasamy et al. 2018 for batches).
@@ -40,14 +40,12 @@ from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize, Standardize
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
-from gpytorch.constraints import GreaterThan, Positive
-from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
-from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import KERNELS
+from botorch_unknown_hypers.models.fixed_gp import scaled_kernel_and_likelihood
 from botorch_unknown_hypers.confidence import frequentist_beta, information_gain_of_model
 from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
 from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
@@ -86,15 +84,7 @@ def fit_single_task_gp(
         The fitted model in eval mode.
     """
     d = train_X.shape[-1]
-    nu = KERNELS[kernel]
-    ard_dims = d if ard else None
-    base = (
-        RBFKernel(ard_num_dims=ard_dims, lengthscale_constraint=Positive())
-        if nu is None
-        else MaternKernel(nu=nu, ard_num_dims=ard_dims, lengthscale_constraint=Positive())
-    )
-    covar = ScaleKernel(base, outputscale_constraint=Positive())
-    likelihood = GaussianLikelihood(noise_constraint=GreaterThan(1e-12))
+    covar, likelihood = scaled_kernel_and_likelihood(KERNELS[kernel], d if ard else None)
     covar.outputscale = 1.0
     likelihood.noise = noise
     covar.raw_outputscale.requires_grad_(fit_outputscale)
@@ -250,7 +240,7 @@ class MLEGPUCB(FittedGPPolicy):
 class GPThompsonSampling(FittedGPPolicy):
     r"""GP Thompson sampling with MLE hyperparameters; one sample path per batch slot."""
 
-    name = "gp-ts"
+    name = "mle-gp-ts"
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         model = self.fit_model(train_X, train_Y)

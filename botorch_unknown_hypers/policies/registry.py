@@ -8,6 +8,16 @@ import torch
 
 from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.batch import TSRSR
+from botorch_unknown_hypers.policies.batch_baselines import (
+    BUCB,
+    UCBPE,
+    BatchThompsonSampling,
+    DPPThompsonSampling,
+    KrigingBelieverEI,
+    QLogNEI,
+    StochasticPolicy,
+)
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
 from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLECandidates
 from botorch_unknown_hypers.policies.elimination import HEGPUCB
@@ -30,7 +40,7 @@ PolicyFactory = Callable[..., Policy]
 METHODS: dict[str, PolicyFactory] = {
     "random": RandomPolicy,
     "mle-gp-ucb": MLEGPUCB,
-    "gp-ts": GPThompsonSampling,
+    "mle-gp-ts": GPThompsonSampling,
     "lb-gp-ucb": LBGPUCB,
     "a-gp-ucb": AGPUCB,
     "lnb-gp-ucb": LNBGPUCB,
@@ -47,6 +57,14 @@ METHODS: dict[str, PolicyFactory] = {
     "map-gp-ts": MAPGPTS,
     "oracle-gp-ts": OracleGPTS,
     "oracle-gp-ucb": OracleGPUCB,
+    "ts-rsr": TSRSR,
+    "gp-ts": BatchThompsonSampling,
+    "bucb": BUCB,
+    "ucbpe": UCBPE,
+    "sp": StochasticPolicy,
+    "kb-ei": KrigingBelieverEI,
+    "dpp-ts": DPPThompsonSampling,
+    "qlognei": QLogNEI,
 }
 
 

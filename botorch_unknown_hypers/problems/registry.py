@@ -14,6 +14,16 @@ Registered problems:
 - ``crossed-barrel``, ``agnp``: the materials pools (need the CSV files), noiseless.
 - ``gp-kernel``, ``gp-lengthscale``, ``gp-hill``: the prior-selection tasks (a function
   drawn per seed from one of K GP priors on 500 arms, noise 0.25, no initial design).
+- ``ackley2``, ``rosenbrock2``, ``bird2``, ``ackley3``, ``hartmann6``, ``griewank8``,
+  ``michalewicz10``: the TS-RSR paper's closed-form benchmarks on its boxes, negated,
+  noiseless, 15 initial points (:mod:`.batch_benchmarks`).
+- ``gp-rbf2``, ``gp-rbf3``: the TS-RSR paper's GP-prior functions, an exact RBF-prior
+  draw per seed on a grid (queries snap to the nearest node), noiseless.
+- ``robot-push3``, ``robot-push4``: the TS-RSR paper's Box2D robot pushing, a goal drawn
+  per seed, noisy push velocity (needs ``pip install "botorch-unknown-hypers[robot]"``).
+
+Every TS-RSR problem carries the paper's batch size, iterations and fixed surrogate in
+``metadata`` (``paper_batch_size``, ``paper_iterations``, ``paper_surrogate``).
 
 More problems are added with the decorator or a plain dict entry::
 
@@ -33,10 +43,12 @@ from pathlib import Path
 import torch
 
 from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.batch_benchmarks import gp_rbf2, gp_rbf3, synthetic_benchmark
 from botorch_unknown_hypers.problems.elimination_tasks import Additive3dProblem, HillsProblem, PeriodProblem
 from botorch_unknown_hypers.problems.robust import RobustPeakProblem
 from botorch_unknown_hypers.problems.materials import load_materials_problem
 from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
+from botorch_unknown_hypers.problems.robot_push import robot_push3, robot_push4
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
 ProblemFactory = Callable[..., Problem]
@@ -182,3 +194,72 @@ def _gp_lengthscale(data_dir: str | Path | None = None) -> Problem:
 def _gp_hill(data_dir: str | Path | None = None) -> Problem:
     r"""Prior selection among five hill means (Sandberg & Haghir Chehreghani, Sec. 6.1)."""
     return PriorSelectionProblem("gp-hill")
+
+
+# TS-RSR benchmarks (Ren & Li, Sec. 6): m, T and the authors' surrogate are in metadata.
+
+
+@register_problem("ackley2")
+def _ackley2(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated 2-d Ackley on ``[-5, 5]^2``, noiseless, 15 initial points."""
+    return synthetic_benchmark("ackley2")
+
+
+@register_problem("rosenbrock2")
+def _rosenbrock2(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated 2-d Rosenbrock on ``[-2, 2] x [-1, 3]``, noiseless, 15 initial points."""
+    return synthetic_benchmark("rosenbrock2")
+
+
+@register_problem("bird2")
+def _bird2(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated Bird on ``[-2 pi, 2 pi]^2``, noiseless, 15 initial points."""
+    return synthetic_benchmark("bird2")
+
+
+@register_problem("ackley3")
+def _ackley3(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated 3-d Ackley on ``[-5, 5]^3``, noiseless, 15 initial points."""
+    return synthetic_benchmark("ackley3")
+
+
+@register_problem("hartmann6")
+def _hartmann6(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated 6-d Hartmann on ``[0, 1]^6``, noiseless, 15 initial points."""
+    return synthetic_benchmark("hartmann6")
+
+
+@register_problem("griewank8")
+def _griewank8(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated 8-d Griewank on ``[-1, 4]^8``, noiseless, 15 initial points."""
+    return synthetic_benchmark("griewank8")
+
+
+@register_problem("michalewicz10")
+def _michalewicz10(data_dir: str | Path | None = None) -> Problem:
+    r"""Negated 10-d Michalewicz on ``[0, pi]^10``, noiseless, 15 initial points."""
+    return synthetic_benchmark("michalewicz10")
+
+
+@register_problem("gp-rbf2")
+def _gp_rbf2(data_dir: str | Path | None = None) -> Problem:
+    r"""Exact RBF-prior draw per seed on ``[-5, 5]^2`` (l = 0.25, grid step 0.05), noiseless."""
+    return gp_rbf2()
+
+
+@register_problem("gp-rbf3")
+def _gp_rbf3(data_dir: str | Path | None = None) -> Problem:
+    r"""Exact RBF-prior draw per seed on ``[0, 1]^3`` (l = 0.15, s = 10, grid step 0.04), noiseless."""
+    return gp_rbf3()
+
+
+@register_problem("robot-push3")
+def _robot_push3(data_dir: str | Path | None = None) -> Problem:
+    r"""Robot pushing, ``(r_x, r_y, t_r)``, goal per seed; raises ``ImportError`` without Box2D."""
+    return robot_push3()
+
+
+@register_problem("robot-push4")
+def _robot_push4(data_dir: str | Path | None = None) -> Problem:
+    r"""Robot pushing with the hand angle in ``[0, 2 pi]``; raises ``ImportError`` without Box2D."""
+    return robot_push4()

@@ -147,7 +147,7 @@ def test_mle_gp_ucb_batch_and_gp_ts(box, pool):
     assert xq.shape == (3, 2) and box.contains(xq).all()
     assert len(pol.selected) == 3 and len(set(pol.selected)) == 1
 
-    ts = make_policy("gp-ts", pool, seed=0, **FAST)
+    ts = make_policy("mle-gp-ts", pool, seed=0, **FAST)
     assert isinstance(ts, GPThompsonSampling)
     Xp = pool.points[:5]
     Yp = objective(Xp)
@@ -158,7 +158,7 @@ def test_mle_gp_ucb_batch_and_gp_ts(box, pool):
         assert (idx >= 0).all() and torch.equal(out, pool.points[idx])
     assert ts.selected == [f"{ts.lengthscale[0]:.6g}"] * 2
 
-    tsb = make_policy("gp-ts", box, seed=0, **FAST)
+    tsb = make_policy("mle-gp-ts", box, seed=0, **FAST)
     out = tsb.suggest(X, Y, q=2)
     assert out.shape == (2, 2) and box.contains(out).all()
 
@@ -166,7 +166,7 @@ def test_mle_gp_ucb_batch_and_gp_ts(box, pool):
 def test_gp_ts_on_pool_samples_vary_with_the_seed(pool):
     X = pool.points[:5]
     Y = objective(X)
-    picks = {int(pool.index_of(make_policy("gp-ts", pool, seed=s).suggest(X, Y))) for s in range(8)}
+    picks = {int(pool.index_of(make_policy("mle-gp-ts", pool, seed=s).suggest(X, Y))) for s in range(8)}
     assert len(picks) > 1  # a sample, not a deterministic argmax
 
 
@@ -190,14 +190,14 @@ def test_observe_rejects_bad_input_unchanged(box):
         assert json.dumps(pol.state_dict()) == before
 
 
-@pytest.mark.parametrize("name", ["random", "mle-gp-ucb", "gp-ts"])
+@pytest.mark.parametrize("name", ["random", "mle-gp-ucb", "mle-gp-ts"])
 def test_load_state_dict_rejects_bad_states_unchanged(box, name):
     X, Y = box_data()
     pol = make_policy(name, box, seed=3, **({} if name == "random" else FAST))
     pol.suggest(X, Y)
     good = json.loads(json.dumps(pol.state_dict()))
     before = json.dumps(pol.state_dict())
-    other = "random" if name != "random" else "gp-ts"
+    other = "random" if name != "random" else "mle-gp-ts"
     bad_states = [
         "not a dict",
         dict(good, name=other),
@@ -232,7 +232,7 @@ def test_invalid_options(box):
     with pytest.raises(ValueError):
         make_policy("mle-gp-ucb", box, delta=1.5)
     with pytest.raises(ValueError):
-        make_policy("gp-ts", box, num_restarts=4, raw_samples=2)
+        make_policy("mle-gp-ts", box, num_restarts=4, raw_samples=2)
     with pytest.raises(ValueError):
         make_policy("random", box).suggest(*box_data(), q=0)
 

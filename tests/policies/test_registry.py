@@ -20,7 +20,7 @@ def test_list_methods():
 
 
 @pytest.mark.parametrize(
-    "name, cls", [("random", RandomPolicy), ("mle-gp-ucb", MLEGPUCB), ("gp-ts", GPThompsonSampling)]
+    "name, cls", [("random", RandomPolicy), ("mle-gp-ucb", MLEGPUCB), ("mle-gp-ts", GPThompsonSampling)]
 )
 def test_make_policy(name, cls):
     pol = make_policy(name, DOMAIN, seed=5)

@@ -1,0 +1,204 @@
+r"""Batch Bayesian optimisation policies on one GP surrogate, and TS-RSR (Ren & Li).
+
+:class:`SurrogatePolicy` is the shared base of the TS-RSR paper's methods
+(``ts-rsr`` here, the batch baselines in
+:mod:`~botorch_unknown_hypers.policies.batch_baselines`). Its surrogate is one of
+
+- ``"paper"``: the paper's fixed-hyperparameter GP (note Sec. 2.1: never trained;
+  raw input units; targets standardised every round; noise variance ``1e-6``),
+  with the hyperparameters the problem lists in ``metadata["paper_surrogate"]``
+  (:meth:`SurrogatePolicy.bind_problem`; ``loop.run`` calls it) or given as
+  ``surrogate_spec``;
+- ``"fitted"``: BoTorch's default ``SingleTaskGP`` (inputs normalised to the unit
+  cube, targets standardised, BoTorch's default priors) fitted every round by
+  ``fit_gpytorch_mll``, what practitioners use;
+- ``"auto"`` (default): ``"paper"`` when a spec is known, else ``"fitted"``.
+
+:class:`TSRSR` builds each batch with
+:func:`~botorch_unknown_hypers.acquisition.ts_rsr.gen_ts_rsr_batch_box` (boxes) or
+:func:`~botorch_unknown_hypers.acquisition.ts_rsr.gen_ts_rsr_batch_pool` (pools):
+for slot :math:`i`, an independent posterior sample maximum
+:math:`\tilde f^*_{t,i}` (redrawn while :math:`\le \max_x \mu_t(x)`), then
+:math:`x_{t+1,i} = \arg\min_x (\tilde f^*_{t,i} - \mu_t(x)) / \sigma_t(x \mid x_{t+1,<i})`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from botorch.models.model import Model
+from botorch.models.transforms import Normalize, Standardize
+from gpytorch.mlls import ExactMarginalLogLikelihood
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.ts_rsr import gen_ts_rsr_batch_box, gen_ts_rsr_batch_pool
+from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
+from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
+from botorch_unknown_hypers.problems.base import Domain, FiniteDomain, Problem
+
+SURROGATES = ("auto", "paper", "fitted")
+
+
+def fit_default_single_task_gp(train_X: Tensor, train_Y: Tensor, bounds: Tensor) -> SingleTaskGP:
+    r"""BoTorch's default ``SingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``),
+    fitted by ``fit_gpytorch_mll``; in eval mode."""
+    d = train_X.shape[-1]
+    model = SingleTaskGP(
+        train_X,
+        train_Y,
+        input_transform=Normalize(d=d, bounds=bounds),
+        outcome_transform=Standardize(m=1),
+    )
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    return model.eval()
+
+
+class SurrogatePolicy(Policy):
+    r"""A batch policy on one GP surrogate (paper's fixed hyperparameters or fitted).
+
+    Args:
+        domain: Box or pool.
+        seed, device, dtype: As :class:`Policy`.
+        surrogate: ``"auto"``, ``"paper"`` or ``"fitted"`` (module docstring).
+        surrogate_spec: Fixed hyperparameters (a :class:`SurrogateSpec` or its dict);
+            overrides the problem's ``metadata["paper_surrogate"]``.
+        num_restarts, raw_samples: Multi-start settings of box optimisations.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float64,
+        surrogate: str = "auto",
+        surrogate_spec: SurrogateSpec | dict[str, Any] | None = None,
+        num_restarts: int = 10,
+        raw_samples: int = 512,
+    ) -> None:
+        super().__init__(domain, seed=seed, device=device, dtype=dtype)
+        if surrogate not in SURROGATES:
+            raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}.")
+        if isinstance(surrogate_spec, dict):
+            surrogate_spec = SurrogateSpec.from_dict(surrogate_spec)
+        elif surrogate_spec is not None and not isinstance(surrogate_spec, SurrogateSpec):
+            raise ValueError(f"surrogate_spec must be a SurrogateSpec, a dict or None, got {type(surrogate_spec).__name__}.")
+        check_optimizer_options(num_restarts, raw_samples)
+        self.surrogate = surrogate
+        self.user_spec = surrogate_spec
+        self.problem_spec: SurrogateSpec | None = None
+        self.num_restarts = num_restarts
+        self.raw_samples = raw_samples
+        self.last_label = ""
+
+    def bind_problem(self, problem: Problem) -> None:
+        r"""Take the paper's surrogate hyperparameters from ``problem.metadata["paper_surrogate"]``."""
+        spec = problem.metadata.get("paper_surrogate")
+        self.problem_spec = SurrogateSpec.from_dict(spec) if spec is not None else None
+
+    @property
+    def spec(self) -> SurrogateSpec | None:
+        return self.user_spec if self.user_spec is not None else self.problem_spec
+
+    def build_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+        r"""The surrogate of this round, on all data (``n x d``, ``n x 1``)."""
+        mode = self.surrogate
+        if mode == "auto":
+            mode = "paper" if self.spec is not None else "fitted"
+        if mode == "paper":
+            if self.spec is None:
+                raise ValueError(
+                    "surrogate='paper' needs fixed hyperparameters: pass surrogate_spec=... or run "
+                    "on a problem with metadata['paper_surrogate'] (loop.run calls bind_problem)."
+                )
+            self.last_label = self.spec.label()
+            return fixed_hyperparameter_gp(train_X, train_Y, self.spec)
+        model = fit_default_single_task_gp(train_X, train_Y, self.domain.bounds)
+        ls = model.covar_module.lengthscale.detach().flatten().tolist()
+        self.last_label = "fitted:" + ";".join(f"{v:.4g}" for v in ls)
+        return model
+
+
+class TSRSR(SurrogatePolicy):
+    r"""TS-RSR (Ren & Li, Algorithm 1 with the App. C redraw rule).
+
+    Per slot an independent posterior sample maximum :math:`\tilde f^*_{t,i}`
+    (redrawn while :math:`\tilde f^*_{t,i} \le \max_x \mu_t(x)`, at most
+    ``max_resamples`` times), then
+
+    .. math::
+
+        x_{t+1,i} = \arg\min_x \frac{\tilde f^*_{t,i} - \mu_t(x)}{\sigma_t(x \mid x_{t+1,1..i-1})},
+
+    with :math:`\mu_t` frozen in the batch and :math:`\sigma` conditioned on the
+    chosen points with the noise term (eq. 2). No :math:`\beta`, no tuning constant.
+
+    Choices where the paper is silent (note Sec. 1.5, 1.7): the sample maxima, the
+    posterior-mean maximum and every argmin are continuous batched L-BFGS-B
+    optimisations over the box (the authors' code takes maxima over ~1000 random
+    points and refines only slots 2..m with 10 Adam steps); on a pool all are exact.
+
+    Attributes:
+        last_info: :class:`~botorch_unknown_hypers.acquisition.ts_rsr.TSRSRBatchInfo` of
+            the last batch (:math:`\tilde f^*`, redraws, :math:`\Psi`, :math:`\sigma`
+            against conditional :math:`\sigma`).
+        history: ``last_info.to_dict()`` of every batch (JSON-safe).
+    """
+
+    name = "ts-rsr"
+
+    def __init__(self, domain: Domain, seed: int = 0, device: torch.device | str | None = None,
+                 dtype: torch.dtype = torch.float64, max_resamples: int = 10, **kwargs: Any) -> None:
+        super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
+        if not isinstance(max_resamples, int) or isinstance(max_resamples, bool) or max_resamples < 0:
+            raise ValueError(f"max_resamples must be a non-negative integer, got {max_resamples!r}.")
+        self.max_resamples = max_resamples
+        self.last_info = None
+        self.history: list[dict[str, Any]] = []
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        model = self.build_model(train_X, train_Y)
+        if isinstance(self.domain, FiniteDomain):
+            idx, info = gen_ts_rsr_batch_pool(
+                model, self.domain.points, q, self.generator, max_resamples=self.max_resamples
+            )
+            X = self.domain.points[idx]
+        else:
+            X, info = gen_ts_rsr_batch_box(
+                model,
+                self.domain.bounds,
+                train_X,
+                q,
+                self.generator,
+                num_restarts=self.num_restarts,
+                raw_samples=self.raw_samples,
+                max_resamples=self.max_resamples,
+            )
+        self.last_info = info
+        self.history.append(info.to_dict())
+        self.n_candidates = 1
+        self.selected = [self.last_label] * q
+        return X
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"history": self.history}
+
+    def _check_extra_state(self, extra: dict[str, Any]) -> None:
+        if not isinstance(extra, dict):
+            raise ValueError("state['extra'] must be a dict.")
+        history = extra.get("history", [])
+        if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+            raise ValueError("state['extra']['history'] must be a list of dicts.")
+        for h in history:
+            mm = h.get("max_mean")
+            if not isinstance(mm, (int, float)) or isinstance(mm, bool) or not math.isfinite(mm):
+                raise ValueError("state['extra']['history'][*]['max_mean'] must be a finite number.")
+            if not isinstance(h.get("slots"), list):
+                raise ValueError("state['extra']['history'][*]['slots'] must be a list.")
+
+    def _load_extra_state(self, extra: dict[str, Any]) -> None:
+        self.history = [dict(h) for h in extra.get("history", [])]
