@@ -289,9 +289,15 @@ def sample_maxima_box(
         ``num`` maxima.
     """
     paths = draw_matheron_paths(model, sample_shape=torch.Size([num]))
+    # A model with hidden singleton batch dimensions (e.g. CandidateGP.select(k)) has
+    # paths of batch shape num x 1 x ...: probe once and give the points matching ones.
+    with torch.no_grad():
+        probe = paths(bounds[:1])  # num x (1 x ...) x 1
+    extra = probe.ndim - 2
 
     def values(X: Tensor) -> Tensor:  # num x m x d -> num x m
-        return paths(X)
+        Xb = X.reshape(X.shape[0], *([1] * extra), *X.shape[1:])
+        return paths(Xb).reshape(X.shape[:-1])
 
     _, maxima = maximize_per_candidate(
         values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed

@@ -199,3 +199,18 @@ def test_conditioned_model_keeps_the_mean_frozen():
     cond = condition_on_pending(condition_on_pending(model, X[:1] * 0.5), X[1:2] * 0.5)
     Xs = torch.rand(30, 1, 2, dtype=torch.float64) * 4 - 2
     assert torch.allclose(cond.posterior(Xs).mean, model.posterior(Xs).mean, atol=1e-8)
+
+
+def test_works_on_one_candidate_of_a_candidate_model():
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+
+    X, Y = _data()
+    cands = KernelCandidates.from_lengthscales(torch.tensor([0.8, 0.4], dtype=torch.float64))
+    model = CandidateGP(X, Y, cands).select(1)
+    Q = torch.tensor([[0.3, -0.4]], dtype=torch.float64)
+    Xs = torch.rand(10, 1, 2, dtype=torch.float64) * 4 - 2
+    _, var = conditional_posterior_variance(model, Xs, Q)
+    assert (var < model.posterior(Xs).variance[..., 0, 0] + 1e-12).all()
+    Xb, info = gen_ts_rsr_batch_box(model, BOUNDS, X, 3, torch.Generator().manual_seed(0), num_restarts=4, raw_samples=64)
+    assert Xb.shape == (3, 2) and len(info.slots) == 3
