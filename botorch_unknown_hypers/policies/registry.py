@@ -22,6 +22,7 @@ from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPU
 from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLECandidates
 from botorch_unknown_hypers.policies.elimination import HEGPUCB
 from botorch_unknown_hypers.policies.hyperparameter_balancing import HyperparameterBalancing
+from botorch_unknown_hypers.policies.misspecified import ECGPUCB, PhasedGPUS, RegretBalancing
 from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB
 from botorch_unknown_hypers.policies.prior_selection import (
     HPGPTS,
@@ -65,6 +66,9 @@ METHODS: dict[str, PolicyFactory] = {
     "kb-ei": KrigingBelieverEI,
     "dpp-ts": DPPThompsonSampling,
     "qlognei": QLogNEI,
+    "ec-gp-ucb": ECGPUCB,
+    "phased-gp-us": PhasedGPUS,
+    "regret-balancing": RegretBalancing,
 }
 
 
