@@ -88,7 +88,7 @@ def main() -> None:
             r = r.iloc[0]
             rank = r.rank_paper7 if m != "qlognei" else r.rank_with_qlognei
             tag = "R" if m != "qlognei" else "R8"
-            cells.append(f"{r.shown} [{tag}: {rank}] n={r.seeds}")
+            cells.append(f"{r.shown} [{tag}: {int(rank)}] n={r.seeds}")
         print(f"| {m} | " + " | ".join(cells) + " |")
     ts = tab[tab.method == "ts-rsr"]
     top2 = int((ts.rank_paper7 <= 2).sum())

@@ -2,7 +2,10 @@ r"""The ``buh`` command: ``list``, ``run``, ``report`` and ``demo``.
 
 ``buh run`` runs the grid problems x methods x seeds with a progress bar and
 appends each finished run to ``DIR/results.csv`` (see
-:mod:`botorch_unknown_hypers.results`); a rerun skips complete runs.
+:mod:`botorch_unknown_hypers.results`); a rerun skips complete runs. The runs
+execute in-process (``--workers 1``, the default), in a process pool
+(``--workers N``) or on Ray (``--executor ray [--address ADDR]``); see
+:mod:`botorch_unknown_hypers.executors`. Only this process writes ``results.csv``.
 ``buh report DIR`` writes ``summary.csv`` and plots. ``buh demo`` is a short
 comparison on the embedded Berkenkamp problem.
 """
@@ -11,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,8 +24,16 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from botorch_unknown_hypers.loop import run
-from botorch_unknown_hypers.policies.registry import list_methods, make_policy
+from botorch_unknown_hypers.executors import (
+    Executor,
+    ExecutorError,
+    LocalExecutor,
+    ProcessExecutor,
+    RayExecutor,
+    RunSetupError,
+    RunSpec,
+)
+from botorch_unknown_hypers.policies.registry import list_methods
 from botorch_unknown_hypers.problems.registry import get_problem, list_problems
 from botorch_unknown_hypers.report import write_report
 from botorch_unknown_hypers.results import ResultsStore
@@ -86,6 +98,47 @@ def method_label(method: str, options: dict[str, object]) -> str:
     return method + "[" + ",".join(f"{k}={v}" for k, v in sorted(options.items())) + "]"
 
 
+EXECUTORS = ["local", "process", "ray"]
+
+
+def make_executor(
+    executor: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    gpus_per_run: float = 0.0,
+    device: str = "cpu",
+) -> Executor:
+    r"""The executor of ``buh run --executor E --workers N --address A --gpus-per-run G``.
+
+    ``process`` with one worker (the default) runs in-process, as ``local`` does.
+    """
+    if executor not in EXECUTORS:
+        raise CLIError(f"unknown executor {executor!r}; valid executors: {', '.join(EXECUTORS)}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise CLIError(f"--workers must be a positive integer, got {workers!r}.")
+    if not isinstance(gpus_per_run, (int, float)) or not (math.isfinite(gpus_per_run) and 0 <= gpus_per_run <= 1):
+        raise CLIError(f"--gpus-per-run must be a number in [0, 1] (a fraction of one GPU), got {gpus_per_run!r}.")
+    if executor != "ray":
+        if address is not None:
+            raise CLIError("--address joins a Ray cluster: use it with --executor ray.")
+        if gpus_per_run > 0:
+            raise CLIError("--gpus-per-run is a Ray resource request: use it with --executor ray.")
+    if executor == "local":
+        if workers not in (None, 1):
+            raise CLIError("--executor local runs one run at a time in-process; use --executor process for --workers N.")
+        return LocalExecutor()
+    if executor == "process":
+        return LocalExecutor() if workers in (None, 1) else ProcessExecutor(workers)
+    if device == "cuda" and gpus_per_run == 0:
+        raise CLIError("--device cuda with --executor ray needs --gpus-per-run > 0 so that Ray gives runs a GPU.")
+    if address is not None and workers is not None:
+        raise CLIError("--workers sets the CPUs of a local Ray instance; a cluster at --address has its own.")
+    try:
+        return RayExecutor(address=address, gpus_per_run=gpus_per_run, num_cpus=workers)
+    except ImportError as e:
+        raise CLIError(str(e)) from None
+
+
 def run_grid(
     problems: list[str],
     methods: list[str],
@@ -99,6 +152,10 @@ def run_grid(
     progress: bool = True,
     options: dict[str, object] | None = None,
     first_seed: int = 0,
+    executor: str | Executor = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    gpus_per_run: float = 0.0,
 ) -> ResultsStore:
     r"""Run every (problem, method, seed) not yet complete in ``out/results.csv``.
 
@@ -106,6 +163,12 @@ def run_grid(
     runs are then stored under ``method[k=v,...]``. ``iterations`` / ``batch_size``
     ``None`` take each problem's paper setting (``metadata["paper_iterations"]`` /
     ``metadata["paper_batch_size"]``, e.g. the TS-RSR benchmarks' T and m).
+
+    ``executor`` is a name (with ``workers``, ``address`` and ``gpus_per_run``, see
+    :func:`make_executor`) or an :class:`~botorch_unknown_hypers.executors.Executor`.
+    Whatever executes the runs, this process alone appends each run to
+    ``results.csv`` as soon as it finishes, and the rows do not depend on the
+    executor (only ``wall_time_s`` does).
     """
     _check_names("problem", problems, list_problems())
     _check_names("method", methods, list_methods())
@@ -117,12 +180,15 @@ def run_grid(
     ):
         raise CLIError("--seeds and --batch-size must be >= 1, --iterations and --first-seed >= 0.")
     options = dict(options or {})
-    dev = _device(device)
+    if isinstance(executor, str):
+        executor = make_executor(executor, workers, address, gpus_per_run, device)
+    if not isinstance(executor, RayExecutor):
+        _device(device)  # Ray workers may have the GPU that this driver lacks
     problem_cache: dict[str, Any] = {}
     budget: dict[str, tuple[int, int]] = {}
     for p in problems:
-        try:
-            problem_cache[p] = get_problem(p, data_dir=data_dir, device=dev)
+        try:  # the driver only checks the problem and reads its metadata; runs build their own
+            problem_cache[p] = get_problem(p, data_dir=data_dir)
         except (FileNotFoundError, ImportError) as e:
             raise CLIError(str(e)) from None
         meta = problem_cache[p].metadata
@@ -151,35 +217,46 @@ def run_grid(
     skipped = len(problems) * len(methods) * seeds - len(todo)
     if skipped:
         print(f"skipping {skipped} complete runs already in {store.path}", file=sys.stderr)
-    total = sum(budget[p][0] for p, _, _ in todo)
+    specs = [
+        RunSpec(
+            problem=p,
+            method=label.split("[")[0],
+            seed=s,
+            iterations=budget[p][0],
+            batch_size=budget[p][1],
+            n_init=n_init,
+            options=options,
+            label=label,
+            device=device,
+            # resolved here: workers may not share this process's environment
+            data_dir=str(data_dir) if data_dir is not None else os.environ.get("BUH_DATA_DIR"),
+        )
+        for p, label, s in todo
+    ]
+    total = sum(spec.iterations for spec in specs)
     bar = tqdm(total=total, disable=not progress, unit="round", dynamic_ncols=True)
+    rounds_shown: dict[tuple[str, str, int], int] = {}
+
+    def on_round(spec: RunSpec, t: int) -> None:  # in-process runs report every round
+        if t == 1:
+            bar.set_description(f"{spec.problem} | {spec.key[1]} | seed {spec.seed}")
+        rounds_shown[spec.key] = t
+        bar.update(1)
+
+    runs = executor.run_all(specs, on_round=on_round)
     try:
-        for p, label, s in todo:
-            m = label.split("[")[0]
-            problem = problem_cache[p]
-            T, q = budget[p]
-            bar.set_description(f"{p} | {label} | seed {s}")
-            try:
-                policy = make_policy(m, problem.domain, seed=s, device=dev, **options)
-            except TypeError as e:
-                raise CLIError(f"--option not accepted by {m}: {e}") from None
-            except ValueError as e:
-                raise CLIError(f"--option for {m}: {e}") from None
-            start = time.perf_counter()
-            history = run(
-                problem,
-                policy,
-                iterations=T,
-                seed=s,
-                batch_size=q,
-                n_init=n_init,
-                method=label,
-                callback=lambda _t: bar.update(1),
-            )
-            store.append_run(history, horizon=T, batch_size=q)
+        for finished, (spec, history) in enumerate(runs, start=1):
+            store.append_run(history, horizon=spec.iterations, batch_size=spec.batch_size)
+            if not isinstance(executor, LocalExecutor):
+                bar.set_description(f"{finished}/{len(specs)} runs", refresh=False)
+            bar.update(spec.iterations - rounds_shown.pop(spec.key, 0))  # pooled runs: whole runs
             if not progress:
-                print(f"done {p} {label} seed {s} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+                elapsed = history.attrs.get("elapsed_s", float("nan"))
+                print(f"done {spec.problem} {spec.key[1]} seed {spec.seed} in {elapsed:.1f}s", file=sys.stderr)
+    except (RunSetupError, ExecutorError) as e:
+        raise CLIError(str(e)) from None
     finally:
+        getattr(runs, "close", lambda: None)()  # stop a pool at once if the loop ended early
         bar.close()
     return store
 
@@ -240,6 +317,27 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--n-init", type=int, default=None, help="initial design size (default: the problem's)")
     p_run.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_run.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="process",
+        help="where runs execute: in-process (local), a process pool (process, the default) or Ray (ray)",
+    )
+    p_run.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="runs in parallel: worker processes of the pool (default 1: in-process), or CPUs of a local Ray",
+    )
+    p_run.add_argument(
+        "--address", default=None, help="join the Ray cluster at ADDR (e.g. auto); default: start a local Ray"
+    )
+    p_run.add_argument(
+        "--gpus-per-run",
+        type=float,
+        default=0.0,
+        help="GPU fraction each Ray run requests, in [0, 1] (0.25: four runs share a card)",
+    )
+    p_run.add_argument(
         "--option",
         action="append",
         metavar="KEY=VALUE",
@@ -283,6 +381,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress=not args.no_progress,
                 options=parse_options(args.option),
                 first_seed=args.first_seed,
+                executor=args.executor,
+                workers=args.workers,
+                address=args.address,
+                gpus_per_run=args.gpus_per_run,
             )
             print(f"results: {args.out / 'results.csv'}")
             return 0
