@@ -1,0 +1,562 @@
+r"""Ax integration: any registered rule as a generation node of an Ax experiment.
+
+Ax (https://ax.dev) runs an experiment through a ``GenerationStrategy``, a graph of
+``GenerationNode``\ s that each propose trials until their transition criteria move the
+strategy on. :class:`PolicyGenerationNode` subclasses Ax's ``ExternalGenerationNode``,
+Ax's own extension point for candidate generators that are not Ax models, and runs
+any method of :mod:`botorch_unknown_hypers.policies.registry` (``lb-gp-ucb``,
+``he-gp-ucb``, ``mle-gp-ucb``, ...) on an experiment whose search space is a box of
+float range parameters. :func:`policy_generation_strategy` puts Ax's Sobol generator in
+front of it for the initial design, with Ax's ``MinTrials`` criteria for the
+hand-over, so Ax's ``Client`` drives it like any other strategy. Nothing of Ax is
+forked or patched.
+
+Example:
+    >>> from ax.api.client import Client
+    >>> from ax.api.configs import RangeParameterConfig
+    >>> from botorch_unknown_hypers.integrations.ax import policy_generation_strategy
+    >>> client = Client()
+    >>> client.configure_experiment(parameters=[
+    ...     RangeParameterConfig(name="x1", bounds=(0.0, 1.0), parameter_type="float"),
+    ...     RangeParameterConfig(name="x2", bounds=(0.0, 1.0), parameter_type="float"),
+    ... ])
+    >>> client.configure_optimization(objective="-loss")   # minimised: the rule sees -loss
+    >>> client.set_generation_strategy(policy_generation_strategy("lb-gp-ucb", n_init=5))
+    >>> for _ in range(15):
+    ...     ((index, params),) = client.get_next_trials(max_trials=1).items()
+    ...     client.complete_trial(index, raw_data={"loss": my_loss(params)})
+
+**Mapping.** Float ``RangeParameter``\ s become the columns of a
+:class:`~botorch_unknown_hypers.problems.base.BoxDomain` (log-scale ones in log space),
+``FixedParameter``\ s are added back to every proposal; integer, choice and derived
+parameters and parameter constraints raise ``UnsupportedError``. The objective must be
+a single metric without outcome constraints; every rule maximises, so a minimised
+objective (``"-loss"``) is negated before the rule sees it.
+
+**How the rule's state survives Ax's stateless regeneration.** Ax refits a node from the
+experiment before each generation, possibly in a new process (a ``Client`` loaded
+from JSON or a database). The node therefore keeps nothing between calls:
+
+1. the data :math:`D` are rebuilt from the experiment at every call: every completed
+   (or early-stopped) trial with a value of the objective metric, in trial order
+   (values rounded to 10 decimal places, as Ax's JSON store keeps them, so that a
+   reloaded experiment gives bit-identical data);
+2. the rule's memory (candidate set, play counts, recorded widths, prequential
+   residuals, eliminated set, its random generator) is the JSON of
+   ``policy.state_dict()`` taken right after ``suggest``; it is stored in the
+   generator run's ``gen_metadata["buh_policy_state"]``, which Ax's storage keeps
+   with the trial;
+3. the next call rebuilds the policy with
+   :func:`~botorch_unknown_hypers.policies.registry.make_policy`, loads the state of
+   this node's latest generator run, ``observe``\ s that trial's value if it has
+   completed (a failed or abandoned trial is dropped from the record), and
+   ``suggest``\ s from :math:`D`.
+
+The next candidate is thus a function of the experiment alone: a fresh process
+(:func:`load_client` of a snapshot written by :func:`save_client`, or a new ``Client``
+given the saved experiment and a new :func:`policy_generation_strategy`) proposes
+the same point as the uninterrupted run. (``Client.save_to_json_file`` cannot encode
+an external node with Ax's core registries; :func:`save_client` writes the same
+snapshot with :data:`ENCODER_REGISTRY`.) Trials of the initial design (and
+trials attached by hand) enter :math:`D` but no candidate's play record, as in
+:class:`~botorch_unknown_hypers.loop.AskTellOptimizer`. A replay of the history from
+a fresh policy would rebuild the same state too, but at the cost of every past
+acquisition optimisation at every call; the metadata makes a call cost one round.
+
+The rules are sequential (one point per round): the node proposes one arm per trial
+and, through Ax's ``MaxGenerationParallelism`` pausing criterion, waits until its
+latest trial is completed, failed or abandoned before proposing the next (Ax raises
+``MaxParallelismReachedException`` meanwhile). Rules may query a point twice (noisy
+evaluations), so the node does not deduplicate.
+
+References:
+    - Ax's ``ExternalGenerationNode`` (``ax.generation_strategy.external_generation_node``),
+      the extension point for candidate generators that are not Ax models.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+from ax.adapter.registry import Generators
+from ax.api.client import Client
+from ax.core.data import Data
+from ax.core.experiment import Experiment
+from ax.core.experiment_status import ExperimentStatus
+from ax.core.generator_run import GeneratorRun
+from ax.core.observation import ObservationFeatures
+from ax.core.parameter import FixedParameter, ParameterType, RangeParameter
+from ax.core.search_space import SearchSpace
+from ax.core.trial_status import TrialStatus
+from ax.core.types import TParameterization
+from ax.exceptions.core import UnsupportedError, UserInputError
+from ax.generation_strategy.external_generation_node import ExternalGenerationNode
+from ax.generation_strategy.generation_node import GenerationNode
+from ax.generation_strategy.generation_strategy import GenerationStrategy
+from ax.generation_strategy.generator_spec import GeneratorSpec
+from ax.generation_strategy.transition_criterion import (
+    MaxGenerationParallelism,
+    MaxTrialsAwaitingData,
+    MinTrials,
+    PausingCriterion,
+)
+from ax.storage.json_store.decoder import (
+    generation_strategy_from_json,
+    object_from_json,
+)
+from ax.storage.json_store.encoder import object_to_json
+from ax.storage.json_store.registry import (
+    CORE_CLASS_DECODER_REGISTRY,
+    CORE_ENCODER_REGISTRY,
+)
+from torch import Tensor
+
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.registry import METHODS, make_policy
+from botorch_unknown_hypers.problems.base import BoxDomain
+
+__all__ = [
+    "CLASS_DECODER_REGISTRY",
+    "DIAGNOSTICS_KEY",
+    "ENCODER_REGISTRY",
+    "METHOD_KEY",
+    "NODE_KEY",
+    "N_CANDIDATES_KEY",
+    "SELECTED_KEY",
+    "STATE_KEY",
+    "PolicyGenerationNode",
+    "SearchSpaceMap",
+    "load_client",
+    "objective_metric",
+    "policy_generation_strategy",
+    "policy_state",
+    "save_client",
+]
+
+STATE_KEY = "buh_policy_state"
+r"""``gen_metadata`` key: JSON text of ``policy.state_dict()`` right after ``suggest``."""
+NODE_KEY = "buh_node"
+r"""``gen_metadata`` key: name of the :class:`PolicyGenerationNode` that made the run."""
+METHOD_KEY = "buh_method"
+SELECTED_KEY = "buh_selected"
+r"""``gen_metadata`` key: label of the hyperparameter the rule played (``policy.selected``)."""
+N_CANDIDATES_KEY = "buh_n_candidates"
+DIAGNOSTICS_KEY = "buh_diagnostics"
+r"""``gen_metadata`` key: JSON text of ``policy.diagnostics`` after ``suggest`` (if any)."""
+
+_OBSERVED = (TrialStatus.COMPLETED, TrialStatus.EARLY_STOPPED)
+
+
+@dataclass(frozen=True)
+class SearchSpaceMap:
+    r"""Ax parameters to and from the rows of a :class:`BoxDomain`.
+
+    Attributes:
+        names: The tunable (float range) parameters, in the domain's column order.
+        log_scale: Per tunable parameter, whether its column holds :math:`\log x`.
+        lower, upper: Per tunable parameter, Ax's bounds (natural units).
+        fixed: Fixed parameters, added to every proposal.
+    """
+
+    names: tuple[str, ...]
+    log_scale: tuple[bool, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    fixed: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def from_search_space(cls, search_space: SearchSpace) -> SearchSpaceMap:
+        r"""Read a search space of float range (and fixed) parameters.
+
+        Raises:
+            UnsupportedError: for other parameter types or parameter constraints.
+        """
+        if search_space.parameter_constraints:
+            raise UnsupportedError(
+                "PolicyGenerationNode supports box search spaces only; remove the parameter constraints."
+            )
+        names, log_scale, lower, upper, fixed = [], [], [], [], []
+        for name, parameter in search_space.parameters.items():
+            if isinstance(parameter, FixedParameter):
+                fixed.append((name, parameter.value))
+            elif isinstance(parameter, RangeParameter) and parameter.parameter_type == ParameterType.FLOAT:
+                if parameter.logit_scale:
+                    raise UnsupportedError(f"parameter {name!r}: logit scale is not supported; use a linear or log scale.")
+                names.append(name)
+                log_scale.append(bool(parameter.log_scale))
+                lower.append(float(parameter.lower))
+                upper.append(float(parameter.upper))
+            else:
+                raise UnsupportedError(
+                    f"parameter {name!r} ({type(parameter).__name__}, {parameter.parameter_type.name}): "
+                    "PolicyGenerationNode supports float range parameters (and fixed ones) only."
+                )
+        if not names:
+            raise UnsupportedError("the search space has no float range parameter to optimise.")
+        return cls(tuple(names), tuple(log_scale), tuple(lower), tuple(upper), tuple(fixed))
+
+    @property
+    def dim(self) -> int:
+        return len(self.names)
+
+    def bounds(self, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> Tensor:
+        r"""``2 x d`` bounds of the domain (log bounds for log-scale parameters)."""
+        lows = [math.log(v) if log else v for v, log in zip(self.lower, self.log_scale)]
+        highs = [math.log(v) if log else v for v, log in zip(self.upper, self.log_scale)]
+        return torch.tensor([lows, highs], dtype=dtype, device=device)
+
+    def to_row(self, parameters: Mapping[str, Any]) -> list[float]:
+        r"""A ``d``-list of domain coordinates of one Ax parameterisation."""
+        return [
+            math.log(float(parameters[n])) if log else float(parameters[n]) for n, log in zip(self.names, self.log_scale)
+        ]
+
+    def to_parameters(self, x: Tensor) -> TParameterization:
+        r"""Ax parameterisation of a ``d``-dim domain point (clamped to Ax's bounds)."""
+        values = x.tolist()
+        out: dict[str, Any] = {}
+        for name, log, low, high, v in zip(self.names, self.log_scale, self.lower, self.upper, values):
+            v = math.exp(v) if log else v
+            out[name] = min(max(float(v), low), high)  # exp(log(u)) may exceed u by an ulp
+        out.update(dict(self.fixed))
+        return out
+
+
+def objective_metric(experiment: Experiment) -> tuple[str, float]:
+    r"""Name of the objective metric and the sign that turns it into a reward to maximise.
+
+    Raises:
+        UserInputError: if the experiment has no optimisation config.
+        UnsupportedError: for multi-objective or scalarised objectives, or outcome constraints.
+    """
+    config = experiment.optimization_config
+    if config is None:
+        raise UserInputError("the experiment has no optimization config; call configure_optimization first.")
+    objective = config.objective
+    if not objective.is_single_objective:
+        raise UnsupportedError(f"objective {objective.expression!r}: the rules optimise a single metric.")
+    if config.all_constraints:
+        raise UnsupportedError("outcome constraints are not supported by the rules; remove them.")
+    return objective.metric_names[0], -1.0 if objective.minimize else 1.0
+
+
+def _json_store_precision(values: list[float]) -> list[float]:
+    r"""``values`` as Ax's JSON store keeps them (pandas ``to_json``: 10 decimal places).
+
+    Ax writes ``Data`` through ``DataFrame.to_json`` and reads it back with
+    ``pandas.read_json``; passing every value through the same round trip (which is
+    idempotent) makes an experiment reloaded from JSON give the rule bit-identical
+    data, hence the same next candidate.
+    """
+    if not values:
+        return []
+    text = pd.DataFrame({"mean": values}).to_json()
+    return pd.read_json(StringIO(text), dtype=False)["mean"].astype(float).tolist()
+
+
+def _observations(
+    experiment: Experiment, data: Data, metric: str, sign: float, space: SearchSpaceMap
+) -> dict[int, tuple[list[list[float]], list[float]]]:
+    r"""Trial index -> (rows, rewards) of every completed trial with objective values, in trial order."""
+    df = data.df
+    df = df[df["metric_name"] == metric]
+    values = _json_store_precision(df["mean"].to_numpy(dtype=float).tolist())
+    means = {(int(i), str(a)): m for i, a, m in zip(df["trial_index"], df["arm_name"], values)}
+    out: dict[int, tuple[list[list[float]], list[float]]] = {}
+    for index in sorted(experiment.trials):
+        trial = experiment.trials[index]
+        if trial.status not in _OBSERVED:
+            continue
+        rows, rewards = [], []
+        for arm in trial.arms:
+            value = means.get((index, arm.name))
+            if value is not None and math.isfinite(value):
+                rows.append(space.to_row(arm.parameters))
+                rewards.append(sign * value)
+        if rows:
+            out[index] = (rows, rewards)
+    return out
+
+
+def policy_state(generator_run: GeneratorRun) -> dict[str, Any] | None:
+    r"""The policy state stored in a generator run of a :class:`PolicyGenerationNode` (else ``None``)."""
+    metadata = generator_run.gen_metadata or {}
+    text = metadata.get(STATE_KEY)
+    return None if text is None else json.loads(text)
+
+
+class PolicyGenerationNode(ExternalGenerationNode):
+    r"""An Ax generation node that runs a registered rule; see the module docstring.
+
+    Args:
+        method: A registered method name (``buh list``), e.g. ``"lb-gp-ucb"``, ``"he-gp-ucb"``.
+        options: Keyword options of the method (``make_policy(method, domain, **options)``);
+            JSON-safe values if the generation strategy is to be saved with
+            :func:`save_client`.
+        seed: Seed of the rule's random generator (its first call).
+        name: Node name (default ``method``); it tags the node's generator runs.
+        dtype: Dtype of the rule's tensors.
+        device: Device of the rule's tensors (default CPU).
+    """
+
+    def __init__(
+        self,
+        method: str,
+        options: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        name: str | None = None,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str | None = None,
+    ) -> None:
+        if method not in METHODS:
+            raise UserInputError(f"unknown method {method!r}; valid methods: {', '.join(sorted(METHODS))}.")
+        super().__init__(
+            name=name or method,
+            suggested_experiment_status=ExperimentStatus.OPTIMIZATION,
+            should_deduplicate=False,
+        )
+        self.method = method
+        self.options = dict(options or {})
+        self.seed = int(seed)
+        self.dtype = dtype
+        self.device = None if device is None else torch.device(device)
+        self._sequential = [
+            MaxGenerationParallelism(
+                threshold=1,
+                not_in_statuses=[s for s in TrialStatus if s.is_terminal],
+            )
+        ]
+        self.policy: Policy | None = None
+        self.space: SearchSpaceMap | None = None
+        self.train_X: Tensor | None = None
+        self.train_Y: Tensor | None = None
+        self._proposed_state: dict[str, Any] | None = None
+
+    @property
+    def pausing_criteria(self) -> Sequence[PausingCriterion]:
+        r"""One trial of this node in flight at a time (the rules are sequential)."""
+        return self._sequential
+
+    def last_generator_run(self, experiment: Experiment) -> tuple[int, GeneratorRun] | None:
+        r"""``(trial index, generator run)`` of this node's latest trial that carries a state."""
+        latest = None
+        for index in sorted(experiment.trials):
+            for gr in experiment.trials[index].generator_runs:
+                metadata = gr.gen_metadata or {}
+                if metadata.get(NODE_KEY) == self.name and STATE_KEY in metadata:
+                    latest = (index, gr)
+        return latest
+
+    # ------------------------------------------------ ExternalGenerationNode API
+    def update_generator_state(self, experiment: Experiment, data: Data) -> None:
+        r"""Rebuild the data, the domain and the rule's state from the experiment."""
+        space = SearchSpaceMap.from_search_space(experiment.search_space)
+        metric, sign = objective_metric(experiment)
+        observed = _observations(experiment, data, metric, sign, space)
+        device = self.device or torch.device("cpu")
+        domain = BoxDomain(space.bounds(self.dtype, device))
+        policy = make_policy(self.method, domain, seed=self.seed, device=device, dtype=self.dtype, **self.options)
+        last = self.last_generator_run(experiment)
+        if last is not None:
+            index, gr = last
+            policy.load_state_dict(policy_state(gr))
+            if index in observed:  # the round's observation enters the rule's record
+                rows, rewards = observed[index]
+                policy.observe(self._tensor(rows, device), self._tensor(rewards, device).unsqueeze(-1))
+        rows = [r for index in observed for r in observed[index][0]]
+        rewards = [v for index in observed for v in observed[index][1]]
+        self.space, self.policy = space, policy
+        self.train_X = self._tensor(rows, device).reshape(len(rows), space.dim)
+        self.train_Y = self._tensor(rewards, device).reshape(len(rewards), 1)
+        self._proposed_state = None
+
+    def get_next_candidate(self, pending_parameters: list[TParameterization]) -> TParameterization:
+        r"""The rule's next point (one per fit: the rules propose one point per round)."""
+        if self.policy is None or self.space is None:
+            raise UnsupportedError("update_generator_state must run before get_next_candidate.")
+        if self._proposed_state is not None:
+            raise UnsupportedError(
+                f"{self.method} proposes one point per round: generate trials of one arm, one at a time."
+            )
+        X = self.policy.suggest(self.train_X, self.train_Y, q=1)
+        self._proposed_state = self.policy.state_dict()
+        return self.space.to_parameters(X[0])
+
+    def gen(
+        self,
+        *,
+        experiment: Experiment,
+        pending_observations: dict[str, list[ObservationFeatures]] | None,
+        skip_fit: bool = False,
+        data: Data | None = None,
+        n: int | None = None,
+        **gs_gen_kwargs: Any,
+    ) -> GeneratorRun | None:
+        r"""Ax's ``GenerationNode.gen``, always refitted, with the rule's state in ``gen_metadata``."""
+        generator_run = super().gen(
+            experiment=experiment,
+            pending_observations=pending_observations,
+            skip_fit=False,  # the state lives in the experiment; always rebuild from it
+            data=data,
+            n=n,
+            **gs_gen_kwargs,
+        )
+        if generator_run is None or self._proposed_state is None:
+            return generator_run
+        diagnostics = getattr(self.policy, "diagnostics", None)
+        metadata = dict(generator_run.gen_metadata or {})
+        metadata.update(
+            {
+                NODE_KEY: self.name,
+                METHOD_KEY: self.method,
+                STATE_KEY: json.dumps(self._proposed_state, separators=(",", ":")),
+                SELECTED_KEY: self.policy.selected[0] if self.policy.selected else "",
+                N_CANDIDATES_KEY: int(self.policy.n_candidates),
+            }
+        )
+        if diagnostics:
+            metadata[DIAGNOSTICS_KEY] = json.dumps(diagnostics, separators=(",", ":"))
+        # Ax's GenerationNode.gen attaches its own metadata (trial_type) the same way.
+        generator_run._gen_metadata = metadata
+        return generator_run
+
+    def _tensor(self, values: list[Any], device: torch.device) -> Tensor:
+        return torch.tensor(values, dtype=self.dtype, device=device)
+
+    # ------------------------------------------------------------- storage
+    def to_json_dict(self) -> dict[str, Any]:
+        r"""JSON form for Ax's JSON store (see :data:`ENCODER_REGISTRY`, :func:`save_client`)."""
+        return {
+            "__type": type(self).__name__,
+            "method": self.method,
+            "options": self.options,
+            "seed": self.seed,
+            "name": self.name,
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "device": None if self.device is None else str(self.device),
+        }
+
+    @classmethod
+    def from_json_dict(cls, state: dict[str, Any]) -> PolicyGenerationNode:
+        r"""Inverse of :meth:`to_json_dict`."""
+        return cls(
+            method=state["method"],
+            options=state.get("options") or {},
+            seed=int(state.get("seed", 0)),
+            name=state.get("name"),
+            dtype=getattr(torch, state.get("dtype", "float64")),
+            device=state.get("device"),
+        )
+
+
+def policy_generation_strategy(
+    method: str,
+    n_init: int = 5,
+    seed: int = 0,
+    options: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> GenerationStrategy:
+    r"""Sobol initial design, then the rule ``method``.
+
+    The Sobol node proposes ``n_init`` trials and hands over once all of them have
+    completed with data (the rules fit their first model, e.g. LB-GP-UCB's
+    :math:`\theta_0`, on the whole initial design); failed or abandoned Sobol trials
+    are replaced.
+
+    Args:
+        method: A registered method name (``lb-gp-ucb``, ``he-gp-ucb``, ...).
+        n_init: Size of the initial design (>= 1).
+        seed: Seed of the Sobol sequence and of the rule.
+        options: Keyword options of the method.
+        name: Name of the rule's node (default ``method``).
+        dtype, device: Of the rule's tensors.
+
+    Returns:
+        A ``GenerationStrategy`` to pass to ``Client.set_generation_strategy``.
+    """
+    if n_init < 1:
+        raise UserInputError(f"n_init must be at least 1, got {n_init}.")
+    node = PolicyGenerationNode(method, options=options, seed=seed, name=name, dtype=dtype, device=device)
+    done = [TrialStatus.FAILED, TrialStatus.ABANDONED]
+    sobol = GenerationNode(
+        name="Sobol",
+        generator_specs=[GeneratorSpec(generator_enum=Generators.SOBOL, generator_kwargs={"seed": seed})],
+        transition_criteria=[
+            MinTrials(threshold=n_init, transition_to=node.name, not_in_statuses=done),
+            MinTrials(
+                threshold=n_init,
+                transition_to=node.name,
+                only_in_statuses=[TrialStatus.COMPLETED],
+                count_only_trials_with_data=True,
+            ),
+        ],
+        pausing_criteria=[MaxTrialsAwaitingData(threshold=n_init, not_in_statuses=done)],
+        should_deduplicate=True,
+        suggested_experiment_status=ExperimentStatus.INITIALIZATION,
+    )
+    return GenerationStrategy(nodes=[sobol, node], name=f"Sobol+{node.name}")
+
+
+ENCODER_REGISTRY: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
+    **CORE_ENCODER_REGISTRY,
+    PolicyGenerationNode: PolicyGenerationNode.to_json_dict,
+}
+r"""Ax's core JSON encoder registry plus :class:`PolicyGenerationNode` (a copy; Ax's is untouched)."""
+CLASS_DECODER_REGISTRY: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **CORE_CLASS_DECODER_REGISTRY,
+    PolicyGenerationNode.__name__: PolicyGenerationNode.from_json_dict,
+}
+r"""Ax's core JSON class decoder registry plus :class:`PolicyGenerationNode`."""
+
+
+def save_client(client: Client, filepath: str | Path) -> None:
+    r"""``Client.save_to_json_file`` for a client whose strategy holds a :class:`PolicyGenerationNode`.
+
+    Ax's core JSON registries do not know external nodes (and custom registries
+    need Ax's SQL extra), so this writes the same snapshot with
+    :data:`ENCODER_REGISTRY`. The rule's state travels in the trials'
+    ``gen_metadata``; the node itself is stored as its constructor arguments.
+    """
+    # The two attributes Client._to_json_snapshot serialises.
+    experiment = client._experiment
+    strategy = client._maybe_generation_strategy
+    snapshot = {
+        "_type": type(client).__name__,
+        "experiment": object_to_json(experiment, encoder_registry=ENCODER_REGISTRY),
+        "generation_strategy": None
+        if strategy is None
+        else object_to_json(strategy, encoder_registry=ENCODER_REGISTRY),
+    }
+    Path(filepath).write_text(json.dumps(snapshot))
+
+
+def load_client(filepath: str | Path, generation_strategy: GenerationStrategy | None = None) -> Client:
+    r"""Inverse of :func:`save_client`: a fresh ``Client`` with the saved experiment and strategy.
+
+    Args:
+        filepath: A file written by :func:`save_client` (or by ``Client.save_to_json_file``).
+        generation_strategy: Use this strategy instead of the saved one (e.g. a new
+            :func:`policy_generation_strategy`); the experiment alone determines the
+            next candidate either way.
+    """
+    snapshot = json.loads(Path(filepath).read_text())
+    experiment = object_from_json(snapshot["experiment"], class_decoder_registry=CLASS_DECODER_REGISTRY)
+    if generation_strategy is None and snapshot.get("generation_strategy") is not None:
+        generation_strategy = generation_strategy_from_json(
+            snapshot["generation_strategy"], experiment=experiment, class_decoder_registry=CLASS_DECODER_REGISTRY
+        )
+    client = Client()
+    client.set_experiment(experiment)
+    if generation_strategy is not None:
+        client.set_generation_strategy(generation_strategy)
+    return client

@@ -1,0 +1,214 @@
+"""Tests of the Ax integration: a rule as an Ax generation node, end to end with ``Client``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+
+import pytest
+import torch
+
+pytest.importorskip("ax")
+pytestmark = [  # Ax 1.3's own pandas / API deprecations
+    pytest.mark.filterwarnings("ignore:The inplace keyword"),
+    pytest.mark.filterwarnings("ignore:The 'future.infer_string' option"),
+    pytest.mark.filterwarnings("ignore:add_tracking_metric is deprecated"),
+]
+
+from ax.api.client import Client
+from ax.api.configs import ChoiceParameterConfig, RangeParameterConfig
+from ax.core.trial_status import TrialStatus
+from ax.exceptions.core import UnsupportedError, UserInputError
+from ax.exceptions.generation_strategy import MaxParallelismReachedException
+
+from botorch_unknown_hypers.integrations.ax import (
+    METHOD_KEY,
+    NODE_KEY,
+    SELECTED_KEY,
+    STATE_KEY,
+    PolicyGenerationNode,
+    SearchSpaceMap,
+    _json_store_precision,
+    load_client,
+    policy_generation_strategy,
+    policy_state,
+    save_client,
+)
+from botorch_unknown_hypers.loop import AskTellOptimizer
+from botorch_unknown_hypers.policies.registry import make_policy
+from botorch_unknown_hypers.problems.base import BoxDomain
+
+FAST = {"num_restarts": 2, "raw_samples": 32}
+N_INIT = 5
+N_TRIALS = 15
+BOUNDS = {"x1": (-1.0, 2.0), "x2": (0.0, 1.0)}
+
+
+@pytest.fixture(autouse=True)
+def quiet_ax():
+    logger = logging.getLogger("ax")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    yield
+    logger.setLevel(level)
+
+
+def reward(params: dict[str, float]) -> float:
+    r"""A cheap 2-d function to maximise (one broad bump and a ripple)."""
+    x1, x2 = params["x1"], params["x2"]
+    return math.exp(-((x1 - 0.6) ** 2) - 4 * (x2 - 0.3) ** 2) + 0.1 * math.sin(5 * x1)
+
+
+def new_client(method: str, minimize: bool = True, **options) -> Client:
+    client = Client()
+    client.configure_experiment(
+        parameters=[RangeParameterConfig(name=n, bounds=b, parameter_type="float") for n, b in BOUNDS.items()]
+    )
+    client.configure_optimization(objective="-loss" if minimize else "score")
+    client.set_generation_strategy(policy_generation_strategy(method, n_init=N_INIT, seed=3, options={**FAST, **options}))
+    return client
+
+
+def run_trials(client: Client, num: int, minimize: bool = True) -> list[tuple[int, dict[str, float]]]:
+    out = []
+    for _ in range(num):
+        ((index, params),) = client.get_next_trials(max_trials=1).items()
+        value = reward(params)
+        client.complete_trial(index, raw_data={"loss": -value} if minimize else {"score": value})
+        out.append((index, params))
+    return out
+
+
+def generator_run(client: Client, index: int):
+    (gr,) = client._experiment.trials[index].generator_runs
+    return gr
+
+
+@pytest.fixture(scope="module")
+def lb_campaign() -> tuple[Client, list[tuple[int, dict[str, float]]]]:
+    client = new_client("lb-gp-ucb")
+    return client, run_trials(client, N_TRIALS)
+
+
+def test_lb_gp_ucb_experiment_runs_end_to_end(lb_campaign):
+    client, trials = lb_campaign
+    experiment = client._experiment
+    assert len(experiment.trials) == N_TRIALS
+    assert all(t.status == TrialStatus.COMPLETED for t in experiment.trials.values())
+    for index, _ in trials:
+        gr = generator_run(client, index)
+        metadata = gr.gen_metadata or {}
+        if index < N_INIT:
+            assert gr._generation_node_name == "Sobol" and STATE_KEY not in metadata
+        else:
+            assert gr._generation_node_name == "lb-gp-ucb"
+            assert metadata[NODE_KEY] == "lb-gp-ucb" and metadata[METHOD_KEY] == "lb-gp-ucb"
+            assert float(metadata[SELECTED_KEY]) > 0  # the length scale played
+    for name, (low, high) in BOUNDS.items():
+        assert all(low <= p[name] <= high for _, p in trials)
+
+
+def test_policy_state_round_trips_through_metadata(lb_campaign):
+    client, trials = lb_campaign
+    domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 1.0]], dtype=torch.float64))
+    for index, _ in trials[N_INIT:]:
+        state = policy_state(generator_run(client, index))
+        assert json.loads(json.dumps(state)) == state  # JSON-safe
+        policy = make_policy("lb-gp-ucb", domain, seed=3, **FAST)
+        policy.load_state_dict(state)
+        assert policy.state_dict() == state
+        # the state after round t's suggest: t - 1 plays recorded, round t pending
+        assert state["extra"]["round"] == index - N_INIT
+        assert len(state["extra"]["play_candidate"]) == index - N_INIT
+        assert state["extra"]["pending"] is not None
+
+
+def test_node_runs_the_same_rule_as_ask_tell(lb_campaign):
+    r"""Ax's stateless regeneration reproduces an uninterrupted ask/tell run exactly."""
+    _, trials = lb_campaign
+    domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 1.0]], dtype=torch.float64))
+    opt = AskTellOptimizer(make_policy("lb-gp-ucb", domain, seed=3, **FAST))
+
+    def xy(params_list):
+        X = torch.tensor([[p["x1"], p["x2"]] for p in params_list], dtype=torch.float64)
+        Y = torch.tensor(_json_store_precision([reward(p) for p in params_list]), dtype=torch.float64)
+        return X, Y
+
+    opt.tell(*xy([p for _, p in trials[:N_INIT]]))
+    for _, params in trials[N_INIT:]:
+        x = opt.ask()
+        assert torch.equal(x, xy([params])[0])
+        opt.tell(x, xy([params])[1])
+
+
+def test_minimised_objective_is_negated(lb_campaign):
+    client, trials = lb_campaign
+    node = client._generation_strategy.nodes_by_name["lb-gp-ucb"]
+    expected = torch.tensor(_json_store_precision([reward(p) for _, p in trials[:-1]]), dtype=torch.float64)
+    assert torch.equal(node.train_Y.squeeze(-1), expected)  # the data of the last generation
+
+
+def test_regeneration_after_restart_gives_the_same_candidate(lb_campaign, tmp_path):
+    client, _ = lb_campaign
+    path = tmp_path / "snapshot.json"
+    save_client(client, path)
+    expected = load_client(path).get_next_trials(max_trials=1)
+    # a fresh process would see only the file; a new strategy object must agree too
+    again = load_client(path, generation_strategy=policy_generation_strategy("lb-gp-ucb", n_init=N_INIT, seed=3, options=FAST))
+    assert again.get_next_trials(max_trials=1) == expected
+    assert client.get_next_trials(max_trials=1) == expected  # the uninterrupted client
+    # one trial of the node in flight at a time: the rules are sequential
+    with pytest.raises(MaxParallelismReachedException):
+        client.get_next_trials(max_trials=1)
+
+
+def test_he_gp_ucb_experiment_and_failed_trial():
+    client = new_client("he-gp-ucb", minimize=False)
+    trials = run_trials(client, N_TRIALS - 1, minimize=False)
+    ((index, _),) = client.get_next_trials(max_trials=1).items()
+    client.mark_trial_failed(index)  # dropped from the record; the next round replaces it
+    ((nxt, _),) = client.get_next_trials(max_trials=1).items()
+    experiment = client._experiment
+    assert len(trials) == N_TRIALS - 1 and nxt == N_TRIALS
+    assert sum(t.status == TrialStatus.COMPLETED for t in experiment.trials.values()) == N_TRIALS - 1
+    last = policy_state(generator_run(client, nxt))
+    failed = policy_state(generator_run(client, index))
+    assert last["extra"]["round"] == failed["extra"]["round"] == N_TRIALS - 1 - N_INIT
+    labels = {generator_run(client, i).gen_metadata[SELECTED_KEY] for i in range(N_INIT, N_TRIALS)}
+    assert labels <= {"0.3", "0.4", "0.5", "0.7", "1"}  # task (a)'s length scales, the default set
+    assert sum(last["extra"]["alive"]) >= 1
+    node = client._generation_strategy.nodes_by_name["he-gp-ucb"]
+    expected = torch.tensor(_json_store_precision([reward(p) for _, p in trials]), dtype=torch.float64)
+    assert torch.equal(node.train_Y.squeeze(-1), expected)  # maximised objective: not negated
+
+
+def test_unsupported_search_spaces_and_methods():
+    with pytest.raises(UserInputError, match="unknown method"):
+        PolicyGenerationNode("no-such-rule")
+    client = Client()
+    client.configure_experiment(
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float"),
+            ChoiceParameterConfig(name="c", values=["a", "b", "c"], parameter_type="str", is_ordered=False),
+        ]
+    )
+    with pytest.raises(UnsupportedError, match="'c'"):
+        SearchSpaceMap.from_search_space(client._experiment.search_space)
+
+
+def test_search_space_map_log_scale_and_fixed():
+    client = Client()
+    client.configure_experiment(
+        parameters=[
+            RangeParameterConfig(name="lr", bounds=(1e-4, 1e-1), parameter_type="float", scaling="log"),
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float"),
+        ]
+    )
+    space = SearchSpaceMap.from_search_space(client._experiment.search_space)
+    bounds = space.bounds()
+    assert space.names == ("lr", "x") and space.log_scale == (True, False)
+    assert torch.allclose(bounds[:, 0], torch.tensor([math.log(1e-4), math.log(1e-1)], dtype=torch.float64))
+    params = space.to_parameters(bounds[1])
+    assert params == {"lr": 1e-1, "x": 1.0}  # clamped to Ax's bounds after exp(log(u))
+    assert space.to_row({"lr": 1e-2, "x": 0.5}) == pytest.approx([math.log(1e-2), 0.5])
