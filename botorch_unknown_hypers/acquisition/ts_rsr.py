@@ -118,7 +118,38 @@ def conditional_posterior_variance(
     return mean, var.clamp_min(_MIN_VARIANCE)
 
 
-class RegretToSigmaRatio(AcquisitionFunction):
+class PendingConditionedAcquisition(AcquisitionFunction):
+    r"""Base of acquisitions that use :math:`\mu_t(x)` and :math:`\sigma_t^2(x \mid Q)`, eq. (2).
+
+    The mean is not conditioned on the pending points ``Q = X_pending`` (no fantasy
+    values); the variance is, with the noise term. The noise at ``Q`` is computed once
+    per ``X_pending``. With ``conditioned_model`` (``model`` conditioned on ``Q`` by
+    :func:`condition_on_pending`), one marginal posterior call gives both.
+    """
+
+    def __init__(self, model: Model, X_pending: Tensor | None = None, conditioned_model: Model | None = None) -> None:
+        super().__init__(model=model)
+        self.conditioned_model = conditioned_model
+        self.set_X_pending(X_pending)
+
+    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
+        super().set_X_pending(X_pending)
+        self._noise: Tensor | None = None
+
+    def mean_and_variance(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        r"""``batch_shape x 1 x d`` -> (:math:`\mu_t`, :math:`\sigma_t^2(\cdot \mid Q)`), each ``batch_shape``."""
+        if self.conditioned_model is not None:
+            # The pending points were fantasised at their posterior mean, which leaves the
+            # mean unchanged (mu_t stays frozen): one marginal call gives mu_t and sigma(x|Q).
+            post = self.conditioned_model.posterior(X)
+            return post.mean[..., 0, 0], post.variance[..., 0, 0].clamp_min(_MIN_VARIANCE)
+        pending = self.X_pending
+        if pending is not None and pending.shape[0] > 0 and self._noise is None:
+            self._noise = observation_noise_variance(self.model, pending)
+        return conditional_posterior_variance(self.model, X, pending, self._noise)
+
+
+class RegretToSigmaRatio(PendingConditionedAcquisition):
     r"""Negative regret-to-sigma ratio :math:`-\Psi_{t,i}(x)` (maximised by BoTorch).
 
     .. math::
@@ -158,19 +189,12 @@ class RegretToSigmaRatio(AcquisitionFunction):
         log: bool = False,
         conditioned_model: Model | None = None,
     ) -> None:
-        super().__init__(model=model)
-        self.log = bool(log)
-        self.conditioned_model = conditioned_model
         f_star = torch.as_tensor(f_star)
         if f_star.numel() != 1 or not torch.isfinite(f_star).all():
             raise ValueError(f"f_star must be one finite number, got {f_star}.")
+        super().__init__(model=model, X_pending=X_pending, conditioned_model=conditioned_model)
+        self.log = bool(log)
         self.register_buffer("f_star", f_star.reshape(()))
-        self.set_X_pending(X_pending)
-        self._noise: Tensor | None = None
-
-    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
-        super().set_X_pending(X_pending)
-        self._noise = None
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:
@@ -182,17 +206,7 @@ class RegretToSigmaRatio(AcquisitionFunction):
         Returns:
             ``batch_shape`` values.
         """
-        pending = self.X_pending
-        if self.conditioned_model is not None:
-            # The pending points were fantasised at their posterior mean, which leaves the
-            # mean unchanged (mu_t stays frozen): one marginal call gives mu_t and sigma(x|Q).
-            post = self.conditioned_model.posterior(X)
-            mean = post.mean[..., 0, 0]
-            var = post.variance[..., 0, 0].clamp_min(_MIN_VARIANCE)
-        else:
-            if pending is not None and pending.shape[0] > 0 and self._noise is None:
-                self._noise = observation_noise_variance(self.model, pending)
-            mean, var = conditional_posterior_variance(self.model, X, pending, self._noise)
+        mean, var = self.mean_and_variance(X)
         if self.log:
             return -torch.log((self.f_star.to(mean) - mean).clamp_min(1e-300)) + 0.5 * torch.log(var)
         return -(self.f_star.to(mean) - mean) / var.sqrt()
@@ -271,22 +285,22 @@ def max_posterior_mean_box(
     return float(torch.maximum(val.reshape(()), at_train))
 
 
-def sample_maxima_box(
+def thompson_maximizers_box(
     model: Model,
     bounds: Tensor,
     num: int,
     num_restarts: int,
     raw_samples: int,
     seed: int,
-) -> Tensor:
-    r"""Maxima of ``num`` independent pathwise posterior samples, one batched L-BFGS-B.
+) -> tuple[Tensor, Tensor]:
+    r"""Maximisers and maxima of ``num`` independent pathwise posterior samples, one batched L-BFGS-B.
 
     Uses BoTorch's ``draw_matheron_paths`` (global RNG: fork and seed it around the
     call) and :func:`maximize_per_candidate` (each path gets its own raw samples and
-    restarts).
+    restarts). Shared by TS-RSR (the maxima) and the Thompson baselines (the maximisers).
 
     Returns:
-        ``num`` maxima.
+        ``(X, maxima)``: ``num x d`` and ``num``.
     """
     paths = draw_matheron_paths(model, sample_shape=torch.Size([num]))
     # A model with hidden singleton batch dimensions (e.g. CandidateGP.select(k)) has
@@ -299,10 +313,32 @@ def sample_maxima_box(
         Xb = X.reshape(X.shape[0], *([1] * extra), *X.shape[1:])
         return paths(Xb).reshape(X.shape[:-1])
 
-    _, maxima = maximize_per_candidate(
-        values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed
-    )
-    return maxima
+    return maximize_per_candidate(values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed)
+
+
+class PoolJointSampler:
+    r"""Exact joint posterior samples over a pool of ``N`` points.
+
+    :math:`\tilde f = \mu + U \Lambda^{1/2} z`, :math:`z \sim N(0, I)`, from one
+    eigendecomposition of the ``N x N`` posterior covariance with eigenvalues clipped
+    at 0 (stable for near-duplicate points). Shared by TS-RSR and the Thompson baselines.
+
+    Attributes:
+        mean: ``N`` posterior means; cov: ``N x N`` posterior covariance.
+    """
+
+    def __init__(self, model: Model, points: Tensor) -> None:
+        with torch.no_grad():
+            post = model.posterior(points)
+            self.mean = post.mean.squeeze(-1)
+            self.cov = post.mvn.covariance_matrix
+        evals, evecs = torch.linalg.eigh(self.cov)
+        self.root = evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
+
+    def draw(self, num: int, generator: torch.Generator) -> Tensor:
+        r"""``N x num`` samples; the normals come from the CPU ``generator``."""
+        z = torch.randn(self.mean.shape[0], num, generator=generator, dtype=self.cov.dtype).to(self.cov.device)
+        return self.mean.unsqueeze(-1) + self.root @ z
 
 
 def gen_ts_rsr_batch_box(
@@ -339,13 +375,13 @@ def gen_ts_rsr_batch_box(
     with forked_rng(seed(), bounds.device):
         max_mean = max_posterior_mean_box(model, bounds, train_X, num_restarts, raw_samples, seed())
         # All slots' samples at once, then redraw those with f* <= max mu (App. C).
-        f_star = sample_maxima_box(model, bounds, q, num_restarts, raw_samples, seed())
+        _, f_star = thompson_maximizers_box(model, bounds, q, num_restarts, raw_samples, seed())
         resamples = torch.zeros(q, dtype=torch.long)
         for _ in range(max_resamples):
             bad = (f_star <= max_mean).nonzero().flatten()
             if bad.numel() == 0:
                 break
-            f_star[bad] = sample_maxima_box(model, bounds, bad.numel(), num_restarts, raw_samples, seed())
+            f_star[bad] = thompson_maximizers_box(model, bounds, bad.numel(), num_restarts, raw_samples, seed())[1]
             resamples[bad.cpu()] += 1
     info = TSRSRBatchInfo(max_mean=max_mean)
     chosen: list[Tensor] = []
@@ -370,16 +406,15 @@ def gen_ts_rsr_batch_box(
             )
         x = x.detach()
         with torch.no_grad():
-            post = model.posterior(x)
-            sigma = float(post.variance.sqrt().reshape(()))
-            _, var_c = conditional_posterior_variance(model, x.unsqueeze(0), pending)
-        psi = (f_star[i] - post.mean.reshape(())) / var_c.sqrt().reshape(())
+            sigma = float(model.posterior(x).variance.sqrt().reshape(()))
+            mean_x, var_c = acqf.mean_and_variance(x.unsqueeze(0))
+        psi = (f_star[i] - mean_x.reshape(())) / var_c.sqrt().reshape(())
         info.slots.append(
             TSRSRSlot(
                 f_star=float(f_star[i]),
                 resamples=int(resamples[i]),
                 psi=float(psi),
-                mean=float(post.mean.reshape(())),
+                mean=float(mean_x.reshape(())),
                 sigma=sigma,
                 sigma_conditional=float(var_c.sqrt().reshape(())),
             )
@@ -418,20 +453,12 @@ def gen_ts_rsr_batch_pool(
         ``(indices, info)``: ``q`` pool indices and the diagnostics.
     """
     _check_common(q, max_resamples)
-    with torch.no_grad():
-        post = model.posterior(points)
-        mean = post.mean.squeeze(-1)
-        cov = post.mvn.covariance_matrix.clone()
-        noise = observation_noise_variance(model, points)
-    N = points.shape[0]
-    # Joint samples f = mu + L z, one stable factorisation (eigenvalues clipped at 0).
-    evals, evecs = torch.linalg.eigh(cov)
-    root = evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
+    sampler = PoolJointSampler(model, points)
+    mean, cov = sampler.mean, sampler.cov.clone()
     max_mean = float(mean.max())
 
     def draw(num: int) -> Tensor:
-        z = torch.randn(N, num, generator=generator, dtype=cov.dtype).to(cov.device)
-        return (mean.unsqueeze(-1) + root @ z).amax(dim=0)
+        return sampler.draw(num, generator).amax(dim=0)
 
     f_star = draw(q)
     resamples = torch.zeros(q, dtype=torch.long)
@@ -459,6 +486,8 @@ def gen_ts_rsr_batch_pool(
             )
         )
         chosen.append(j)
-        col = cov[:, j].clone()
-        cov -= torch.outer(col, col) / (col[j] + noise[j])
+        if i + 1 < q:  # noise only at the chosen point, not over the whole pool
+            noise_j = observation_noise_variance(model, points[j : j + 1]).reshape(())
+            col = cov[:, j].clone()
+            cov -= torch.outer(col, col) / (col[j] + noise_j)
     return torch.tensor(chosen, device=points.device), info

@@ -112,15 +112,15 @@ from botorch.acquisition import LogExpectedImprovement, qLogNoisyExpectedImprove
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
-from botorch.sampling.pathwise import draw_matheron_paths
 from botorch.utils.sampling import draw_sobol_samples
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.ts_rsr import (
-    conditional_posterior_variance,
+    PendingConditionedAcquisition,
+    PoolJointSampler,
     observation_noise_variance,
+    thompson_maximizers_box,
 )
 from botorch_unknown_hypers.policies.batch import SurrogatePolicy
 from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
@@ -224,7 +224,7 @@ def dpp_acceptance_probability(log_det_current: float, log_det_proposed: float) 
 
 
 # ----------------------------------------------------------------------- acquisitions
-class ConditionalUCB(AcquisitionFunction):
+class ConditionalUCB(PendingConditionedAcquisition):
     r"""Hallucinated UCB :math:`\mu_t(x) + \beta\, \sigma_t(x \mid Q)` (BUCB, UCBPE's first point).
 
     :math:`\mu_t` is not conditioned on the pending points ``Q`` (no fantasy values);
@@ -241,21 +241,9 @@ class ConditionalUCB(AcquisitionFunction):
     def __init__(
         self, model: Model, beta: float, X_pending: Tensor | None = None, variance_bonus: bool = False
     ) -> None:
-        super().__init__(model=model)
+        super().__init__(model=model, X_pending=X_pending)
         self.beta = float(beta)
         self.variance_bonus = variance_bonus
-        self.set_X_pending(X_pending)
-
-    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
-        super().set_X_pending(X_pending)
-        self._noise: Tensor | None = None
-
-    def mean_and_variance(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        r"""``batch_shape x 1 x d`` -> (:math:`\mu_t`, :math:`\sigma_t^2(\cdot \mid Q)`), each ``batch_shape``."""
-        pending = self.X_pending
-        if pending is not None and pending.shape[0] > 0 and self._noise is None:
-            self._noise = observation_noise_variance(self.model, pending)
-        return conditional_posterior_variance(self.model, X, pending, self._noise)
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:
@@ -276,47 +264,15 @@ class ConditionalVariance(ConditionalUCB):
 
 # ------------------------------------------------------------------ Thompson samples
 def pool_thompson_indices(model: Model, points: Tensor, num: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
-    r"""Argmax of ``num`` exact joint posterior samples over a pool.
-
-    :math:`\tilde f = \mu + U \Lambda^{1/2} z` with :math:`z \sim N(0, I)` from
-    ``generator`` (an eigendecomposition with eigenvalues clipped at 0, stable for
-    near-duplicate points).
+    r"""Argmax of ``num`` exact joint posterior samples over a pool (:class:`PoolJointSampler`).
 
     Returns:
         ``(indices, maxima)``, each ``num``.
     """
-    with torch.no_grad():
-        post = model.posterior(points)
-        mean = post.mean.squeeze(-1)
-        cov = post.mvn.covariance_matrix
-    evals, evecs = torch.linalg.eigh(cov)
-    root = evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
-    z = torch.randn(points.shape[0], num, generator=generator, dtype=cov.dtype).to(cov.device)
-    samples = mean.unsqueeze(-1) + root @ z  # N x num
-    maxima, idx = samples.max(dim=0)
+    maxima, idx = PoolJointSampler(model, points).draw(num, generator).max(dim=0)
     return idx, maxima
 
 
-def box_thompson_maximizers(
-    model: Model, bounds: Tensor, num: int, num_restarts: int, raw_samples: int, seed: int
-) -> tuple[Tensor, Tensor]:
-    r"""Maximisers of ``num`` independent pathwise posterior samples, one batched L-BFGS-B.
-
-    BoTorch's ``draw_matheron_paths`` draws from the global RNG: call inside the
-    policy's ``seeded()`` block.
-
-    Returns:
-        ``(X, maxima)``: ``num x d`` maximisers and their ``num`` sample values.
-    """
-    paths = draw_matheron_paths(model, sample_shape=torch.Size([num]))
-
-    def values(X: Tensor) -> Tensor:  # num x r x d -> num x r
-        return paths(X)
-
-    return maximize_per_candidate(values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed)
-
-
-# ------------------------------------------------------------------------- policies
 def _check_int(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
@@ -409,7 +365,7 @@ class BatchThompsonSampling(BatchBaselinePolicy):
             idx, maxima = pool_thompson_indices(model, self.domain.points, q, self.generator)
             return self.domain.points[idx], {"indices": idx.tolist(), "sample_max": maxima.tolist()}
         with self.seeded():
-            X, maxima = box_thompson_maximizers(
+            X, maxima = thompson_maximizers_box(
                 model, self.domain.bounds, q, self.num_restarts, self.raw_samples, self.next_seed()
             )
         return X, {"sample_max": maxima.tolist()}
@@ -690,7 +646,7 @@ class DPPThompsonSampling(BatchBaselinePolicy):
             draws = self.domain.points[idx]
         else:
             with self.seeded():
-                draws, _ = box_thompson_maximizers(
+                draws, _ = thompson_maximizers_box(
                     model, self.domain.bounds, num, self.num_restarts, self.raw_samples, self.next_seed()
                 )
         batch, proposals = draws[:q].clone(), draws[q:]
@@ -771,7 +727,6 @@ __all__ = [
     "StochasticPolicy",
     "UCBPE",
     "boltzmann_probabilities",
-    "box_thompson_maximizers",
     "bucb_beta",
     "dpp_acceptance_probability",
     "dpp_log_det",
