@@ -61,3 +61,20 @@ def test_run_on_cuda(method: str) -> None:
     history = run(problem, policy, iterations=3, seed=0)
     assert len(history) == problem.n_init + 3
     assert (history["simple_regret"] >= -1e-12).all()
+
+
+def test_cached_predictive_cuda_matches_cpu() -> None:
+    from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
+    from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
+
+    spec = SurrogateSpec(kernel="matern52", lengthscale=(0.3,), noise_variance=1e-4)
+    Xc, Yc, _ = _data(torch.device("cpu"))
+    test = torch.rand(9, 1, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    out = {}
+    for dev in ("cpu", "cuda"):
+        X, Y = Xc.to(dev), Yc.to(dev)
+        pred = CachedExactPredictive.from_model(fixed_hyperparameter_gp(X, Y, spec)).condition(X[:3] * 0.5)
+        out[dev] = pred.mean_and_variance(test.to(dev))
+        assert out[dev][1].device.type == dev
+    for a, b in zip(out["cpu"], out["cuda"]):
+        torch.testing.assert_close(b.cpu(), a, rtol=1e-9, atol=1e-12)

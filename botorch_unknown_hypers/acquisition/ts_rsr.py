@@ -53,6 +53,7 @@ from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import maximize_per_candidate
+from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 
 _MIN_VARIANCE = 1e-18
 
@@ -122,22 +123,61 @@ class PendingConditionedAcquisition(AcquisitionFunction):
     r"""Base of acquisitions that use :math:`\mu_t(x)` and :math:`\sigma_t^2(x \mid Q)`, eq. (2).
 
     The mean is not conditioned on the pending points ``Q = X_pending`` (no fantasy
-    values); the variance is, with the noise term. The noise at ``Q`` is computed once
-    per ``X_pending``. With ``conditioned_model`` (``model`` conditioned on ``Q`` by
-    :func:`condition_on_pending`), one marginal posterior call gives both.
+    values); the variance is, with the noise term. Three ways to evaluate them, fastest
+    first:
+
+    1. a :class:`~botorch_unknown_hypers.models.cached_predictive.CachedExactPredictive`
+       (exact single-output GPs: ``SingleTaskGP``, the paper's fixed surrogate), one
+       Cholesky factor per ``X_pending`` and a triangular solve per call;
+    2. ``conditioned_model`` (``model`` conditioned on ``Q`` by
+       :func:`condition_on_pending`): one marginal BoTorch posterior call;
+    3. the joint BoTorch posterior of ``[x, Q]`` (:func:`conditional_posterior_variance`),
+       which works for any single-output model.
+
+    Args:
+        model: A single-output model.
+        X_pending: ``p x d`` points already in the batch.
+        conditioned_model: ``model`` conditioned on ``X_pending`` (used when 1 is not available).
+        predictive: ``True`` (default): use 1 when ``model`` supports it; ``False``: never;
+            or a ready ``CachedExactPredictive`` of ``model`` (shared across the slots of a
+            batch so the training factor is computed once).
     """
 
-    def __init__(self, model: Model, X_pending: Tensor | None = None, conditioned_model: Model | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        X_pending: Tensor | None = None,
+        conditioned_model: Model | None = None,
+        predictive: CachedExactPredictive | bool = True,
+    ) -> None:
         super().__init__(model=model)
         self.conditioned_model = conditioned_model
+        if isinstance(predictive, bool):
+            self._base_predictive = CachedExactPredictive.from_model(model) if predictive else None
+        elif isinstance(predictive, CachedExactPredictive):
+            if predictive.model is not model:
+                raise ValueError("predictive must wrap the same model object as model.")
+            self._base_predictive = predictive
+        else:
+            raise ValueError(f"predictive must be a bool or a CachedExactPredictive, got {type(predictive).__name__}.")
         self.set_X_pending(X_pending)
 
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
         super().set_X_pending(X_pending)
         self._noise: Tensor | None = None
+        self._predictive: CachedExactPredictive | None = None
+
+    @property
+    def uses_cached_predictive(self) -> bool:
+        r"""Whether :meth:`mean_and_variance` runs on the cached exact predictive (path 1)."""
+        return self._base_predictive is not None
 
     def mean_and_variance(self, X: Tensor) -> tuple[Tensor, Tensor]:
         r"""``batch_shape x 1 x d`` -> (:math:`\mu_t`, :math:`\sigma_t^2(\cdot \mid Q)`), each ``batch_shape``."""
+        if self._base_predictive is not None:
+            if self._predictive is None:
+                self._predictive = self._base_predictive.condition(self.X_pending)
+            return self._predictive.mean_and_variance(X)
         if self.conditioned_model is not None:
             # The pending points were fantasised at their posterior mean, which leaves the
             # mean unchanged (mu_t stays frozen): one marginal call gives mu_t and sigma(x|Q).
@@ -188,11 +228,12 @@ class RegretToSigmaRatio(PendingConditionedAcquisition):
         X_pending: Tensor | None = None,
         log: bool = False,
         conditioned_model: Model | None = None,
+        predictive: CachedExactPredictive | bool = True,
     ) -> None:
         f_star = torch.as_tensor(f_star)
         if f_star.numel() != 1 or not torch.isfinite(f_star).all():
             raise ValueError(f"f_star must be one finite number, got {f_star}.")
-        super().__init__(model=model, X_pending=X_pending, conditioned_model=conditioned_model)
+        super().__init__(model=model, X_pending=X_pending, conditioned_model=conditioned_model, predictive=predictive)
         self.log = bool(log)
         self.register_buffer("f_star", f_star.reshape(()))
 
@@ -385,7 +426,11 @@ def gen_ts_rsr_batch_box(
             resamples[bad.cpu()] += 1
     info = TSRSRBatchInfo(max_mean=max_mean)
     chosen: list[Tensor] = []
-    conditioned: Model | None = model
+    # Exact GPs: one cached factor per pending set (path 1 of PendingConditionedAcquisition);
+    # other models: BoTorch's rank-one conditioned model, else the joint posterior.
+    predictive = CachedExactPredictive.from_model(model)
+    conditioned: Model | None = model if predictive is None else None
+    # Slots are sequential by definition (slot i conditions on slots < i): a Python loop.
     for i in range(q):
         pending = torch.cat(chosen, dim=0) if chosen else None
         acqf = RegretToSigmaRatio(
@@ -394,6 +439,7 @@ def gen_ts_rsr_batch_box(
             X_pending=pending,
             log=bool(f_star[i] > max_mean),
             conditioned_model=conditioned,
+            predictive=predictive if predictive is not None else False,
         )
         with forked_rng(seed(), bounds.device):
             x, _ = optimize_acqf(
