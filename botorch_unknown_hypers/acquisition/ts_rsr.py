@@ -311,8 +311,12 @@ def _check_common(q: int, max_resamples: int) -> None:
 
 def max_posterior_mean_box(
     model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int
-) -> float:
-    r""":math:`\max_x \mu_t(x)` on a box: ``optimize_acqf`` on the posterior mean, and the training inputs."""
+) -> tuple[float, Tensor]:
+    r""":math:`\max_x \mu_t(x)` on a box: ``optimize_acqf`` on the posterior mean, and the training inputs.
+
+    Returns:
+        ``(value, x)``: the maximum and a ``1 x d`` maximiser.
+    """
     x, val = optimize_acqf(
         PosteriorMean(model),
         bounds=bounds,
@@ -322,8 +326,26 @@ def max_posterior_mean_box(
         options={"seed": seed},
     )
     with torch.no_grad():
-        at_train = model.posterior(train_X).mean.max()
-    return float(torch.maximum(val.reshape(()), at_train))
+        at_train = model.posterior(train_X).mean.squeeze(-1)
+    best = int(at_train.argmax())
+    if float(at_train[best]) > float(val.reshape(())):
+        return float(at_train[best]), train_X[best : best + 1].detach()
+    return float(val.reshape(())), x.detach()
+
+
+def random_point_sample_maxima(
+    model: Model, bounds: Tensor, num: int, num_points: int, x_mean_max: Tensor, generator: torch.Generator
+) -> Tensor:
+    r"""The authors' code's :math:`\tilde f^*` (note Sec. 1.5, items 1-2): maxima of ``num`` exact
+    joint posterior samples over ``num_points`` uniform random points plus the posterior-mean
+    maximiser ``x_mean_max`` (``1 x d``). A fresh point set per call (the code rebuilds it per round).
+
+    Returns:
+        ``num`` maxima.
+    """
+    u = torch.rand(num_points, bounds.shape[-1], generator=generator, dtype=bounds.dtype).to(bounds.device)
+    points = torch.cat([bounds[0] + (bounds[1] - bounds[0]) * u, x_mean_max.to(bounds)], dim=0)
+    return PoolJointSampler(model, points).draw(num, generator).amax(dim=0)
 
 
 def thompson_maximizers_box(
@@ -391,6 +413,7 @@ def gen_ts_rsr_batch_box(
     num_restarts: int = 10,
     raw_samples: int = 512,
     max_resamples: int = 10,
+    f_star_points: int | None = None,
 ) -> tuple[Tensor, TSRSRBatchInfo]:
     r"""One TS-RSR batch of ``q`` points on a box.
 
@@ -402,6 +425,11 @@ def gen_ts_rsr_batch_box(
         generator: CPU generator for all seeds (Sobol raw samples, sample paths).
         num_restarts, raw_samples: Multi-start settings of every optimisation.
         max_resamples: Cap on the App. C redraws per slot.
+        f_star_points: ``None`` (default, as the issue asks): each :math:`\tilde f^*` is the
+            continuous maximum of a pathwise sample (batched L-BFGS-B). An integer ``N``:
+            the authors' code instead, the maximum of an exact joint sample over ``N``
+            uniform random points plus the posterior-mean maximiser (an ablation: on
+            Ackley it gives a smaller :math:`\tilde f^*` and so more exploitation).
 
     Returns:
         ``(X, info)``: ``q x d`` points and the batch diagnostics.
@@ -409,20 +437,30 @@ def gen_ts_rsr_batch_box(
     from botorch_unknown_hypers.rng import forked_rng
 
     _check_common(q, max_resamples)
+    if f_star_points is not None and (
+        isinstance(f_star_points, bool) or not isinstance(f_star_points, int) or f_star_points < 1
+    ):
+        raise ValueError(f"f_star_points must be None or a positive integer, got {f_star_points!r}.")
 
     def seed() -> int:
         return int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
 
     with forked_rng(seed(), bounds.device):
-        max_mean = max_posterior_mean_box(model, bounds, train_X, num_restarts, raw_samples, seed())
+        max_mean, x_mean_max = max_posterior_mean_box(model, bounds, train_X, num_restarts, raw_samples, seed())
+
+        def sample_maxima(num: int) -> Tensor:
+            if f_star_points is None:
+                return thompson_maximizers_box(model, bounds, num, num_restarts, raw_samples, seed())[1]
+            return random_point_sample_maxima(model, bounds, num, f_star_points, x_mean_max, generator)
+
         # All slots' samples at once, then redraw those with f* <= max mu (App. C).
-        _, f_star = thompson_maximizers_box(model, bounds, q, num_restarts, raw_samples, seed())
+        f_star = sample_maxima(q)
         resamples = torch.zeros(q, dtype=torch.long)
         for _ in range(max_resamples):
             bad = (f_star <= max_mean).nonzero().flatten()
             if bad.numel() == 0:
                 break
-            f_star[bad] = thompson_maximizers_box(model, bounds, bad.numel(), num_restarts, raw_samples, seed())[1]
+            f_star[bad] = sample_maxima(bad.numel())
             resamples[bad.cpu()] += 1
     info = TSRSRBatchInfo(max_mean=max_mean)
     chosen: list[Tensor] = []

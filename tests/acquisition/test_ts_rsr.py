@@ -214,3 +214,27 @@ def test_works_on_one_candidate_of_a_candidate_model():
     assert (var < model.posterior(Xs).variance[..., 0, 0] + 1e-12).all()
     Xb, info = gen_ts_rsr_batch_box(model, BOUNDS, X, 3, torch.Generator().manual_seed(0), num_restarts=4, raw_samples=64)
     assert Xb.shape == (3, 2) and len(info.slots) == 3
+
+
+def test_authors_random_point_f_star_option():
+    """f_star_points=N: f* is the max of a joint sample over N random points plus argmax mu, so it
+    never exceeds the continuous sample maximum in law, and it still obeys the App. C rule."""
+    from botorch_unknown_hypers.acquisition.ts_rsr import max_posterior_mean_box, random_point_sample_maxima
+
+    X, Y = _data()
+    model = fixed_hyperparameter_gp(X, Y, SPEC)
+    max_mean, x_best = max_posterior_mean_box(model, BOUNDS, X, 5, 128, 0)
+    assert x_best.shape == (1, 2)
+    assert float(model.posterior(x_best).mean) == pytest.approx(max_mean, abs=1e-9)
+    g = torch.Generator().manual_seed(0)
+    few = random_point_sample_maxima(model, BOUNDS, 300, 5, x_best, g)
+    many = random_point_sample_maxima(model, BOUNDS, 300, 1000, x_best, g)
+    assert few.shape == (300,) and few.mean() < many.mean()  # more points, larger maxima
+    kw = dict(num_restarts=4, raw_samples=64)
+    Xb, info = gen_ts_rsr_batch_box(model, BOUNDS, X, 4, torch.Generator().manual_seed(0), f_star_points=200, **kw)
+    assert Xb.shape == (4, 2)
+    assert all(s.f_star > info.max_mean or s.resamples == 10 for s in info.slots)
+    _, cont = gen_ts_rsr_batch_box(model, BOUNDS, X, 4, torch.Generator().manual_seed(0), **kw)
+    assert [s.f_star for s in info.slots] != [s.f_star for s in cont.slots]
+    with pytest.raises(ValueError, match="f_star_points"):
+        gen_ts_rsr_batch_box(model, BOUNDS, X, 2, torch.Generator(), f_star_points=0, **kw)

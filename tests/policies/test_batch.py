@@ -85,3 +85,22 @@ def test_bad_state_leaves_policy_unchanged():
         p.load_state_dict(bad)
     assert p.state_dict() == state
     assert issubclass(TSRSR, SurrogatePolicy)
+
+
+def test_ts_rsr_f_star_points_option_is_validated_and_used():
+    import torch
+
+    from botorch_unknown_hypers.policies.registry import make_policy
+    from botorch_unknown_hypers.problems.base import BoxDomain
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    spec = {"kernel": "matern52", "lengthscale": 0.3, "outputscale": 1.0, "noise_variance": 1e-4}
+    with pytest.raises(ValueError, match="f_star_points"):
+        make_policy("ts-rsr", domain, surrogate="paper", surrogate_spec=spec, f_star_points=-3)
+    policy = make_policy(
+        "ts-rsr", domain, seed=1, surrogate="paper", surrogate_spec=spec, f_star_points=300, num_restarts=3, raw_samples=32
+    )
+    X = torch.rand(8, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    Y = torch.sin(6 * X).sum(-1, keepdim=True)
+    out = policy.suggest(X, Y, q=3)
+    assert out.shape == (3, 2) and policy.f_star_points == 300 and len(policy.last_info.slots) == 3
