@@ -402,3 +402,28 @@ def test_ucbpe_and_bucb_are_sequential_on_box(box, box_data):
         assert slot["sigma_conditional"] <= slot["sigma"]
     assert isinstance(bucb, BUCB) and isinstance(ucbpe, UCBPE)
     del model
+
+
+def test_conditional_log_ei_equals_log_ei_of_the_kriging_believer():
+    from botorch.acquisition import LogExpectedImprovement
+
+    from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
+    from botorch_unknown_hypers.policies.batch_baselines import ConditionalLogEI
+
+    g = torch.Generator().manual_seed(4)
+    X = torch.rand(12, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(5 * X).sum(-1, keepdim=True)
+    model = fixed_hyperparameter_gp(X, Y, SurrogateSpec(kernel="matern52", lengthscale=(0.3,), noise_variance=1e-4))
+    Q = torch.rand(3, 2, generator=g, dtype=torch.float64)
+    believer = model
+    for j in range(3):
+        believer.posterior(Q[j : j + 1])
+        believer = believer.condition_on_observations(Q[j : j + 1], believer.posterior(Q[j : j + 1]).mean.detach())
+    Xs = torch.rand(50, 1, 2, generator=g, dtype=torch.float64)
+    best_f = float(Y.max()) + 0.1
+    fast = ConditionalLogEI(model, best_f, X_pending=Q)
+    assert fast.uses_cached_predictive
+    # The believer's low-rank cache update is itself accurate to ~1e-7 relative (log EI ~ -8 here).
+    torch.testing.assert_close(fast(Xs), LogExpectedImprovement(believer, best_f=best_f)(Xs), rtol=1e-5, atol=1e-6)
+    slow = ConditionalLogEI(model, best_f, X_pending=Q, predictive=False)
+    torch.testing.assert_close(fast(Xs), slow(Xs), rtol=1e-8, atol=1e-8)
