@@ -32,8 +32,12 @@ on a box: the sample maxima :math:`\tilde f^*_{t,i}` of all slots in one batched
 L-BFGS-B (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_per_candidate`
 over BoTorch's pathwise Matheron samples), :math:`\max_x \mu_t` by ``optimize_acqf``
 on the posterior mean (also over the training inputs), and each :math:`\Psi_{t,i}`
-by ``optimize_acqf`` (multi-start batched L-BFGS-B) on
-:class:`RegretToSigmaRatio`. On a finite pool the samples are exact joint draws over
+by ``optimize_acqf`` (multi-start batched L-BFGS-B, one start at
+:math:`\arg\max_x \mu_t`, where the argmin sits when :math:`\tilde f^*` is close to
+:math:`\max \mu_t`; the authors' candidate set holds a :math:`\mu`-ascent point for the
+same reason) on :class:`RegretToSigmaRatio`. The mean and conditional variance come from
+:class:`~botorch_unknown_hypers.models.cached_predictive.CachedExactPredictive` on exact
+GPs (one Cholesky factor per pending set). On a finite pool the samples are exact joint draws over
 all pool points, and the conditioning on each chosen point is a rank-one downdate
 of the pool's posterior covariance.
 """

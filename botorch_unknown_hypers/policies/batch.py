@@ -139,7 +139,8 @@ class TSRSR(SurrogatePolicy):
 
     Choices where the paper is silent (note Sec. 1.5, 1.7): the sample maxima, the
     posterior-mean maximum and every argmin are continuous batched L-BFGS-B
-    optimisations over the box (the authors' code takes maxima over ~1000 random
+    optimisations over the box, every argmin with one start at argmax mu_t
+    (the authors' code takes maxima over ~1000 random
     points and refines only slots 2..m with 10 Adam steps); on a pool all are exact.
     ``f_star_points=N`` switches the sample maxima to the authors' version (max of a
     joint sample over N uniform random points plus the posterior-mean maximiser), an
