@@ -225,6 +225,7 @@ def maximize_per_candidate(
     options: dict[str, Any] | None = None,
     seed: int | None = None,
     chunk: int | None = None,
+    extra_starts: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""Maximise K objectives over one box in one batched L-BFGS-B run.
 
@@ -245,6 +246,8 @@ def maximize_per_candidate(
             as in ``optimize_acqf``); ``eta`` sets the Boltzmann temperature (default 2).
         seed: Seed of the Sobol raw samples and of the restart selection.
         chunk: Raw points per candidate and call of ``values`` (default: all at once).
+        extra_starts: Optional ``e x d`` points added as L-BFGS-B starts of every
+            candidate (e.g. the posterior-mean maximiser), on top of the ``num_restarts``.
 
     Returns:
         ``(X, values)``: the ``K x d`` maximisers and their ``K`` values.
@@ -268,6 +271,12 @@ def maximize_per_candidate(
     raw_values = _raw_values(values, raw, raw_samples if chunk is None else chunk)
     start_idx = _boltzmann_select(raw_values, num_restarts, eta, generator)  # K x R
     starts = torch.gather(raw, 1, start_idx.unsqueeze(-1).expand(-1, -1, dim))  # K x R x d
+    if extra_starts is not None:
+        if extra_starts.ndim != 2 or extra_starts.shape[-1] != dim:
+            raise ValueError(f"extra_starts must be e x {dim}, got shape {tuple(extra_starts.shape)}.")
+        extra = torch.maximum(torch.minimum(extra_starts.to(starts), bounds[1]), bounds[0])
+        starts = torch.cat([starts, extra.unsqueeze(0).expand(num, -1, -1)], dim=1)  # K x (R + e) x d
+        num_restarts = starts.shape[1]
 
     reasons = _reasons_against_parallel(options)
     if not reasons:

@@ -359,12 +359,14 @@ def thompson_maximizers_box(
     num_restarts: int,
     raw_samples: int,
     seed: int,
+    extra_starts: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""Maximisers and maxima of ``num`` independent pathwise posterior samples, one batched L-BFGS-B.
 
     Uses BoTorch's ``draw_matheron_paths`` (global RNG: fork and seed it around the
     call) and :func:`maximize_per_candidate` (each path gets its own raw samples and
-    restarts). Shared by TS-RSR (the maxima) and the Thompson baselines (the maximisers).
+    restarts, plus ``extra_starts``, ``e x d``, for every path). Shared by TS-RSR (the maxima)
+    and the Thompson baselines (the maximisers).
 
     Returns:
         ``(X, maxima)``: ``num x d`` and ``num``.
@@ -380,7 +382,9 @@ def thompson_maximizers_box(
         Xb = X.reshape(X.shape[0], *([1] * extra), *X.shape[1:])
         return paths(Xb).reshape(X.shape[:-1])
 
-    return maximize_per_candidate(values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed)
+    return maximize_per_candidate(
+        values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed, extra_starts=extra_starts
+    )
 
 
 class PoolJointSampler:
@@ -435,9 +439,10 @@ def gen_ts_rsr_batch_box(
             the authors' code instead, the maximum of an exact joint sample over ``N``
             uniform random points plus the posterior-mean maximiser (an ablation: on
             Ackley it gives a smaller :math:`\tilde f^*` and so more exploitation).
-        start_at_mean_max: Start one of the ``num_restarts`` L-BFGS-B runs of every
-            argmin at the posterior-mean maximiser (default); ``False``: all starts from
-            BoTorch's raw-sample heuristic.
+        start_at_mean_max: One extra L-BFGS-B start (on top of ``num_restarts``) of every
+            argmin and of every sample maximisation at the posterior-mean
+            maximiser (default; the authors' candidate set holds this point for every
+            method); ``False``: all starts from the raw-sample heuristic.
 
     Returns:
         ``(X, info)``: ``q x d`` points and the batch diagnostics.
@@ -458,7 +463,8 @@ def gen_ts_rsr_batch_box(
 
         def sample_maxima(num: int) -> Tensor:
             if f_star_points is None:
-                return thompson_maximizers_box(model, bounds, num, num_restarts, raw_samples, seed())[1]
+                extra = x_mean_max if start_at_mean_max else None
+                return thompson_maximizers_box(model, bounds, num, num_restarts, raw_samples, seed(), extra)[1]
             return random_point_sample_maxima(model, bounds, num, f_star_points, x_mean_max, generator)
 
         # All slots' samples at once, then redraw those with f* <= max mu (App. C).
@@ -492,10 +498,10 @@ def gen_ts_rsr_batch_box(
                 acqf,
                 bounds=bounds,
                 q=1,
-                num_restarts=num_restarts,
+                num_restarts=num_restarts + int(start_at_mean_max),
                 raw_samples=raw_samples,
                 options={"seed": seed()},
-                # One restart starts at argmax mu_t (the rest from raw samples): when f* is just
+                # One extra start at argmax mu_t (on top of the raw-sample ones): when f* is just
                 # above max mu_t the argmin of Psi sits in a basin around it that can be far
                 # smaller than the raw-sample spacing (seen on Ackley). The authors' candidate
                 # set holds a mu-ascent point for the same reason (note Sec. 1.5, item 1).

@@ -202,7 +202,9 @@ class Policy(ABC):
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         pass
 
-    def maximize_acqf(self, acqf: Any, num_restarts: int, raw_samples: int, q: int = 1) -> Tensor:
+    def maximize_acqf(
+        self, acqf: Any, num_restarts: int, raw_samples: int, q: int = 1, initial_points: Tensor | None = None
+    ) -> Tensor:
         r"""``q x d`` maximiser of a BoTorch acquisition function over the domain.
 
         On a pool: exhaustive argmax of ``acqf`` at every point (``q = 1``; points may
@@ -210,6 +212,8 @@ class Policy(ABC):
         greedy for ``q > 1``) with Sobol raw samples seeded from the policy's generator
         and the global RNG forked and seeded (BoTorch's Boltzmann restart selection
         draws from it), so the result does not depend on the caller's RNG.
+        ``initial_points`` (``e x d``, ``q = 1`` only) are ``e`` extra starts on top of
+        the ``num_restarts`` raw-sample starts (BoTorch's ``batch_initial_conditions``).
         """
         from botorch.optim import optimize_acqf
 
@@ -224,10 +228,11 @@ class Policy(ABC):
                 acqf,
                 bounds=self.domain.bounds,
                 q=q,
-                num_restarts=num_restarts,
+                num_restarts=num_restarts + (0 if initial_points is None or q != 1 else initial_points.shape[0]),
                 raw_samples=raw_samples,
                 sequential=q > 1,
                 options={"seed": self.next_seed()},
+                batch_initial_conditions=None if initial_points is None or q != 1 else initial_points.unsqueeze(-2),
             )
         return X.detach()
 

@@ -121,6 +121,7 @@ from botorch_unknown_hypers.acquisition.ts_rsr import (
     PendingConditionedAcquisition,
     PoolJointSampler,
     observation_noise_variance,
+    max_posterior_mean_box,
     thompson_maximizers_box,
 )
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
@@ -338,18 +339,34 @@ class BatchBaselinePolicy(SurrogatePolicy):
     ``q x d`` points and a JSON-safe diagnostics dict). The round counter ``n``
     (batches proposed so far) and the diagnostics history are part of the state.
 
+    On a box, every maximisation has one extra start at the round's posterior-mean
+    maximiser :math:`\arg\max_x \mu_t(x)` (``start_at_mean_max=True``, the default): in the
+    authors' code all methods share a candidate set that holds a :math:`\mu`-ascent point
+    (note Sec. 2.1), and TS-RSR gets the same start. The stochastic policy adds the point
+    to its finite set. ``qlognei`` keeps BoTorch's defaults.
+
+    Args:
+        start_at_mean_max: See above.
+
     Attributes:
         n: Batches proposed so far (the authors' iteration index of the next batch).
         last_info: Diagnostics of the last batch.
         history: ``last_info`` of every batch.
     """
 
+    uses_mean_max_start: bool = True
+    r"""Whether this method's maximisations take the posterior-mean-maximiser start."""
+
     def __init__(self, domain: Domain, seed: int = 0, device: torch.device | str | None = None,
-                 dtype: torch.dtype = torch.float64, **kwargs: Any) -> None:
+                 dtype: torch.dtype = torch.float64, start_at_mean_max: bool = True, **kwargs: Any) -> None:
+        if not isinstance(start_at_mean_max, bool):
+            raise ValueError(f"start_at_mean_max must be a bool, got {start_at_mean_max!r}.")
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
+        self.start_at_mean_max = start_at_mean_max
         self.n = 0
         self.last_info: dict[str, Any] = {}
         self.history: list[dict[str, Any]] = []
+        self.x_mean_max: Tensor | None = None
 
     @property
     def is_pool(self) -> bool:
@@ -360,6 +377,12 @@ class BatchBaselinePolicy(SurrogatePolicy):
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         model = self.build_model(train_X, train_Y)
+        self.x_mean_max = None
+        if self.start_at_mean_max and self.uses_mean_max_start and not self.is_pool:
+            with self.seeded():
+                _, self.x_mean_max = max_posterior_mean_box(
+                    model, self.domain.bounds, train_X, self.num_restarts, self.raw_samples, self.next_seed()
+                )
         X, info = self.propose(model, train_X, train_Y, q)
         self.last_info = {"n": self.n, **info}
         self.history.append(self.last_info)
@@ -369,8 +392,9 @@ class BatchBaselinePolicy(SurrogatePolicy):
         return X.detach()
 
     def argmax(self, acqf: AcquisitionFunction) -> Tensor:
-        r"""``1 x d`` maximiser: exhaustive on a pool, seeded ``optimize_acqf`` on a box."""
-        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples, q=1)
+        r"""``1 x d`` maximiser: exhaustive on a pool, seeded ``optimize_acqf`` on a box
+        (one start at :attr:`x_mean_max` when set)."""
+        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples, q=1, initial_points=self.x_mean_max)
 
     # ----------------------------------------------------------------- state
     def _extra_state(self) -> dict[str, Any]:
@@ -408,7 +432,7 @@ class BatchThompsonSampling(BatchBaselinePolicy):
             return self.domain.points[idx], {"indices": idx.tolist(), "sample_max": maxima.tolist()}
         with self.seeded():
             X, maxima = thompson_maximizers_box(
-                model, self.domain.bounds, q, self.num_restarts, self.raw_samples, self.next_seed()
+                model, self.domain.bounds, q, self.num_restarts, self.raw_samples, self.next_seed(), self.x_mean_max
             )
         return X, {"sample_max": maxima.tolist()}
 
@@ -549,7 +573,8 @@ class StochasticPolicy(BatchBaselinePolicy):
         if self.is_pool:
             return self.domain.points
         bounds = self.domain.bounds
-        return draw_sobol_samples(bounds=bounds, n=self.num_points, q=1, seed=self.next_seed()).squeeze(-2)
+        points = draw_sobol_samples(bounds=bounds, n=self.num_points, q=1, seed=self.next_seed()).squeeze(-2)
+        return points if self.x_mean_max is None else torch.cat([points, self.x_mean_max.to(points)])
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         if self.n_init is None:
@@ -698,7 +723,7 @@ class DPPThompsonSampling(BatchBaselinePolicy):
         else:
             with self.seeded():
                 draws, _ = thompson_maximizers_box(
-                    model, self.domain.bounds, num, self.num_restarts, self.raw_samples, self.next_seed()
+                    model, self.domain.bounds, num, self.num_restarts, self.raw_samples, self.next_seed(), self.x_mean_max
                 )
         batch, proposals = draws[:q].clone(), draws[q:]
         log_det = float(dpp_log_det(model, batch, self.dpp_lambda))
@@ -735,10 +760,12 @@ class QLogNEI(BatchBaselinePolicy):
     (sequential greedy: slot ``i`` maximises qLogNEI with slots ``< i`` pending) on a box,
     by ``optimize_acqf_discrete`` (the same greedy, exhaustive, without repeats while
     ``q <= N``) on a pool. The acquisition is built and optimised inside ``seeded()``.
-    Not one of the paper's baselines.
+    Not one of the paper's baselines, so it keeps BoTorch's own starts (no
+    posterior-mean-maximiser start; ``start_at_mean_max`` is ignored).
     """
 
     name = "qlognei"
+    uses_mean_max_start = False
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         with self.seeded():

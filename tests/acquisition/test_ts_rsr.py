@@ -258,6 +258,6 @@ def test_argmin_start_at_the_mean_maximiser_finds_the_narrow_exploitation_basin(
     without, info_raw = gen_ts_rsr_batch_box(
         model, box, X, 3, torch.Generator().manual_seed(1), start_at_mean_max=False, **kw
     )
-    assert [s.f_star for s in info.slots] == [s.f_star for s in info_raw.slots]  # same samples
-    assert info.slots[0].psi < info_raw.slots[0].psi
+    assert info.slots[0].psi < 2.0 < 3.0 < info_raw.slots[0].psi
     assert float(with_start[0].norm()) < 0.1  # slot 1 exploits next to the optimum
+    assert float(without[0].norm()) > 0.3  # raw-sample starts alone miss the basin

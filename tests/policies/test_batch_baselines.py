@@ -389,7 +389,7 @@ def test_ucbpe_and_bucb_are_sequential_on_box(box, box_data):
     # Box: point 2 of UCBPE maximises the conditioned variance (a corner, far from data
     # and from point 1); BUCB's slot scores use the conditioned sigma.
     X, Y = box_data
-    ucbpe = make("ucbpe", box)
+    ucbpe = BATCH_BASELINES["ucbpe"](box, seed=3, surrogate="paper", surrogate_spec=SPEC, num_restarts=8, raw_samples=256)
     batch = ucbpe.suggest(X, Y, q=2)
     model = fixed_hyperparameter_gp(X, Y, SurrogateSpec.from_dict(SPEC))
     corners = torch.tensor([[LO, LO], [LO, HI], [HI, LO], [HI, HI]], dtype=DT)
@@ -427,3 +427,48 @@ def test_conditional_log_ei_equals_log_ei_of_the_kriging_believer():
     torch.testing.assert_close(fast(Xs), LogExpectedImprovement(believer, best_f=best_f)(Xs), rtol=1e-5, atol=1e-6)
     slow = ConditionalLogEI(model, best_f, X_pending=Q, predictive=False)
     torch.testing.assert_close(fast(Xs), slow(Xs), rtol=1e-8, atol=1e-8)
+
+
+def test_posterior_mean_maximiser_start_is_shared_by_the_paper_baselines(box, box_data):
+    """All paper methods get argmax mu_t as an extra start (the authors' shared candidate set
+    holds a mu-ascent point); qlognei keeps BoTorch's defaults; pools need none."""
+    from botorch.acquisition import PosteriorMean
+
+    X, Y = box_data
+    model = fixed_hyperparameter_gp(X, Y, SurrogateSpec.from_dict(SPEC))
+    for name in ("gp-ts", "bucb", "ucbpe", "sp", "kb-ei", "dpp-ts"):
+        policy = make(name, box)
+        policy.suggest(X, Y, q=2)
+        assert policy.x_mean_max is not None and policy.x_mean_max.shape == (1, 2), name
+        # it is a maximiser of mu_t: no better than it among many random points
+        cand = torch.rand(2000, 1, 2, generator=torch.Generator().manual_seed(0), dtype=DT) * (HI - LO) + LO
+        with torch.no_grad():
+            best = float(PosteriorMean(model)(policy.x_mean_max.unsqueeze(0)))
+            assert best >= float(PosteriorMean(model)(cand).max()) - 1e-9
+    sp = make("sp", box)
+    sp.suggest(X, Y, q=2)
+    assert torch.equal(sp.candidates()[-1:], sp.x_mean_max)
+    off = make("bucb", box, start_at_mean_max=False)
+    off.suggest(X, Y, q=2)
+    assert off.x_mean_max is None
+    q = make("qlognei", box)
+    q.suggest(X, Y, q=2)
+    assert q.x_mean_max is None
+    with pytest.raises(ValueError, match="start_at_mean_max"):
+        make("bucb", box, start_at_mean_max="yes")
+
+
+def test_maximize_per_candidate_extra_starts_are_validated_and_used():
+    from botorch_unknown_hypers.acquisition.optimize import maximize_per_candidate
+
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=DT)
+    peak = torch.tensor([0.731, 0.259], dtype=DT)
+
+    def values(Xk):  # K x m x d -> K x m; a needle at `peak` that raw samples miss
+        return torch.exp(-((Xk - peak) ** 2).sum(-1) / 1e-6).expand(Xk.shape[:-1])
+
+    X0, v0 = maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, seed=0)
+    X1, v1 = maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, seed=0, extra_starts=peak[None] + 1e-4)
+    assert (v0 < 1e-3).all() and (v1 > 0.99).all()
+    with pytest.raises(ValueError, match="extra_starts"):
+        maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, extra_starts=peak)
