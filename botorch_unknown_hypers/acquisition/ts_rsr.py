@@ -142,9 +142,10 @@ class PendingConditionedAcquisition(AcquisitionFunction):
         model: A single-output model.
         X_pending: ``p x d`` points already in the batch.
         conditioned_model: ``model`` conditioned on ``X_pending`` (used when 1 is not available).
-        predictive: ``True`` (default): use 1 when ``model`` supports it; ``False``: never;
-            or a ready ``CachedExactPredictive`` of ``model`` (shared across the slots of a
-            batch so the training factor is computed once).
+        predictive: ``True`` (default): use 1 when ``model`` supports it; ``False`` or
+            ``None``: never; or a ready ``CachedExactPredictive`` of ``model`` (shared across
+            the slots of a batch so the training factor is computed once; pass
+            ``CachedExactPredictive.from_model(model)``, which is ``None`` when unsupported).
     """
 
     def __init__(
@@ -152,18 +153,20 @@ class PendingConditionedAcquisition(AcquisitionFunction):
         model: Model,
         X_pending: Tensor | None = None,
         conditioned_model: Model | None = None,
-        predictive: CachedExactPredictive | bool = True,
+        predictive: CachedExactPredictive | bool | None = True,
     ) -> None:
         super().__init__(model=model)
         self.conditioned_model = conditioned_model
-        if isinstance(predictive, bool):
+        if predictive is None:
+            self._base_predictive = None
+        elif isinstance(predictive, bool):
             self._base_predictive = CachedExactPredictive.from_model(model) if predictive else None
         elif isinstance(predictive, CachedExactPredictive):
             if predictive.model is not model:
                 raise ValueError("predictive must wrap the same model object as model.")
             self._base_predictive = predictive
         else:
-            raise ValueError(f"predictive must be a bool or a CachedExactPredictive, got {type(predictive).__name__}.")
+            raise ValueError(f"predictive must be a bool, None or a CachedExactPredictive, got {type(predictive).__name__}.")
         self.set_X_pending(X_pending)
 
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
@@ -232,7 +235,7 @@ class RegretToSigmaRatio(PendingConditionedAcquisition):
         X_pending: Tensor | None = None,
         log: bool = False,
         conditioned_model: Model | None = None,
-        predictive: CachedExactPredictive | bool = True,
+        predictive: CachedExactPredictive | bool | None = True,
     ) -> None:
         f_star = torch.as_tensor(f_star)
         if f_star.numel() != 1 or not torch.isfinite(f_star).all():
@@ -337,21 +340,6 @@ def max_posterior_mean_box(
     return float(val.reshape(())), x.detach()
 
 
-def random_point_sample_maxima(
-    model: Model, bounds: Tensor, num: int, num_points: int, x_mean_max: Tensor, generator: torch.Generator
-) -> Tensor:
-    r"""The authors' code's :math:`\tilde f^*` (note Sec. 1.5, items 1-2): maxima of ``num`` exact
-    joint posterior samples over ``num_points`` uniform random points plus the posterior-mean
-    maximiser ``x_mean_max`` (``1 x d``). A fresh point set per call (the code rebuilds it per round).
-
-    Returns:
-        ``num`` maxima.
-    """
-    u = torch.rand(num_points, bounds.shape[-1], generator=generator, dtype=bounds.dtype).to(bounds.device)
-    points = torch.cat([bounds[0] + (bounds[1] - bounds[0]) * u, x_mean_max.to(bounds)], dim=0)
-    return PoolJointSampler(model, points).draw(num, generator).amax(dim=0)
-
-
 def thompson_maximizers_box(
     model: Model,
     bounds: Tensor,
@@ -412,6 +400,19 @@ class PoolJointSampler:
         return self.mean.unsqueeze(-1) + self.root @ z
 
 
+def random_point_sampler(
+    model: Model, bounds: Tensor, num_points: int, x_mean_max: Tensor, generator: torch.Generator
+) -> PoolJointSampler:
+    r"""The authors' code's set for :math:`\tilde f^*` (note Sec. 1.5, items 1-2): exact joint
+    posterior samples over ``num_points`` uniform random points plus the posterior-mean maximiser
+    ``x_mean_max`` (``1 x d``). Built once per round; every draw and redraw of the round uses it
+    (the code redraws "a whole joint sample on the candidate set").
+    """
+    u = torch.rand(num_points, bounds.shape[-1], generator=generator, dtype=bounds.dtype).to(bounds.device)
+    points = torch.cat([bounds[0] + (bounds[1] - bounds[0]) * u, x_mean_max.to(bounds)], dim=0)
+    return PoolJointSampler(model, points)
+
+
 def gen_ts_rsr_batch_box(
     model: Model,
     bounds: Tensor,
@@ -461,11 +462,15 @@ def gen_ts_rsr_batch_box(
     with forked_rng(seed(), bounds.device):
         max_mean, x_mean_max = max_posterior_mean_box(model, bounds, train_X, num_restarts, raw_samples, seed())
 
+        point_sampler = (
+            None if f_star_points is None else random_point_sampler(model, bounds, f_star_points, x_mean_max, generator)
+        )
+
         def sample_maxima(num: int) -> Tensor:
-            if f_star_points is None:
+            if point_sampler is None:
                 extra = x_mean_max if start_at_mean_max else None
                 return thompson_maximizers_box(model, bounds, num, num_restarts, raw_samples, seed(), extra)[1]
-            return random_point_sample_maxima(model, bounds, num, f_star_points, x_mean_max, generator)
+            return point_sampler.draw(num, generator).amax(dim=0)
 
         # All slots' samples at once, then redraw those with f* <= max mu (App. C).
         f_star = sample_maxima(q)
@@ -491,7 +496,7 @@ def gen_ts_rsr_batch_box(
             X_pending=pending,
             log=bool(f_star[i] > max_mean),
             conditioned_model=conditioned,
-            predictive=predictive if predictive is not None else False,
+            predictive=predictive,
         )
         with forked_rng(seed(), bounds.device):
             x, _ = optimize_acqf(

@@ -68,8 +68,9 @@ class CachedExactPredictive:
     """
 
     def __init__(self, model: Model, pending: Tensor | None = None, _alpha: Tensor | None = None) -> None:
-        if self.unsupported_reason(model) is not None:
-            raise ValueError(f"model is not supported: {self.unsupported_reason(model)}.")
+        reason = self.unsupported_reason(model)
+        if reason is not None:
+            raise ValueError(f"model is not supported: {reason}.")
         self.model = model
         train_X = model.train_inputs[0]
         self.train_X = train_X

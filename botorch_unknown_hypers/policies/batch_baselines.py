@@ -239,12 +239,18 @@ class ConditionalUCB(PendingConditionedAcquisition):
         beta: The multiplier.
         X_pending: ``p x d`` points already in the batch (``None``: plain UCB).
         variance_bonus: Use the variance instead of the standard deviation.
+        predictive: As :class:`PendingConditionedAcquisition`.
     """
 
     def __init__(
-        self, model: Model, beta: float, X_pending: Tensor | None = None, variance_bonus: bool = False
+        self,
+        model: Model,
+        beta: float,
+        X_pending: Tensor | None = None,
+        variance_bonus: bool = False,
+        predictive: CachedExactPredictive | bool | None = True,
     ) -> None:
-        super().__init__(model=model, X_pending=X_pending)
+        super().__init__(model=model, X_pending=X_pending, predictive=predictive)
         self.beta = float(beta)
         self.variance_bonus = variance_bonus
 
@@ -282,7 +288,7 @@ class ConditionalLogEI(PendingConditionedAcquisition):
         model: Model,
         best_f: float,
         X_pending: Tensor | None = None,
-        predictive: CachedExactPredictive | bool = True,
+        predictive: CachedExactPredictive | bool | None = True,
     ) -> None:
         super().__init__(model=model, X_pending=X_pending, predictive=predictive)
         self.best_f = float(best_f)
@@ -297,8 +303,10 @@ class ConditionalLogEI(PendingConditionedAcquisition):
 class ConditionalVariance(ConditionalUCB):
     r"""Hallucinated variance :math:`\sigma_t^2(x \mid Q)` (UCBPE's pure-exploration points)."""
 
-    def __init__(self, model: Model, X_pending: Tensor | None = None) -> None:
-        super().__init__(model, beta=0.0, X_pending=X_pending)
+    def __init__(
+        self, model: Model, X_pending: Tensor | None = None, predictive: CachedExactPredictive | bool | None = True
+    ) -> None:
+        super().__init__(model, beta=0.0, X_pending=X_pending, predictive=predictive)
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:
@@ -477,11 +485,12 @@ class BUCB(BatchBaselinePolicy):
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         beta = self.beta()
+        predictive = CachedExactPredictive.from_model(model)  # one training factor per batch
         chosen: list[Tensor] = []
         slots: list[dict[str, float]] = []
         for _ in range(q):  # sequential: slot i conditions on slots < i
             pending = torch.cat(chosen) if chosen else None
-            acqf = ConditionalUCB(model, beta, X_pending=pending)
+            acqf = ConditionalUCB(model, beta, X_pending=pending, predictive=predictive)
             x = self.argmax(acqf)
             with torch.no_grad():
                 mean, var_c = acqf.mean_and_variance(x.unsqueeze(0))
@@ -524,10 +533,12 @@ class UCBPE(BatchBaselinePolicy):
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         beta = ucbpe_beta(self.n)
-        chosen = [self.argmax(ConditionalUCB(model, beta, variance_bonus=self.use_variance_bug))]
+        predictive = CachedExactPredictive.from_model(model)  # one training factor per batch
+        first = ConditionalUCB(model, beta, variance_bonus=self.use_variance_bug, predictive=predictive)
+        chosen = [self.argmax(first)]
         variances: list[float] = []
         for _ in range(1, q):  # sequential: each slot conditions on the previous ones
-            acqf = ConditionalVariance(model, X_pending=torch.cat(chosen))
+            acqf = ConditionalVariance(model, X_pending=torch.cat(chosen), predictive=predictive)
             x = self.argmax(acqf)
             with torch.no_grad():
                 variances.append(float(acqf(x.unsqueeze(0))))

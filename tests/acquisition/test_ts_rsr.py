@@ -219,7 +219,7 @@ def test_works_on_one_candidate_of_a_candidate_model():
 def test_authors_random_point_f_star_option():
     """f_star_points=N: f* is the max of a joint sample over N random points plus argmax mu, so it
     never exceeds the continuous sample maximum in law, and it still obeys the App. C rule."""
-    from botorch_unknown_hypers.acquisition.ts_rsr import max_posterior_mean_box, random_point_sample_maxima
+    from botorch_unknown_hypers.acquisition.ts_rsr import max_posterior_mean_box, random_point_sampler
 
     X, Y = _data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
@@ -227,8 +227,8 @@ def test_authors_random_point_f_star_option():
     assert x_best.shape == (1, 2)
     assert float(model.posterior(x_best).mean) == pytest.approx(max_mean, abs=1e-9)
     g = torch.Generator().manual_seed(0)
-    few = random_point_sample_maxima(model, BOUNDS, 300, 5, x_best, g)
-    many = random_point_sample_maxima(model, BOUNDS, 300, 1000, x_best, g)
+    few = random_point_sampler(model, BOUNDS, 5, x_best, g).draw(300, g).amax(dim=0)
+    many = random_point_sampler(model, BOUNDS, 1000, x_best, g).draw(300, g).amax(dim=0)
     assert few.shape == (300,) and few.mean() < many.mean()  # more points, larger maxima
     kw = dict(num_restarts=4, raw_samples=64)
     Xb, info = gen_ts_rsr_batch_box(model, BOUNDS, X, 4, torch.Generator().manual_seed(0), f_star_points=200, **kw)
