@@ -24,7 +24,7 @@ import torch
 
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.policies.elimination import HEGPUCB
-from botorch_unknown_hypers.problems.base import BoxDomain
+from botorch_unknown_hypers.domains import BoxDomain
 
 
 def time_suggest(num: int, n: int, dim: int, repeats: int, device: torch.device) -> float:

@@ -20,7 +20,7 @@ import torch
 from botorch.test_functions import Hartmann
 
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.base import BoxDomain
+from botorch_unknown_hypers.domains import BoxDomain
 
 SPEC = {"kernel": "matern52", "lengthscale": 0.2, "outputscale": 0.6931, "noise_variance": 1e-6}
 

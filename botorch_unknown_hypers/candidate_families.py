@@ -23,57 +23,27 @@ different structure sit behind :class:`~botorch_unknown_hypers.models.GroupedCan
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, ClassVar
 
 import torch
-from gpytorch.constraints import GreaterThan, Positive
+from gpytorch.constraints import Positive
 from gpytorch.kernels import Kernel, PeriodicKernel, ScaleKernel
-from gpytorch.likelihoods import GaussianLikelihood, Likelihood
-from gpytorch.means import ConstantMean, Mean, ZeroMean
+from gpytorch.likelihoods import Likelihood
+from gpytorch.means import Mean
 from torch import Tensor
 
-from botorch_unknown_hypers.candidates import KERNELS, CandidateSpec
-
-_NOISE_LOWER_BOUND = 1e-12
-
-
-def _vector(value: float | Tensor, name: str, num: int, like: Tensor, positive: bool = True) -> Tensor:
-    t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
-    if t.ndim == 0:
-        t = t.expand(num).clone()
-    if t.shape != (num,) or not torch.isfinite(t).all() or (positive and (t <= 0).any()):
-        kind = "positive finite" if positive else "finite"
-        raise ValueError(f"{name} must be a {kind} scalar or {num} values, got {t.tolist()}.")
-    return t
-
-
-def _likelihood_and_mean(
-    noise: Tensor, mean_constant: Tensor | None, like: Tensor
-) -> tuple[Likelihood, Mean]:
-    batch_shape = torch.Size([noise.shape[0]])
-    likelihood = GaussianLikelihood(batch_shape=batch_shape, noise_constraint=GreaterThan(_NOISE_LOWER_BOUND))
-    likelihood.to(like)
-    likelihood.noise = noise.unsqueeze(-1)
-    if mean_constant is None:
-        mean: Mean = ZeroMean(batch_shape=batch_shape)
-    else:
-        mean = ConstantMean(batch_shape=batch_shape).to(like)
-        mean.constant = mean_constant
-    for module in (likelihood, mean):
-        for p in module.parameters():
-            p.requires_grad_(False)
-    return likelihood, mean
-
-
-def _freeze(module: torch.nn.Module) -> None:
-    for p in module.parameters():
-        p.requires_grad_(False)
-
+from botorch_unknown_hypers.candidates import (
+    CandidateSpec,
+    candidate_vector,
+    fixed_likelihood,
+    fixed_mean,
+    tensor_fields,
+)
+from botorch_unknown_hypers.kernels import KERNELS, correlation
 
 @dataclass(frozen=True)
-class PeriodicCandidates:
+class PeriodicCandidates(CandidateSpec):
     r"""K settings of (period, length scale, output scale, noise) of a periodic kernel.
 
     Args:
@@ -82,6 +52,8 @@ class PeriodicCandidates:
         outputscale, noise: ``K`` positive values (scalars broadcast).
         mean_constant: Optional ``K`` constant prior means.
     """
+
+    spec_type: ClassVar[str] = "periodic"
 
     period: Tensor
     lengthscale: float | Tensor = 1.0
@@ -97,12 +69,12 @@ class PeriodicCandidates:
         num = period.shape[0]
         if num == 0:
             raise ValueError("period: the candidate set is empty (K = 0).")
-        object.__setattr__(self, "period", _vector(period, "period", num, period))
+        object.__setattr__(self, "period", candidate_vector(period, "period", num, period))
         for name in ("lengthscale", "outputscale", "noise"):
-            object.__setattr__(self, name, _vector(getattr(self, name), name, num, period))
+            object.__setattr__(self, name, candidate_vector(getattr(self, name), name, num, period))
         if self.mean_constant is not None:
             object.__setattr__(
-                self, "mean_constant", _vector(self.mean_constant, "mean_constant", num, period, positive=False)
+                self, "mean_constant", candidate_vector(self.mean_constant, "mean_constant", num, period, positive=False)
             )
 
     def __len__(self) -> int:
@@ -150,12 +122,27 @@ class PeriodicCandidates:
         base.lengthscale = self.lengthscale.view(-1, 1, 1)
         base.period_length = self.period.view(-1, 1, 1)
         covar.outputscale = self.outputscale
-        _freeze(covar)
-        likelihood, mean = _likelihood_and_mean(self.noise, self.mean_constant, self.period)
-        return mean, covar, likelihood
+        covar.requires_grad_(False)
+        return fixed_mean(self.mean_constant, len(self), self.period), covar, fixed_likelihood(self.noise)
+
+    def noise_variances(self) -> Tensor:
+        return self.noise
+
+    def with_noise(self, variance: float) -> PeriodicCandidates:
+        return replace(self, noise=torch.full_like(self.noise, float(variance)))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "periodic", **{k: None if v is None else v.tolist() for k, v in self._fields().items()}}
+        return {"type": self.spec_type, **{k: None if v is None else v.tolist() for k, v in self._fields().items()}}
+
+    @classmethod
+    def from_dict(
+        cls, state: dict[str, Any], dtype: torch.dtype = torch.float64, device: torch.device | str | None = None
+    ) -> PeriodicCandidates:
+        r"""Inverse of :meth:`to_dict`; ``ValueError`` on a malformed dict."""
+        if not isinstance(state, dict) or state.get("type") != cls.spec_type:
+            raise ValueError("state is not a PeriodicCandidates dict (missing type='periodic').")
+        tensors = tensor_fields(state, ("period", "lengthscale", "outputscale", "noise"), dtype, device)
+        return cls(**tensors, **tensor_fields(state, ("mean_constant",), dtype, device, optional=True))
 
 
 class AdditiveDecompositionKernel(Kernel):
@@ -180,17 +167,6 @@ class AdditiveDecompositionKernel(Kernel):
         self.nu = nu
         self.normalize = normalize
 
-    def _correlation(self, sq: Tensor) -> Tensor:
-        if self.nu is None:
-            return torch.exp(-0.5 * sq)
-        r = sq.clamp_min(1e-36).sqrt()
-        s = math.sqrt(2 * self.nu) * r
-        if self.nu == 0.5:
-            return torch.exp(-s)
-        if self.nu == 1.5:
-            return (1 + s) * torch.exp(-s)
-        return (1 + s + s.square() / 3) * torch.exp(-s)
-
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
         ls = self.fixed_lengthscale
         active = self.group_active
@@ -201,7 +177,7 @@ class AdditiveDecompositionKernel(Kernel):
         diff2 = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).square()  # ... x n x m x d
         # batch dims of x (..., K) align with the candidate dim of the masks
         sq = torch.einsum("...nmd,...dg->...nmg", diff2, self.masks) / ls.square().view(-1, 1, 1, 1)
-        k = (self._correlation(sq) * active.unsqueeze(-2).unsqueeze(-2)).sum(-1)
+        k = (correlation(sq, self.nu) * active.unsqueeze(-2).unsqueeze(-2)).sum(-1)
         if self.normalize:
             k = k / active.sum(-1).view(-1, 1, 1)
         return k
@@ -224,7 +200,7 @@ def _partition_masks(partitions: list[list[list[int]]], dim: int, like: Tensor) 
 
 
 @dataclass(frozen=True)
-class AdditiveCandidates:
+class AdditiveCandidates(CandidateSpec):
     r"""K additive decompositions (partitions of the input dimensions) of one base kernel.
 
     Args:
@@ -234,6 +210,8 @@ class AdditiveCandidates:
         kernel: Base correlation ``matern12``, ``matern32``, ``matern52`` or ``rbf``.
         normalize: Divide by the number of groups so that :math:`k(x, x) = s`.
     """
+
+    spec_type: ClassVar[str] = "additive"
 
     partitions: list[list[list[int]]]
     lengthscale: float | Tensor = 0.2
@@ -253,7 +231,7 @@ class AdditiveCandidates:
         like = torch.as_tensor(self.lengthscale)
         like = self._like if not like.is_floating_point() else like
         for name in ("lengthscale", "outputscale", "noise"):
-            object.__setattr__(self, name, _vector(getattr(self, name), name, len(parts), like))
+            object.__setattr__(self, name, candidate_vector(getattr(self, name), name, len(parts), like))
         object.__setattr__(self, "_like", self.lengthscale.new_zeros(()))
 
     def __len__(self) -> int:
@@ -298,13 +276,37 @@ class AdditiveCandidates:
         base = AdditiveDecompositionKernel(masks, self.lengthscale, KERNELS[self.kernel], self.normalize)
         covar = ScaleKernel(base, batch_shape=torch.Size([len(self)]), outputscale_constraint=Positive()).to(like)
         covar.outputscale = self.outputscale
-        _freeze(covar)
-        likelihood, mean = _likelihood_and_mean(self.noise, None, like)
-        return mean, covar, likelihood
+        covar.requires_grad_(False)
+        return fixed_mean(None, len(self), like), covar, fixed_likelihood(self.noise)
+
+    def noise_variances(self) -> Tensor:
+        return self.noise
+
+    def with_noise(self, variance: float) -> AdditiveCandidates:
+        return replace(self, noise=torch.full_like(self.noise, float(variance)))
+
+    @classmethod
+    def from_dict(
+        cls, state: dict[str, Any], dtype: torch.dtype = torch.float64, device: torch.device | str | None = None
+    ) -> AdditiveCandidates:
+        r"""Inverse of :meth:`to_dict`; ``ValueError`` on a malformed dict."""
+        if not isinstance(state, dict) or state.get("type") != cls.spec_type:
+            raise ValueError("state is not an AdditiveCandidates dict (missing type='additive').")
+        partitions = state.get("partitions")
+        if not isinstance(partitions, list) or not all(
+            isinstance(p, list) and all(isinstance(g, list) and all(type(i) is int for i in g) for g in p)
+            for p in partitions
+        ):
+            raise ValueError("state['partitions'] must be a list of partitions (lists of lists of ints).")
+        kernel, normalize = state.get("kernel", "rbf"), state.get("normalize", True)
+        if not isinstance(kernel, str) or not isinstance(normalize, bool):
+            raise ValueError("state['kernel'] must be a str and state['normalize'] a bool.")
+        tensors = tensor_fields(state, ("lengthscale", "outputscale", "noise"), dtype, device)
+        return cls(partitions, kernel=kernel, normalize=normalize, **tensors)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "type": "additive",
+            "type": self.spec_type,
             "partitions": self.partitions,
             "lengthscale": self.lengthscale.tolist(),
             "outputscale": self.outputscale.tolist(),
@@ -332,7 +334,7 @@ class FunctionMean(Mean):
 
 
 @dataclass(frozen=True)
-class MeanFunctionCandidates:
+class MeanFunctionCandidates(CandidateSpec):
     r"""A candidate set with a per-candidate prior mean function.
 
     Args:
@@ -360,8 +362,13 @@ class MeanFunctionCandidates:
         return len(self.base)
 
     def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> MeanFunctionCandidates:
-        base = self.base.to(device=device, dtype=dtype) if hasattr(self.base, "to") else self.base
-        return MeanFunctionCandidates(base, self.mean_fn, self.index, self.names)
+        return MeanFunctionCandidates(self.base.to(device=device, dtype=dtype), self.mean_fn, self.index, self.names)
+
+    def noise_variances(self) -> Tensor:
+        return self.base.noise_variances()
+
+    def with_noise(self, variance: float) -> MeanFunctionCandidates:
+        return replace(self, base=self.base.with_noise(variance))
 
     def subset(self, indices: Tensor | list[int]) -> MeanFunctionCandidates:
         idx = [int(i) for i in torch.as_tensor(indices).reshape(-1).tolist()]

@@ -36,8 +36,9 @@ length scale :math:`\ell_u`, output scale :math:`s_u` and noise variance
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, replace
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
 
 import torch
 from gpytorch.constraints import GreaterThan, Positive
@@ -46,45 +47,128 @@ from gpytorch.likelihoods import GaussianLikelihood, Likelihood
 from gpytorch.means import ConstantMean, Mean, ZeroMean
 from torch import Tensor
 
-KERNELS: dict[str, float | None] = {
-    "matern12": 0.5,
-    "matern32": 1.5,
-    "matern52": 2.5,
-    "rbf": None,
-}
-r"""Supported kernel names and their Matern smoothness :math:`\nu` (``None`` for RBF)."""
-
-# Lower bound of the noise constraint. GPyTorch's default (1e-4) would reject the
-# noise variance 1e-4 that the length-scale balancing paper's code fixes.
-_NOISE_LOWER_BOUND = 1e-12
+from botorch_unknown_hypers.kernels import KERNELS
 
 
-@runtime_checkable
-class CandidateSpec(Protocol):
-    r"""What :class:`~botorch_unknown_hypers.models.CandidateGP` needs from a candidate set."""
-
-    def __len__(self) -> int: ...
-
-    def subset(self, indices: Tensor | list[int]) -> CandidateSpec: ...
-
-    def cat(self, other: CandidateSpec) -> CandidateSpec: ...
-
-    def labels(self) -> list[str]: ...
-
-    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]: ...
-
-    def to_dict(self) -> dict[str, Any]: ...
+NOISE_LOWER_BOUND = 1e-12
+r"""Lower bound of every candidate likelihood's noise constraint."""
 
 
-def _as_tensor(value: float | Tensor, name: str, like: Tensor) -> Tensor:
+class CandidateSpec(ABC):
+    r"""K fixed settings of one GP structure: the interface every candidate family implements.
+
+    :class:`~botorch_unknown_hypers.models.CandidateGP` turns a spec into one batched GPyTorch
+    model with ``batch_shape = (K,)`` (:meth:`build`); rules subset, extend, label, move and
+    save candidate sets through the methods below, whatever the family.
+
+    Attributes:
+        spec_type: The ``"type"`` tag of :meth:`to_dict`, which :meth:`from_dict` dispatches on.
+    """
+
+    spec_type: ClassVar[str] = ""
+
+    @abstractmethod
+    def __len__(self) -> int:
+        r"""The number of candidates K."""
+
+    @abstractmethod
+    def subset(self, indices: Tensor | list[int]) -> CandidateSpec:
+        r"""The candidates at ``indices`` (a non-empty list, in that order)."""
+
+    @abstractmethod
+    def cat(self, other: CandidateSpec) -> CandidateSpec:
+        r"""These candidates followed by ``other``'s (same family and structure)."""
+
+    @abstractmethod
+    def labels(self) -> list[str]:
+        r"""One text label per candidate (logged as ``selected``)."""
+
+    @abstractmethod
+    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
+        r"""Batched mean, kernel and likelihood modules (``batch_shape = (K,)``, all frozen) for
+        ``dim``-dimensional inputs."""
+
+    @abstractmethod
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> CandidateSpec:
+        r"""A copy on ``device`` with floating-point ``dtype``."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        r"""JSON-safe representation with a ``"type"`` key (``ValueError`` if not serialisable)."""
+
+    def noise_variances(self) -> Tensor:
+        r"""The ``K`` observation-noise variances of the candidates."""
+        raise ValueError(f"{type(self).__name__} does not state its noise variances.")
+
+    def with_noise(self, variance: float) -> CandidateSpec:
+        r"""The same candidates with every noise variance set to ``variance``."""
+        raise ValueError(f"cannot set the noise of {type(self).__name__}; build it with the noise you need.")
+
+    @classmethod
+    def from_dict(
+        cls, state: dict[str, Any], dtype: torch.dtype = torch.float64, device: torch.device | str | None = None
+    ) -> CandidateSpec:
+        r"""Inverse of :meth:`to_dict`, dispatching on ``state["type"]`` to the family with that
+        :attr:`spec_type`; ``ValueError`` on an unknown type or a malformed dict."""
+        kind = state.get("type") if isinstance(state, dict) else None
+        families = {sub.spec_type: sub for sub in _subclasses(CandidateSpec) if sub.spec_type}
+        family = families.get(kind) if isinstance(kind, str) else None
+        if family is None or family.from_dict.__func__ is CandidateSpec.from_dict.__func__:
+            raise ValueError(f"state['type'] must be one of {sorted(families)}, got {kind!r}.")
+        return family.from_dict(state, dtype=dtype, device=device)
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+def fixed_likelihood(noise: Tensor) -> GaussianLikelihood:
+    r"""A batched Gaussian likelihood with the ``K`` noise variances ``noise``, frozen.
+
+    The noise constraint's lower bound is :data:`NOISE_LOWER_BOUND`: GPyTorch's default (1e-4)
+    would reject the noise variance 1e-4 that the length-scale balancing paper's code fixes.
+    """
+    likelihood = GaussianLikelihood(
+        batch_shape=torch.Size([noise.shape[0]]), noise_constraint=GreaterThan(NOISE_LOWER_BOUND)
+    )
+    likelihood.to(noise)
+    likelihood.noise = noise.unsqueeze(-1)
+    likelihood.requires_grad_(False)
+    return likelihood
+
+
+def fixed_mean(mean_constant: Tensor | None, num: int, like: Tensor) -> Mean:
+    r"""A batched zero mean (``mean_constant=None``) or constant mean of ``K`` values, frozen."""
+    batch_shape = torch.Size([num])
+    if mean_constant is None:
+        mean: Mean = ZeroMean(batch_shape=batch_shape)
+    else:
+        mean = ConstantMean(batch_shape=batch_shape).to(like)
+        mean.constant = mean_constant
+    mean.requires_grad_(False)
+    return mean
+
+
+def candidate_vector(value: float | Tensor, name: str, num: int, like: Tensor, positive: bool = True) -> Tensor:
+    r"""A scalar or ``K`` values as a ``K``-dim tensor like ``like``, finite (and positive).
+
+    Raises:
+        ValueError: naming ``name``, for a wrong shape, a non-finite or a non-positive value.
+    """
     t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
-    if not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite, got {t.tolist()}.")
+    if t.ndim == 0:
+        t = t.expand(num).clone()
+    if t.shape != (num,) or not torch.isfinite(t).all() or (positive and (t <= 0).any()):
+        kind = "positive finite" if positive else "finite"
+        raise ValueError(f"{name} must be a {kind} scalar or {num} values, got {t.tolist()}.")
     return t
 
 
 @dataclass(frozen=True)
-class KernelCandidates:
+class KernelCandidates(CandidateSpec):
     r"""K settings of (length scale, output scale, noise, constant mean) for one kernel.
 
     Args:
@@ -101,6 +185,8 @@ class KernelCandidates:
         >>> len(cands), cands.labels()
         (3, ['0.5', '0.2', '0.1'])
     """
+
+    spec_type: ClassVar[str] = "kernel"
 
     lengthscale: Tensor
     outputscale: Tensor
@@ -127,28 +213,10 @@ class KernelCandidates:
             raise ValueError(
                 f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}."
             )
-        fields = {}
-        for name in ("outputscale", "noise"):
-            val = _as_tensor(getattr(self, name), name, ls)
-            if val.ndim == 0:
-                val = val.expand(num).clone()
-            if val.shape != (num,):
-                raise ValueError(
-                    f"{name} must be a scalar or have shape ({num},), got {tuple(val.shape)}."
-                )
-            if (val <= 0).any():
-                raise ValueError(f"{name} must be strictly positive, got {val.tolist()}.")
-            fields[name] = val
+        fields = {name: candidate_vector(getattr(self, name), name, num, ls) for name in ("outputscale", "noise")}
         mean = self.mean_constant
         if mean is not None:
-            mean = _as_tensor(mean, "mean_constant", ls)
-            if mean.ndim == 0:
-                mean = mean.expand(num).clone()
-            if mean.shape != (num,):
-                raise ValueError(
-                    f"mean_constant must be a scalar or have shape ({num},), "
-                    f"got {tuple(mean.shape)}."
-                )
+            mean = candidate_vector(mean, "mean_constant", num, ls, positive=False)
         object.__setattr__(self, "lengthscale", ls)
         object.__setattr__(self, "outputscale", fields["outputscale"])
         object.__setattr__(self, "noise", fields["noise"])
@@ -268,26 +336,17 @@ class KernelCandidates:
                 lengthscale_constraint=Positive(),
             )
         covar = ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=Positive())
-        likelihood = GaussianLikelihood(
-            batch_shape=batch_shape, noise_constraint=GreaterThan(_NOISE_LOWER_BOUND)
-        )
-        if self.mean_constant is None:
-            mean: Mean = ZeroMean(batch_shape=batch_shape)
-        else:
-            mean = ConstantMean(batch_shape=batch_shape)
-        like = self.lengthscale
-        covar.to(like)
-        likelihood.to(like)
-        mean.to(like)
+        covar.to(self.lengthscale)
         covar.base_kernel.lengthscale = self.lengthscale.unsqueeze(-2)
         covar.outputscale = self.outputscale
-        likelihood.noise = self.noise.unsqueeze(-1)
-        if self.mean_constant is not None:
-            mean.constant = self.mean_constant
-        for module in (covar, likelihood, mean):
-            for p in module.parameters():
-                p.requires_grad_(False)
-        return mean, covar, likelihood
+        covar.requires_grad_(False)
+        return fixed_mean(self.mean_constant, len(self), self.lengthscale), covar, fixed_likelihood(self.noise)
+
+    def noise_variances(self) -> Tensor:
+        return self.noise
+
+    def with_noise(self, variance: float) -> KernelCandidates:
+        return replace(self, noise=torch.full_like(self.noise, float(variance)))
 
     def to_dict(self) -> dict[str, Any]:
         r"""JSON-safe representation (lists of floats)."""
@@ -303,25 +362,40 @@ class KernelCandidates:
     @classmethod
     def from_dict(cls, state: dict[str, Any], dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> KernelCandidates:
         r"""Inverse of :meth:`to_dict`; raises ``ValueError`` on a malformed dict."""
-        if not isinstance(state, dict) or state.get("type") != "kernel":
+        if not isinstance(state, dict) or state.get("type") != cls.spec_type:
             raise ValueError("state is not a KernelCandidates dict (missing type='kernel').")
+        if "kernel" not in state:
+            raise ValueError("state is missing the key 'kernel'.")
+        tensors = tensor_fields(state, ("lengthscale", "outputscale", "noise"), dtype, device)
+        tensors.update(tensor_fields(state, ("mean_constant",), dtype, device, optional=True))
+        return cls(kernel=str(state["kernel"]), **tensors)
+
+
+def tensor_fields(
+    state: dict[str, Any],
+    keys: tuple[str, ...],
+    dtype: torch.dtype,
+    device: torch.device | str | None,
+    optional: bool = False,
+) -> dict[str, Tensor]:
+    r"""``state[key]`` (nested lists of numbers) as tensors, for the ``from_dict`` of candidate sets.
+
+    ``optional`` keys may be missing or ``None`` (then left out). ``ValueError`` names a missing
+    or malformed key.
+    """
+    out = {}
+    for key in keys:
+        value = state.get(key)
+        if value is None:
+            if optional:
+                continue
+            raise ValueError(f"state is missing the key {key!r}.")
+        # torch.tensor raises TypeError on strings and ValueError on ragged lists.
         try:
-            kw = {k: state[k] for k in ("lengthscale", "outputscale", "noise")}
-            kernel = state["kernel"]
-        except KeyError as e:
-            raise ValueError(f"state is missing the key {e.args[0]!r}.") from None
-        mean = state.get("mean_constant")
-        if mean is not None:
-            kw["mean_constant"] = mean
-        tensors = {}
-        for key, value in kw.items():
-            # torch.tensor raises TypeError on strings / None and ValueError on ragged
-            # lists; report both as a malformed dict naming the key.
-            try:
-                tensors[key] = torch.tensor(value, dtype=dtype, device=device)
-            except (TypeError, ValueError, RuntimeError) as e:
-                raise ValueError(f"state[{key!r}] is not a (nested) list of numbers: {e}") from None
-        return cls(kernel=str(kernel), **tensors)
+            out[key] = torch.tensor(value, dtype=dtype, device=device)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise ValueError(f"state[{key!r}] is not a (nested) list of numbers: {e}") from None
+    return out
 
 
 def geometric_ladder(theta0: float, ratio: float, num: int, *, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> Tensor:

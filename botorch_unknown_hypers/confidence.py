@@ -212,6 +212,8 @@ from typing import Any, Optional, Union
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.kernels import KERNELS
+
 __all__ = [
     "Number",
     "bayesian_beta_finite",
@@ -227,20 +229,11 @@ __all__ = [
     "gamma",
     "suspected_regret_bound",
     "norm_bound",
-    "KERNEL_NU",
 ]
 
 #: A python number or a tensor (broadcast against the other arguments).
 Number = Union[float, int, Tensor]
 
-#: Kernel names understood by :func:`gamma` and the Matérn smoothness of each
-#: (``None`` for the RBF / squared-exponential kernel).
-KERNEL_NU: dict[str, Optional[float]] = {
-    "rbf": None,
-    "matern12": 0.5,
-    "matern32": 1.5,
-    "matern52": 2.5,
-}
 
 _PI_SQ = math.pi**2
 
@@ -658,11 +651,11 @@ def gamma(T: Number, lengthscale: Number, dim: int, kernel: str, form: str = "ma
     or :func:`gamma_matern` with :math:`\nu = 0.5, 1.5, 2.5`. For ``"rbf"`` the
     length scale is the paper's :math:`\theta` (see :func:`paper_rbf_lengthscale`).
     """
-    if not isinstance(kernel, str) or kernel.lower() not in KERNEL_NU:
-        raise ValueError(f"kernel must be one of {sorted(KERNEL_NU)}; got {kernel!r}")
+    if not isinstance(kernel, str) or kernel.lower() not in KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(KERNELS)}; got {kernel!r}")
     if form not in ("main", "proof"):
         raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
-    nu = KERNEL_NU[kernel.lower()]
+    nu = KERNELS[kernel.lower()]
     if nu is None:
         return gamma_rbf(T, lengthscale, dim)
     return gamma_matern(T, lengthscale, dim, nu, form=form)

@@ -29,11 +29,11 @@ from typing import Any, Callable
 
 import pandas as pd
 import torch
-from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
-from botorch_unknown_hypers.policies.base import Policy, validate_observations
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain, Problem
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import Domain, check_observations
 
 RESULT_COLUMNS = [
     "problem",
@@ -64,14 +64,7 @@ def initial_design(domain: Domain, n: int, seed: int) -> Tensor:
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}.")
-    if isinstance(domain, FiniteDomain):
-        num = domain.points.shape[0]
-        if n > num:
-            raise ValueError(f"n = {n} exceeds the pool size {num}.")
-        gen = torch.Generator().manual_seed(seed)
-        idx = torch.randperm(num, generator=gen)[:n]
-        return domain.points[idx.to(domain.points.device)]
-    return draw_sobol_samples(bounds=domain.bounds, n=n, q=1, seed=seed).squeeze(-2)
+    return domain.sample(n, seed)
 
 
 class AskTellOptimizer:
@@ -116,7 +109,7 @@ class AskTellOptimizer:
         ``observe``: initial points belong to no candidate's play record.
         Nothing changes if the input is rejected.
         """
-        Y = validate_observations(self.domain, X, Y)
+        Y = check_observations(self.domain, X, Y)
         X = X.to(self.train_X)
         Y = Y.to(self.train_Y)
         is_initial = self._pending_initial if initial is None else initial
@@ -145,7 +138,7 @@ class AskTellOptimizer:
             X = X.reshape(0, self.domain.dim)
             Y = Y.reshape(0, 1)
         else:
-            Y = validate_observations(self.domain, X, Y, "state['train_X']", "state['train_Y']")
+            Y = check_observations(self.domain, X, Y, "state['train_X']", "state['train_Y']")
         self.policy.load_state_dict(state["policy"])
         self.train_X, self.train_Y = X, Y
         self._pending_initial = bool(state.get("pending_initial", X.shape[0] == 0))

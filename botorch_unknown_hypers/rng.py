@@ -1,10 +1,12 @@
-r"""Seeded use of the global torch RNG without disturbing the caller's.
+r"""Seeded randomness without global state.
 
-BoTorch draws from the global RNG in a few places (Boltzmann restart selection in
-``optimize_acqf``, random Fourier features of pathwise sample paths, GPyTorch
-model fitting). Rules and tasks here must be deterministic given their own seed
-and must not change the caller's RNG stream, so such calls run inside
-:func:`forked_rng`.
+Every rule draws its randomness from its own ``torch.Generator`` (seeded at construction and
+part of its saved state). Library calls that take an integer seed (Sobol raw samples, BoTorch's
+``optimize_acqf`` options) get one from :func:`draw_seed`; calls that draw from the *global*
+RNG (BoTorch's Boltzmann restart selection, random Fourier features of pathwise sample paths,
+GPyTorch model fitting) run inside :func:`forked_rng`, which seeds a fork of the global RNG and
+restores the caller's stream afterwards. A run is then deterministic given its seed, whatever
+the caller does with the global RNG.
 """
 
 from __future__ import annotations
@@ -13,6 +15,14 @@ from contextlib import contextmanager
 from typing import Iterator
 
 import torch
+
+SEED_BOUND = 2**31 - 1
+r"""Seeds are drawn uniformly from ``[0, SEED_BOUND)``."""
+
+
+def draw_seed(generator: torch.Generator) -> int:
+    r"""A fresh integer seed from ``generator`` (a CPU generator)."""
+    return int(torch.randint(0, SEED_BOUND, (1,), generator=generator).item())
 
 
 @contextmanager

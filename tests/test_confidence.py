@@ -11,8 +11,8 @@ import pytest
 import torch
 from botorch.models import SingleTaskGP
 
+from botorch_unknown_hypers.kernels import KERNELS as KERNEL_TABLE
 from botorch_unknown_hypers.confidence import (
-    KERNEL_NU,
     bayesian_beta_continuous,
     bayesian_beta_finite,
     frequentist_beta,
@@ -28,7 +28,7 @@ from botorch_unknown_hypers.confidence import (
     xi,
 )
 
-KERNELS = sorted(KERNEL_NU)
+KERNELS = sorted(KERNEL_TABLE)
 
 
 # --------------------------------------------------------------------------- #

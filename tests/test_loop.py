@@ -11,7 +11,8 @@ import torch
 from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, initial_design, run
 from botorch_unknown_hypers.policies.baselines import RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.problems.registry import get_problem
 from tests.contract import CONTRACT_COLUMNS
 

@@ -84,9 +84,7 @@ from botorch.sampling.pathwise import (
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import (
-    maximize_per_candidate,
-)
+from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.rng import forked_rng

@@ -48,152 +48,26 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
-from botorch.acquisition import PosteriorMean
-from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
-from botorch.optim import optimize_acqf
-from botorch.sampling.pathwise import draw_matheron_paths
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import maximize_per_candidate
+from botorch_unknown_hypers.acquisition.optimize import maximize
+from botorch_unknown_hypers.acquisition.pending import (
+    MIN_VARIANCE,
+    PendingConditionedAcquisition,
+    condition_on_pending,
+    observation_noise_variance,
+)
+from botorch_unknown_hypers.acquisition.thompson import (
+    PoolJointSampler,
+    max_posterior_mean_box,
+    random_point_sampler,
+    thompson_maximizers_box,
+)
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
-
-_MIN_VARIANCE = 1e-18
-
-
-def observation_noise_variance(model: Model, X: Tensor) -> Tensor:
-    r"""Observation noise variance :math:`\sigma_n^2` at ``X`` in the units of the posterior.
-
-    Computed as ``posterior(X, observation_noise=True).variance - posterior(X).variance``,
-    which works for any BoTorch model with a Gaussian likelihood and untransforms the
-    noise through an outcome transform (e.g. ``Standardize``).
-
-    Args:
-        X: ``batch_shape x p x d`` points.
-
-    Returns:
-        ``batch_shape x p`` noise variances.
-    """
-    with torch.no_grad():
-        noisy = model.posterior(X, observation_noise=True).variance
-        latent = model.posterior(X).variance
-    return (noisy - latent).clamp_min(0.0).squeeze(-1)
-
-
-def conditional_posterior_variance(
-    model: Model, X: Tensor, X_pending: Tensor | None, noise: Tensor | None = None
-) -> tuple[Tensor, Tensor]:
-    r"""Posterior mean and the variance conditioned on pending points, eq. (2).
-
-    .. math::
-
-        \sigma_t^2(x \mid Q) = k_t(x, x) - k_t(x, Q)\,[k_t(Q, Q) + \sigma_n^2 I]^{-1} k_t(Q, x)
-
-    from the joint posterior of ``[x, Q]``: no fantasy model and no refit.
-
-    Args:
-        model: A single-output BoTorch model.
-        X: ``batch_shape x 1 x d`` points.
-        X_pending: ``p x d`` pending points (``None`` or ``p = 0``: unconditioned).
-        noise: ``p`` noise variances at ``X_pending`` (computed if omitted).
-
-    Returns:
-        ``(mean, variance)``, each ``batch_shape``: :math:`\mu_t(x)` (not conditioned)
-        and :math:`\sigma_t^2(x \mid Q)`.
-    """
-    if X.shape[-2] != 1:
-        raise ValueError(f"X must be batch_shape x 1 x d, got shape {tuple(X.shape)}.")
-    if X_pending is None or X_pending.shape[0] == 0:
-        post = model.posterior(X)
-        return post.mean[..., 0, 0], post.variance[..., 0, 0].clamp_min(_MIN_VARIANCE)
-    if noise is None:
-        noise = observation_noise_variance(model, X_pending)
-    p = X_pending.shape[0]
-    Q = X_pending.expand(*X.shape[:-2], p, X.shape[-1])
-    post = model.posterior(torch.cat([X, Q], dim=-2))
-    cov = post.mvn.covariance_matrix  # batch x (1+p) x (1+p)
-    mean = post.mean[..., 0, 0]
-    c_xx = cov[..., 0, 0]
-    c_xq = cov[..., 0, 1:]  # batch x p
-    c_qq = cov[..., 1:, 1:] + torch.diag_embed(noise.expand(*cov.shape[:-2], p))
-    L = torch.linalg.cholesky(c_qq)
-    v = torch.linalg.solve_triangular(L, c_xq.unsqueeze(-1), upper=False).squeeze(-1)
-    var = c_xx - (v * v).sum(dim=-1)
-    return mean, var.clamp_min(_MIN_VARIANCE)
-
-
-class PendingConditionedAcquisition(AcquisitionFunction):
-    r"""Base of acquisitions that use :math:`\mu_t(x)` and :math:`\sigma_t^2(x \mid Q)`, eq. (2).
-
-    The mean is not conditioned on the pending points ``Q = X_pending`` (no fantasy
-    values); the variance is, with the noise term. Three ways to evaluate them, fastest
-    first:
-
-    1. a :class:`~botorch_unknown_hypers.models.cached_predictive.CachedExactPredictive`
-       (exact single-output GPs: ``SingleTaskGP``, the paper's fixed surrogate), one
-       Cholesky factor per ``X_pending`` and a triangular solve per call;
-    2. ``conditioned_model`` (``model`` conditioned on ``Q`` by
-       :func:`condition_on_pending`): one marginal BoTorch posterior call;
-    3. the joint BoTorch posterior of ``[x, Q]`` (:func:`conditional_posterior_variance`),
-       which works for any single-output model.
-
-    Args:
-        model: A single-output model.
-        X_pending: ``p x d`` points already in the batch.
-        conditioned_model: ``model`` conditioned on ``X_pending`` (used when 1 is not available).
-        predictive: ``True`` (default): use 1 when ``model`` supports it; ``False`` or
-            ``None``: never; or a ready ``CachedExactPredictive`` of ``model`` (shared across
-            the slots of a batch so the training factor is computed once; pass
-            ``CachedExactPredictive.from_model(model)``, which is ``None`` when unsupported).
-    """
-
-    def __init__(
-        self,
-        model: Model,
-        X_pending: Tensor | None = None,
-        conditioned_model: Model | None = None,
-        predictive: CachedExactPredictive | bool | None = True,
-    ) -> None:
-        super().__init__(model=model)
-        self.conditioned_model = conditioned_model
-        if predictive is None:
-            self._base_predictive = None
-        elif isinstance(predictive, bool):
-            self._base_predictive = CachedExactPredictive.from_model(model) if predictive else None
-        elif isinstance(predictive, CachedExactPredictive):
-            if predictive.model is not model:
-                raise ValueError("predictive must wrap the same model object as model.")
-            self._base_predictive = predictive
-        else:
-            raise ValueError(f"predictive must be a bool, None or a CachedExactPredictive, got {type(predictive).__name__}.")
-        self.set_X_pending(X_pending)
-
-    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
-        super().set_X_pending(X_pending)
-        self._noise: Tensor | None = None
-        self._predictive: CachedExactPredictive | None = None
-
-    @property
-    def uses_cached_predictive(self) -> bool:
-        r"""Whether :meth:`mean_and_variance` runs on the cached exact predictive (path 1)."""
-        return self._base_predictive is not None
-
-    def mean_and_variance(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        r"""``batch_shape x 1 x d`` -> (:math:`\mu_t`, :math:`\sigma_t^2(\cdot \mid Q)`), each ``batch_shape``."""
-        if self._base_predictive is not None:
-            if self._predictive is None:
-                self._predictive = self._base_predictive.condition(self.X_pending)
-            return self._predictive.mean_and_variance(X)
-        if self.conditioned_model is not None:
-            # The pending points were fantasised at their posterior mean, which leaves the
-            # mean unchanged (mu_t stays frozen): one marginal call gives mu_t and sigma(x|Q).
-            post = self.conditioned_model.posterior(X)
-            return post.mean[..., 0, 0], post.variance[..., 0, 0].clamp_min(_MIN_VARIANCE)
-        pending = self.X_pending
-        if pending is not None and pending.shape[0] > 0 and self._noise is None:
-            self._noise = observation_noise_variance(self.model, pending)
-        return conditional_posterior_variance(self.model, X, pending, self._noise)
+from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
 
 class RegretToSigmaRatio(PendingConditionedAcquisition):
@@ -288,129 +162,11 @@ class TSRSRBatchInfo:
         return max((s.sigma / s.sigma_conditional for s in self.slots), default=1.0)
 
 
-def condition_on_pending(model: Model, x: Tensor) -> Model | None:
-    r"""``model`` conditioned on one more pending point ``x`` (``1 x d``), or ``None``.
-
-    Uses BoTorch's ``condition_on_observations``, which for an exact GP updates
-    GPyTorch's prediction caches by a rank-one (low-rank) update instead of a refit;
-    the fantasised value is irrelevant for the variance (eq. 2 needs no values) and is
-    set to the posterior mean, which leaves the conditioned model's mean equal to
-    :math:`\mu_t` everywhere (:math:`\mu_t + k_t(x, Q) [\cdot]^{-1} (\mu_t(Q) - \mu_t(Q))`),
-    so one marginal posterior call of the conditioned model gives both
-    :math:`\mu_t(x)` and :math:`\sigma_t(x \mid Q)`. The likelihood's noise enters for the
-    new point, as in eq. (2). Returns ``None`` for models that cannot be conditioned (then the joint
-    posterior form of :func:`conditional_posterior_variance` is used).
-    """
-    try:
-        with torch.no_grad():
-            y = model.posterior(x).mean
-        return model.condition_on_observations(x, y)
-    except (NotImplementedError, RuntimeError, AttributeError):
-        return None
-
-
 def _check_common(q: int, max_resamples: int) -> None:
     if not isinstance(q, int) or q < 1:
         raise ValueError(f"q must be a positive integer, got {q!r}.")
     if not isinstance(max_resamples, int) or max_resamples < 0:
         raise ValueError(f"max_resamples must be a non-negative integer, got {max_resamples!r}.")
-
-
-def max_posterior_mean_box(
-    model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int
-) -> tuple[float, Tensor]:
-    r""":math:`\max_x \mu_t(x)` on a box: ``optimize_acqf`` on the posterior mean, and the training inputs.
-
-    Returns:
-        ``(value, x)``: the maximum and a ``1 x d`` maximiser.
-    """
-    x, val = optimize_acqf(
-        PosteriorMean(model),
-        bounds=bounds,
-        q=1,
-        num_restarts=num_restarts,
-        raw_samples=raw_samples,
-        options={"seed": seed},
-    )
-    with torch.no_grad():
-        at_train = model.posterior(train_X).mean.squeeze(-1)
-    best = int(at_train.argmax())
-    if float(at_train[best]) > float(val.reshape(())):
-        return float(at_train[best]), train_X[best : best + 1].detach()
-    return float(val.reshape(())), x.detach()
-
-
-def thompson_maximizers_box(
-    model: Model,
-    bounds: Tensor,
-    num: int,
-    num_restarts: int,
-    raw_samples: int,
-    seed: int,
-    extra_starts: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    r"""Maximisers and maxima of ``num`` independent pathwise posterior samples, one batched L-BFGS-B.
-
-    Uses BoTorch's ``draw_matheron_paths`` (global RNG: fork and seed it around the
-    call) and :func:`maximize_per_candidate` (each path gets its own raw samples and
-    restarts, plus ``extra_starts``, ``e x d``, for every path). Shared by TS-RSR (the maxima)
-    and the Thompson baselines (the maximisers).
-
-    Returns:
-        ``(X, maxima)``: ``num x d`` and ``num``.
-    """
-    paths = draw_matheron_paths(model, sample_shape=torch.Size([num]))
-    # A model with hidden singleton batch dimensions (e.g. CandidateGP.select(k)) has
-    # paths of batch shape num x 1 x ...: probe once and give the points matching ones.
-    with torch.no_grad():
-        probe = paths(bounds[:1])  # num x (1 x ...) x 1
-    extra = probe.ndim - 2
-
-    def values(X: Tensor) -> Tensor:  # num x m x d -> num x m
-        Xb = X.reshape(X.shape[0], *([1] * extra), *X.shape[1:])
-        return paths(Xb).reshape(X.shape[:-1])
-
-    return maximize_per_candidate(
-        values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed, extra_starts=extra_starts
-    )
-
-
-class PoolJointSampler:
-    r"""Exact joint posterior samples over a pool of ``N`` points.
-
-    :math:`\tilde f = \mu + U \Lambda^{1/2} z`, :math:`z \sim N(0, I)`, from one
-    eigendecomposition of the ``N x N`` posterior covariance with eigenvalues clipped
-    at 0 (stable for near-duplicate points). Shared by TS-RSR and the Thompson baselines.
-
-    Attributes:
-        mean: ``N`` posterior means; cov: ``N x N`` posterior covariance.
-    """
-
-    def __init__(self, model: Model, points: Tensor) -> None:
-        with torch.no_grad():
-            post = model.posterior(points)
-            self.mean = post.mean.squeeze(-1)
-            self.cov = post.mvn.covariance_matrix
-        evals, evecs = torch.linalg.eigh(self.cov)
-        self.root = evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
-
-    def draw(self, num: int, generator: torch.Generator) -> Tensor:
-        r"""``N x num`` samples; the normals come from the CPU ``generator``."""
-        z = torch.randn(self.mean.shape[0], num, generator=generator, dtype=self.cov.dtype).to(self.cov.device)
-        return self.mean.unsqueeze(-1) + self.root @ z
-
-
-def random_point_sampler(
-    model: Model, bounds: Tensor, num_points: int, x_mean_max: Tensor, generator: torch.Generator
-) -> PoolJointSampler:
-    r"""The authors' code's set for :math:`\tilde f^*` (note Sec. 1.5, items 1-2): exact joint
-    posterior samples over ``num_points`` uniform random points plus the posterior-mean maximiser
-    ``x_mean_max`` (``1 x d``). Built once per round; every draw and redraw of the round uses it
-    (the code redraws "a whole joint sample on the candidate set").
-    """
-    u = torch.rand(num_points, bounds.shape[-1], generator=generator, dtype=bounds.dtype).to(bounds.device)
-    points = torch.cat([bounds[0] + (bounds[1] - bounds[0]) * u, x_mean_max.to(bounds)], dim=0)
-    return PoolJointSampler(model, points)
 
 
 def gen_ts_rsr_batch_box(
@@ -448,8 +204,6 @@ def gen_ts_rsr_batch_box(
     Returns:
         ``(X, info)``: ``q x d`` points and the batch diagnostics.
     """
-    from botorch_unknown_hypers.rng import forked_rng
-
     _check_common(q, max_resamples)
     if f_star_points is not None and (
         isinstance(f_star_points, bool) or not isinstance(f_star_points, int) or f_star_points < 1
@@ -457,7 +211,7 @@ def gen_ts_rsr_batch_box(
         raise ValueError(f"f_star_points must be None or a positive integer, got {f_star_points!r}.")
 
     def seed() -> int:
-        return int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
+        return draw_seed(generator)
 
     with forked_rng(seed(), bounds.device):
         max_mean, x_mean_max = max_posterior_mean_box(model, bounds, train_X, num_restarts, raw_samples, seed())
@@ -482,6 +236,7 @@ def gen_ts_rsr_batch_box(
             f_star[bad] = sample_maxima(bad.numel())
             resamples[bad.cpu()] += 1
     info = TSRSRBatchInfo(max_mean=max_mean)
+    domain = BoxDomain(bounds)
     chosen: list[Tensor] = []
     # Exact GPs: one cached factor per pending set (path 1 of PendingConditionedAcquisition);
     # other models: BoTorch's rank-one conditioned model, else the joint posterior.
@@ -498,21 +253,18 @@ def gen_ts_rsr_batch_box(
             conditioned_model=conditioned,
             predictive=predictive,
         )
-        with forked_rng(seed(), bounds.device):
-            x, _ = optimize_acqf(
-                acqf,
-                bounds=bounds,
-                q=1,
-                num_restarts=num_restarts + int(start_at_mean_max),
-                raw_samples=raw_samples,
-                options={"seed": seed()},
-                # One extra start at argmax mu_t (on top of the raw-sample ones): when f* is just
-                # above max mu_t the argmin of Psi sits in a basin around it that can be far
-                # smaller than the raw-sample spacing (seen on Ackley). The authors' candidate
-                # set holds a mu-ascent point for the same reason (note Sec. 1.5, item 1).
-                batch_initial_conditions=x_mean_max.reshape(1, 1, -1) if start_at_mean_max else None,
-            )
-        x = x.detach()
+        # One extra start at argmax mu_t (on top of the raw-sample ones): when f* is just above
+        # max mu_t the argmin of Psi sits in a basin around it that can be far smaller than the
+        # raw-sample spacing (seen on Ackley); the authors' candidate set holds a mean-ascent
+        # point for the same reason.
+        x, _ = maximize(
+            acqf,
+            domain,
+            generator,
+            num_restarts=num_restarts,
+            raw_samples=raw_samples,
+            initial_points=x_mean_max if start_at_mean_max else None,
+        )
         with torch.no_grad():
             sigma = float(model.posterior(x).variance.sqrt().reshape(()))
             mean_x, var_c = acqf.mean_and_variance(x.unsqueeze(0))
@@ -576,11 +328,11 @@ def gen_ts_rsr_batch_pool(
             break
         f_star[bad] = draw(bad.numel())
         resamples[bad.cpu()] += 1
-    sigma0 = cov.diagonal().clamp_min(_MIN_VARIANCE).sqrt()
+    sigma0 = cov.diagonal().clamp_min(MIN_VARIANCE).sqrt()
     info = TSRSRBatchInfo(max_mean=max_mean)
     chosen: list[int] = []
     for i in range(q):
-        var = cov.diagonal().clamp_min(_MIN_VARIANCE)
+        var = cov.diagonal().clamp_min(MIN_VARIANCE)
         psi = (f_star[i] - mean) / var.sqrt()
         j = int(psi.argmin())
         info.slots.append(
@@ -599,3 +351,32 @@ def gen_ts_rsr_batch_pool(
             col = cov[:, j].clone()
             cov -= torch.outer(col, col) / (col[j] + noise_j)
     return torch.tensor(chosen, device=points.device), info
+
+
+def gen_ts_rsr_batch(
+    model: Model,
+    domain: Domain,
+    train_X: Tensor,
+    q: int,
+    generator: torch.Generator,
+    num_restarts: int = 10,
+    raw_samples: int = 512,
+    max_resamples: int = 10,
+    f_star_points: int | None = None,
+) -> tuple[Tensor, TSRSRBatchInfo]:
+    r"""One TS-RSR batch of ``q`` points over ``domain``: :func:`gen_ts_rsr_batch_pool` on a pool
+    (the points of the chosen indices), :func:`gen_ts_rsr_batch_box` on a box."""
+    if isinstance(domain, FiniteDomain):
+        idx, info = gen_ts_rsr_batch_pool(model, domain.points, q, generator, max_resamples=max_resamples)
+        return domain.points[idx], info
+    return gen_ts_rsr_batch_box(
+        model,
+        domain.bounds,
+        train_X,
+        q,
+        generator,
+        num_restarts=num_restarts,
+        raw_samples=raw_samples,
+        max_resamples=max_resamples,
+        f_star_points=f_star_points,
+    )

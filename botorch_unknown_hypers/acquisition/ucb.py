@@ -33,14 +33,41 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
+from botorch_unknown_hypers.models.kernel_ridge import KernelRidge
 
 REDUCTIONS = ("select", "max", "weighted")
+
+
+def upper_confidence_bound(mean: Tensor, variance: Tensor, beta: float | Tensor) -> Tensor:
+    r"""The one UCB formula of the package: :math:`\mu + \beta\sigma`, :math:`\sigma = \sqrt{\max(v, 0)}`.
+
+    ``beta`` multiplies :math:`\sigma` directly (see the module docstring) and broadcasts
+    against ``mean`` and ``variance``; a negative ``beta`` gives the lower confidence bound.
+    """
+    return mean + beta * variance.clamp_min(0).sqrt()
+
+
+def candidate_ucb_at(model: CandidateModel, beta: Tensor, X: Tensor) -> Tensor:
+    r"""UCB of candidate ``k`` at its own points ``X[k]``.
+
+    Args:
+        model: A K-wide candidate model.
+        beta: ``K``-dim multipliers.
+        X: ``K x m x d`` points.
+
+    Returns:
+        ``K x m`` values :math:`\mu_k(X_{k,j}) + \beta_k \sigma_k(X_{k,j})`.
+    """
+    mean, variance = model.marginal_mean_variance(X)
+    return upper_confidence_bound(mean, variance, beta.unsqueeze(-1))
 
 
 def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
@@ -99,7 +126,7 @@ class CandidateUCB(AcquisitionFunction):
                 raise ValueError(f"index must be given and lie in [0, {num - 1}] for reduction='select'.")
             self.index = int(index)
             # Only the selected candidate is evaluated: one candidate's cost, not K.
-            self._eval_model = model.subset([self.index])
+            self._eval_model = model if num == 1 else model.subset([self.index])
             beta_t = beta_t[self.index : self.index + 1]
         else:
             self._eval_model = model
@@ -131,7 +158,7 @@ class CandidateUCB(AcquisitionFunction):
         batch_shape, d = X.shape[:-1], X.shape[-1]
         flat = X.reshape(1, -1, d)  # 1 x m x d: all points in one q-dimension per candidate
         mean, variance = self._eval_model.marginal_mean_variance(flat)  # K x m
-        ucb = mean + self.beta.unsqueeze(-1) * variance.clamp_min(0).sqrt()
+        ucb = upper_confidence_bound(mean, variance, self.beta.unsqueeze(-1))
         return ucb.transpose(0, 1).reshape(*batch_shape, -1)
 
     @t_batch_mode_transform(expected_q=1)
@@ -143,3 +170,26 @@ class CandidateUCB(AcquisitionFunction):
         if self.reduction == "weighted":
             return values @ self.weights
         return values.squeeze(-1)  # "select": one column
+
+
+class KernelRidgeUCB(AcquisitionFunction):
+    r"""UCB :math:`\mu^*(x) + w\,\sigma(x)` of a known-kernel ridge posterior (misspecified bandits).
+
+    Args:
+        ridge: The :class:`~botorch_unknown_hypers.models.kernel_ridge.KernelRidge` posterior.
+        width: The multiplier :math:`w` (e.g. the enlarged :math:`\beta_t + \epsilon\sqrt t/\sqrt\lambda`).
+        transform: Maps ``n x d`` domain points to the kernel's input space (the unit cube).
+    """
+
+    def __init__(self, ridge: KernelRidge, width: float, transform: Callable[[Tensor], Tensor]) -> None:
+        super().__init__(model=None)
+        self.ridge = ridge
+        self.width = float(width)
+        self.transform = transform
+
+    @t_batch_mode_transform(expected_q=1)
+    def forward(self, X: Tensor) -> Tensor:
+        r"""UCB at ``X`` (``batch_shape x 1 x d``); returns ``batch_shape``."""
+        flat = X.reshape(-1, X.shape[-1])
+        mean, variance = self.ridge.mean_variance(self.transform(flat))
+        return upper_confidence_bound(mean, variance, self.width).reshape(X.shape[:-2])

@@ -121,7 +121,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.registry import METHODS, make_policy
-from botorch_unknown_hypers.problems.base import BoxDomain
+from botorch_unknown_hypers.domains import BoxDomain
 
 __all__ = [
     "CLASS_DECODER_REGISTRY",

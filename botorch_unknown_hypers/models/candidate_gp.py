@@ -62,38 +62,10 @@ from gpytorch.models import ExactGP
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.domains import check_training_data
 
 CANDIDATE_DIM = -3
 r"""Position of the candidate dimension in posterior batch shapes (as BoTorch's MCMC_DIM)."""
-
-
-def validate_training_data(train_X: Tensor, train_Y: Tensor) -> Tensor:
-    r"""Check ``n x d`` inputs and ``n`` / ``n x 1`` targets; returns ``train_Y`` as ``n x 1``.
-
-    Raises:
-        ValueError: naming the argument, on a shape mismatch or a non-finite value.
-    """
-    if not isinstance(train_X, Tensor) or not isinstance(train_Y, Tensor):
-        raise ValueError("train_X and train_Y must be torch tensors.")
-    if train_X.ndim != 2:
-        raise ValueError(f"train_X must be n x d, got shape {tuple(train_X.shape)}.")
-    if train_Y.ndim == 1:
-        train_Y = train_Y.unsqueeze(-1)
-    if train_Y.ndim != 2 or train_Y.shape[-1] != 1:
-        raise ValueError(f"train_Y must be n or n x 1, got shape {tuple(train_Y.shape)}.")
-    if train_X.shape[0] != train_Y.shape[0]:
-        raise ValueError(
-            f"train_X has {train_X.shape[0]} rows but train_Y has {train_Y.shape[0]}."
-        )
-    if train_X.shape[0] == 0:
-        raise ValueError("train_X is empty: at least one observation is needed.")
-    if not torch.isfinite(train_X).all():
-        raise ValueError("train_X contains NaN or inf.")
-    if not torch.isfinite(train_Y).all():
-        raise ValueError("train_Y contains NaN or inf.")
-    if train_X.dtype != train_Y.dtype or train_X.device != train_Y.device:
-        raise ValueError("train_X and train_Y must share dtype and device.")
-    return train_Y
 
 
 class CandidateModel(Model):
@@ -211,7 +183,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             squeeze_candidate_dim: Drop the candidate dimension from posteriors;
                 only for ``K = 1`` (this is what :meth:`select` returns).
         """
-        train_Y = validate_training_data(train_X, train_Y)
+        train_Y = check_training_data(train_X, train_Y)
         if not isinstance(candidates, CandidateSpec):
             raise ValueError(
                 f"candidates must implement CandidateSpec, got {type(candidates).__name__}."
@@ -425,7 +397,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
 
         Note that an outcome transform is re-fitted on all data, as a fresh model would.
         """
-        Y = validate_training_data(X, Y)
+        Y = check_training_data(X, Y)
         new = CandidateGP(
             torch.cat([self._raw_train_X, X]),
             torch.cat([self._raw_train_Y, Y]),

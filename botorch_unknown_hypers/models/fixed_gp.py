@@ -37,7 +37,8 @@ from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from torch import Tensor
 
-SURROGATE_KERNELS: dict[str, float | None] = {"rbf": None, "matern12": 0.5, "matern32": 1.5, "matern52": 2.5}
+from botorch_unknown_hypers.kernels import KERNELS
+
 r"""Kernel name -> Matern smoothness :math:`\nu` (``None`` for RBF)."""
 
 
@@ -46,7 +47,7 @@ class SurrogateSpec:
     r"""Fixed GP hyperparameters.
 
     Attributes:
-        kernel: One of :data:`SURROGATE_KERNELS`.
+        kernel: One of :data:`KERNELS`.
         lengthscale: One length scale (isotropic) or ``d`` of them (ARD), in raw
             input units and GPyTorch's convention.
         outputscale: Prior variance :math:`s` of :math:`f` in standardised units.
@@ -59,8 +60,8 @@ class SurrogateSpec:
     noise_variance: float = 1e-6
 
     def __post_init__(self) -> None:
-        if self.kernel not in SURROGATE_KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(SURROGATE_KERNELS)}, got {self.kernel!r}.")
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}.")
         ls = self.lengthscale
         if not isinstance(ls, tuple) or len(ls) == 0 or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in ls
@@ -130,7 +131,7 @@ def fixed_hyperparameter_gp(train_X: Tensor, train_Y: Tensor, spec: SurrogateSpe
     if len(spec.lengthscale) not in (1, d):
         raise ValueError(f"spec.lengthscale must have 1 or d = {d} entries, got {len(spec.lengthscale)}.")
     ard = d if len(spec.lengthscale) > 1 else None
-    covar, likelihood = scaled_kernel_and_likelihood(SURROGATE_KERNELS[spec.kernel], ard)
+    covar, likelihood = scaled_kernel_and_likelihood(KERNELS[spec.kernel], ard)
     base = covar.base_kernel
     model = SingleTaskGP(
         train_X,

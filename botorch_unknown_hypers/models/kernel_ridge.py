@@ -67,7 +67,7 @@ from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.candidates import KERNELS
+from botorch_unknown_hypers.kernels import KERNELS
 
 
 def make_known_kernel(
@@ -195,13 +195,12 @@ class KernelRidge:
             X: ``m x d`` test inputs.
 
         Returns:
-            ``(mean, variance)``, each ``m``; the variance is clamped at 0.
+            ``(mean, variance)``, each ``m``, differentiable in ``X``; the variance is clamped at 0.
         """
-        with torch.no_grad():
-            prior_var = self.kernel(X, diag=True)
-            if self.train_X.shape[0] == 0:
-                return torch.zeros_like(prior_var), prior_var
-            k = self.kernel(self.train_X, X).to_dense() * self._sqrt_counts.unsqueeze(-1)  # u x m: C^1/2 k_U(x)
+        prior_var = self.kernel(X, diag=True)
+        if self.train_X.shape[0] == 0:
+            return torch.zeros_like(prior_var), prior_var
+        k = self.kernel(self.train_X, X).to_dense() * self._sqrt_counts.unsqueeze(-1)  # u x m: C^1/2 k_U(x)
         mean = (k.transpose(-1, -2) @ self._weights).squeeze(-1) / self.lam
         v = torch.linalg.solve_triangular(self._chol, k, upper=False)
         variance = prior_var - v.square().sum(dim=-2) / self.lam

@@ -79,7 +79,8 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
-from botorch_unknown_hypers.candidates import KERNELS, KernelCandidates
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.kernels import KERNELS
 from botorch_unknown_hypers.confidence import (
     norm_bound,
     suspected_regret_bound,
@@ -89,7 +90,7 @@ from botorch_unknown_hypers.policies.hyperparameter_balancing import (
     HyperparameterBalancing,
     elimination_keep,
 )
-from botorch_unknown_hypers.problems.base import Domain
+from botorch_unknown_hypers.domains import Domain
 
 __all__ = [
     "AGPUCB",
@@ -373,7 +374,7 @@ class AGPUCB(LBGPUCB):
         spec = self._spec([theta])
         model = self._build_model(train_X, train_Y, spec)
         beta = self._beta_for(train_X, train_Y, spec, float(self._norms([theta])[0]))
-        X = self._maximise(CandidateUCB(model, beta=beta, reduction="select", index=0))
+        X = self.maximize(CandidateUCB(model, beta=beta, reduction="select", index=0))
         self.selected = [f"{theta:.6g}"]
         self.n_candidates = 1
         self.diagnostics = {"theta0": self.theta0, "beta": beta}

@@ -21,42 +21,14 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 import torch
+from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
-from botorch_unknown_hypers.rng import forked_rng
+from botorch_unknown_hypers.acquisition.optimize import maximize
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_observations
+from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
 STATE_VERSION = 1
-
-
-def validate_observations(domain: Domain, X: Tensor, Y: Tensor, name_X: str = "X", name_Y: str = "Y") -> Tensor:
-    r"""Check a batch of observations; returns ``Y`` as ``q x 1``.
-
-    Raises:
-        ValueError: naming the argument, for a shape mismatch, NaN / inf, or a
-            point outside the domain.
-    """
-    if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
-        raise ValueError(f"{name_X} and {name_Y} must be torch tensors.")
-    if X.ndim != 2 or X.shape[-1] != domain.dim:
-        raise ValueError(f"{name_X} must be q x d with d = {domain.dim}, got shape {tuple(X.shape)}.")
-    if Y.ndim == 1:
-        Y = Y.unsqueeze(-1)
-    if Y.ndim != 2 or Y.shape[-1] != 1 or Y.shape[0] != X.shape[0]:
-        raise ValueError(
-            f"{name_Y} must have shape ({X.shape[0]},) or ({X.shape[0]}, 1) to match {name_X}, "
-            f"got {tuple(Y.shape)}."
-        )
-    if not torch.isfinite(X).all():
-        raise ValueError(f"{name_X} contains NaN or inf.")
-    if not torch.isfinite(Y).all():
-        raise ValueError(f"{name_Y} contains NaN or inf.")
-    inside = domain.contains(X)
-    if not inside.all():
-        bad = (~inside).nonzero().flatten().tolist()
-        where = "outside the bounds" if isinstance(domain, BoxDomain) else "not in the pool"
-        raise ValueError(f"{name_X} has rows {bad} {where} of the domain.")
-    return Y
 
 
 def generator_state_to_list(generator: torch.Generator) -> list[int]:
@@ -89,6 +61,8 @@ class Policy(ABC):
     """
 
     name: str = "policy"
+    num_restarts: int = 10
+    raw_samples: int = 512
 
     def __init__(
         self,
@@ -99,7 +73,7 @@ class Policy(ABC):
     ) -> None:
         if not isinstance(domain, (BoxDomain, FiniteDomain)):
             raise ValueError(f"domain must be a BoxDomain or FiniteDomain, got {type(domain).__name__}.")
-        self.device = torch.device(device) if device is not None else domain_device(domain)
+        self.device = torch.device(device) if device is not None else domain.device
         self.dtype = dtype
         self.domain = domain.to(device=self.device, dtype=dtype)
         self.seed = int(seed)
@@ -122,7 +96,7 @@ class Policy(ABC):
         """
         if not isinstance(q, int) or q < 1:
             raise ValueError(f"q must be a positive integer, got {q!r}.")
-        train_Y = validate_observations(self.domain, train_X, train_Y, "train_X", "train_Y")
+        train_Y = check_observations(self.domain, train_X, train_Y, "train_X", "train_Y")
         train_X = train_X.to(device=self.device, dtype=self.dtype)
         train_Y = train_Y.to(device=self.device, dtype=self.dtype)
         X = self._suggest(train_X, train_Y, q)
@@ -138,7 +112,7 @@ class Policy(ABC):
         Validation happens before anything changes, so a rejected call leaves the
         policy's state untouched.
         """
-        Y = validate_observations(self.domain, X, Y)
+        Y = check_observations(self.domain, X, Y)
         self._observe(X.to(device=self.device, dtype=self.dtype), Y.to(device=self.device, dtype=self.dtype))
         self.num_observed += X.shape[0]
 
@@ -202,43 +176,24 @@ class Policy(ABC):
     def _load_extra_state(self, extra: dict[str, Any]) -> None:
         pass
 
-    def maximize_acqf(
-        self, acqf: Any, num_restarts: int, raw_samples: int, q: int = 1, initial_points: Tensor | None = None
-    ) -> Tensor:
-        r"""``q x d`` maximiser of a BoTorch acquisition function over the domain.
-
-        On a pool: exhaustive argmax of ``acqf`` at every point (``q = 1``; points may
-        be re-selected). On a box: ``optimize_acqf`` (multi-start L-BFGS-B, sequential
-        greedy for ``q > 1``) with Sobol raw samples seeded from the policy's generator
-        and the global RNG forked and seeded (BoTorch's Boltzmann restart selection
-        draws from it), so the result does not depend on the caller's RNG.
-        ``initial_points`` (``e x d``, ``q = 1`` only) are ``e`` extra starts on top of
-        the ``num_restarts`` raw-sample starts (BoTorch's ``batch_initial_conditions``).
-        """
-        from botorch.optim import optimize_acqf
-
-        if isinstance(self.domain, FiniteDomain):
-            if q != 1:
-                raise ValueError(f"q: exhaustive pool maximisation proposes one point, got q = {q}.")
-            with torch.no_grad():
-                values = acqf(self.domain.points.unsqueeze(-2))
-            return self.domain.points[int(values.argmax())].unsqueeze(0)
-        with self.seeded():
-            X, _ = optimize_acqf(
-                acqf,
-                bounds=self.domain.bounds,
-                q=q,
-                num_restarts=num_restarts + (0 if initial_points is None or q != 1 else initial_points.shape[0]),
-                raw_samples=raw_samples,
-                sequential=q > 1,
-                options={"seed": self.next_seed()},
-                batch_initial_conditions=None if initial_points is None or q != 1 else initial_points.unsqueeze(-2),
-            )
-        return X.detach()
+    def maximize(self, acqf: AcquisitionFunction, q: int = 1, **options: Any) -> Tensor:
+        r"""``q x d`` maximiser of ``acqf`` over the policy's domain (exhaustive on a pool,
+        multi-start L-BFGS-B on a box; :func:`~botorch_unknown_hypers.acquisition.optimize.maximize`)
+        with the policy's generator and its ``num_restarts`` / ``raw_samples``."""
+        X, _ = maximize(
+            acqf,
+            self.domain,
+            self.generator,
+            q=q,
+            num_restarts=self.num_restarts,
+            raw_samples=self.raw_samples,
+            **options,
+        )
+        return X
 
     def next_seed(self) -> int:
         r"""A fresh integer seed from the policy's generator (for BoTorch / Sobol calls)."""
-        return int(torch.randint(0, 2**31 - 1, (1,), generator=self.generator).item())
+        return draw_seed(self.generator)
 
     @contextmanager
     def seeded(self) -> Iterator[None]:
@@ -257,7 +212,3 @@ def check_optimizer_options(num_restarts: int, raw_samples: int) -> None:
         raise ValueError(
             f"num_restarts must be >= 1 and raw_samples >= num_restarts, got {num_restarts} and {raw_samples}."
         )
-
-
-def domain_device(domain: Domain) -> torch.device:
-    return (domain.bounds if isinstance(domain, BoxDomain) else domain.points).device

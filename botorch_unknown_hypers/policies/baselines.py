@@ -39,16 +39,16 @@ from botorch.acquisition.thompson_sampling import PathwiseThompsonSampling
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize, Standardize
-from botorch.optim import optimize_acqf, optimize_acqf_discrete
+from botorch.optim import optimize_acqf
 from gpytorch.means import ZeroMean
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
-from botorch_unknown_hypers.candidates import KERNELS
+from botorch_unknown_hypers.kernels import KERNELS
 from botorch_unknown_hypers.models.fixed_gp import scaled_kernel_and_likelihood
 from botorch_unknown_hypers.confidence import frequentist_beta, information_gain_of_model
 from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
-from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
 
 
 def check_gp_options(kernel: str, noise: float, num_restarts: int, raw_samples: int) -> None:
@@ -108,12 +108,7 @@ class RandomPolicy(Policy):
     name = "random"
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if isinstance(self.domain, FiniteDomain):
-            idx = torch.randint(0, self.domain.points.shape[0], (q,), generator=self.generator)
-            return self.domain.points[idx.to(self.device)]
-        lower, upper = self.domain.bounds
-        u = torch.rand(q, self.domain.dim, generator=self.generator, dtype=self.dtype).to(self.device)
-        return lower + (upper - lower) * u
+        return self.domain.sample_uniform(q, self.generator)
 
 
 class FittedGPPolicy(Policy):
@@ -231,10 +226,7 @@ class MLEGPUCB(FittedGPPolicy):
         else:
             with self.seeded():
                 acqf = qUpperConfidenceBound(model, beta=beta**2)
-        if isinstance(self.domain, FiniteDomain):
-            X, _ = optimize_acqf_discrete(acqf, q=q, choices=self.domain.points, unique=False)
-            return X
-        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples, q=q)
+        return self.maximize(acqf, q=q)
 
 
 class GPThompsonSampling(FittedGPPolicy):

@@ -35,10 +35,11 @@ from botorch.models.transforms import Normalize, Standardize
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.ts_rsr import gen_ts_rsr_batch_box, gen_ts_rsr_batch_pool
+from botorch_unknown_hypers.acquisition.ts_rsr import gen_ts_rsr_batch
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import Domain
 
 SURROGATES = ("auto", "paper", "fitted")
 
@@ -172,23 +173,17 @@ class TSRSR(SurrogatePolicy):
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         model = self.build_model(train_X, train_Y)
-        if isinstance(self.domain, FiniteDomain):
-            idx, info = gen_ts_rsr_batch_pool(
-                model, self.domain.points, q, self.generator, max_resamples=self.max_resamples
-            )
-            X = self.domain.points[idx]
-        else:
-            X, info = gen_ts_rsr_batch_box(
-                model,
-                self.domain.bounds,
-                train_X,
-                q,
-                self.generator,
-                num_restarts=self.num_restarts,
-                raw_samples=self.raw_samples,
-                max_resamples=self.max_resamples,
-                f_star_points=self.f_star_points,
-            )
+        X, info = gen_ts_rsr_batch(
+            model,
+            self.domain,
+            train_X,
+            q,
+            self.generator,
+            num_restarts=self.num_restarts,
+            raw_samples=self.raw_samples,
+            max_resamples=self.max_resamples,
+            f_star_points=self.f_star_points,
+        )
         self.last_info = info
         self.history.append(info.to_dict())
         self.n_candidates = 1

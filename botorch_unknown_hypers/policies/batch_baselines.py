@@ -110,23 +110,24 @@ from typing import Any
 import torch
 from botorch.acquisition import LogExpectedImprovement, qLogNoisyExpectedImprovement
 from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.acquisition.analytic import _log_ei_helper
 from botorch.models.model import Model
-from botorch.optim import optimize_acqf, optimize_acqf_discrete
-from botorch.utils.sampling import draw_sobol_samples
-from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.ts_rsr import (
-    PendingConditionedAcquisition,
-    PoolJointSampler,
+from botorch_unknown_hypers.acquisition.optimize import maximize
+from botorch_unknown_hypers.acquisition.pending import (
+    ConditionalLogEI,
+    ConditionalUCB,
+    ConditionalVariance,
     observation_noise_variance,
-    max_posterior_mean_box,
-    thompson_maximizers_box,
+)
+from botorch_unknown_hypers.acquisition.thompson import (
+    candidate_set,
+    posterior_mean_maximizer,
+    thompson_maximizers,
 )
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.policies.batch import SurrogatePolicy
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain
 
 BUCB_DELTA = 0.01
 r"""The :math:`\delta` of BUCB's :math:`\beta_t` in the authors' code."""
@@ -227,103 +228,7 @@ def dpp_acceptance_probability(log_det_current: float, log_det_proposed: float) 
 
 
 # ----------------------------------------------------------------------- acquisitions
-class ConditionalUCB(PendingConditionedAcquisition):
-    r"""Hallucinated UCB :math:`\mu_t(x) + \beta\, \sigma_t(x \mid Q)` (BUCB, UCBPE's first point).
-
-    :math:`\mu_t` is not conditioned on the pending points ``Q`` (no fantasy values);
-    only the standard deviation is. With ``variance_bonus=True`` the bonus is
-    :math:`\beta \sigma_t^2(x \mid Q)`, the authors' UCBPE bug (note gotcha 7).
-
-    Args:
-        model: A single-output model.
-        beta: The multiplier.
-        X_pending: ``p x d`` points already in the batch (``None``: plain UCB).
-        variance_bonus: Use the variance instead of the standard deviation.
-        predictive: As :class:`PendingConditionedAcquisition`.
-    """
-
-    def __init__(
-        self,
-        model: Model,
-        beta: float,
-        X_pending: Tensor | None = None,
-        variance_bonus: bool = False,
-        predictive: CachedExactPredictive | bool | None = True,
-    ) -> None:
-        super().__init__(model=model, X_pending=X_pending, predictive=predictive)
-        self.beta = float(beta)
-        self.variance_bonus = variance_bonus
-
-    @t_batch_mode_transform(expected_q=1)
-    def forward(self, X: Tensor) -> Tensor:
-        mean, var = self.mean_and_variance(X)
-        return mean + self.beta * (var if self.variance_bonus else var.sqrt())
-
-
-class ConditionalLogEI(PendingConditionedAcquisition):
-    r"""Log EI on :math:`\mu_t` and :math:`\sigma_t(x \mid Q)`: the Kriging Believer's LogEI.
-
-    A believer that fantasised :math:`y = \mu(x_j)` at each pending :math:`x_j` keeps the
-    mean :math:`\mu_t` everywhere and has variance :math:`\sigma_t^2(x \mid Q)` (eq. 2 of
-    Ren & Li, with the likelihood noise), so its LogEI is
-
-    .. math::
-
-        \log \mathrm{EI}(x) = \log \sigma + \log h\Big(\frac{\mu_t(x) - f^+}{\sigma}\Big),
-        \qquad \sigma = \sigma_t(x \mid Q),
-
-    with BoTorch's numerically stable :math:`\log h` (``_log_ei_helper``) and its variance
-    floor ``1e-12``. Equal to ``LogExpectedImprovement(believer, best_f)`` without building
-    or querying the believer model (fast path of :class:`KrigingBelieverEI`).
-
-    Args:
-        model: A single-output model.
-        best_f: The incumbent :math:`f^+`.
-        X_pending: ``p x d`` pending points :math:`Q`.
-        predictive: As :class:`PendingConditionedAcquisition`.
-    """
-
-    def __init__(
-        self,
-        model: Model,
-        best_f: float,
-        X_pending: Tensor | None = None,
-        predictive: CachedExactPredictive | bool | None = True,
-    ) -> None:
-        super().__init__(model=model, X_pending=X_pending, predictive=predictive)
-        self.best_f = float(best_f)
-
-    @t_batch_mode_transform(expected_q=1)
-    def forward(self, X: Tensor) -> Tensor:
-        mean, var = self.mean_and_variance(X)
-        sigma = var.clamp_min(1e-12).sqrt()
-        return _log_ei_helper((mean - self.best_f) / sigma) + sigma.log()
-
-
-class ConditionalVariance(ConditionalUCB):
-    r"""Hallucinated variance :math:`\sigma_t^2(x \mid Q)` (UCBPE's pure-exploration points)."""
-
-    def __init__(
-        self, model: Model, X_pending: Tensor | None = None, predictive: CachedExactPredictive | bool | None = True
-    ) -> None:
-        super().__init__(model, beta=0.0, X_pending=X_pending, predictive=predictive)
-
-    @t_batch_mode_transform(expected_q=1)
-    def forward(self, X: Tensor) -> Tensor:
-        return self.mean_and_variance(X)[1]
-
-
 # ------------------------------------------------------------------ Thompson samples
-def pool_thompson_indices(model: Model, points: Tensor, num: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
-    r"""Argmax of ``num`` exact joint posterior samples over a pool (:class:`PoolJointSampler`).
-
-    Returns:
-        ``(indices, maxima)``, each ``num``.
-    """
-    maxima, idx = PoolJointSampler(model, points).draw(num, generator).max(dim=0)
-    return idx, maxima
-
-
 def _check_int(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
@@ -376,21 +281,16 @@ class BatchBaselinePolicy(SurrogatePolicy):
         self.history: list[dict[str, Any]] = []
         self.x_mean_max: Tensor | None = None
 
-    @property
-    def is_pool(self) -> bool:
-        return isinstance(self.domain, FiniteDomain)
-
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         raise NotImplementedError
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         model = self.build_model(train_X, train_Y)
         self.x_mean_max = None
-        if self.start_at_mean_max and self.uses_mean_max_start and not self.is_pool:
-            with self.seeded():
-                _, self.x_mean_max = max_posterior_mean_box(
-                    model, self.domain.bounds, train_X, self.num_restarts, self.raw_samples, self.next_seed()
-                )
+        if self.start_at_mean_max and self.uses_mean_max_start:
+            self.x_mean_max = posterior_mean_maximizer(
+                model, self.domain, train_X, self.generator, self.num_restarts, self.raw_samples
+            )
         X, info = self.propose(model, train_X, train_Y, q)
         self.last_info = {"n": self.n, **info}
         self.history.append(self.last_info)
@@ -402,7 +302,7 @@ class BatchBaselinePolicy(SurrogatePolicy):
     def argmax(self, acqf: AcquisitionFunction) -> Tensor:
         r"""``1 x d`` maximiser: exhaustive on a pool, seeded ``optimize_acqf`` on a box
         (one start at :attr:`x_mean_max` when set)."""
-        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples, q=1, initial_points=self.x_mean_max)
+        return self.maximize(acqf, initial_points=self.x_mean_max)
 
     # ----------------------------------------------------------------- state
     def _extra_state(self) -> dict[str, Any]:
@@ -435,13 +335,9 @@ class BatchThompsonSampling(BatchBaselinePolicy):
     name = "gp-ts"
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
-        if self.is_pool:
-            idx, maxima = pool_thompson_indices(model, self.domain.points, q, self.generator)
-            return self.domain.points[idx], {"indices": idx.tolist(), "sample_max": maxima.tolist()}
-        with self.seeded():
-            X, maxima = thompson_maximizers_box(
-                model, self.domain.bounds, q, self.num_restarts, self.raw_samples, self.next_seed(), self.x_mean_max
-            )
+        X, maxima = thompson_maximizers(
+            model, self.domain, q, self.generator, self.num_restarts, self.raw_samples, self.x_mean_max
+        )
         return X, {"sample_max": maxima.tolist()}
 
 
@@ -480,7 +376,7 @@ class BUCB(BatchBaselinePolicy):
 
     def beta(self) -> float:
         r""":math:`\beta_t` of the next batch (:math:`t = n + 1`)."""
-        size = self.domain.points.shape[0] if self.is_pool else self.num_points
+        size = self.domain.discretization_size(self.num_points)
         return bucb_beta(size, self.n + 1, self.delta)
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
@@ -580,11 +476,9 @@ class StochasticPolicy(BatchBaselinePolicy):
         self.n_init = n_init
 
     def candidates(self) -> Tensor:
-        r"""The candidate set :math:`C` of this round (``N x d``)."""
-        if self.is_pool:
-            return self.domain.points
-        bounds = self.domain.bounds
-        points = draw_sobol_samples(bounds=bounds, n=self.num_points, q=1, seed=self.next_seed()).squeeze(-2)
+        r"""The candidate set :math:`C` of this round (``N x d``): the pool, or ``num_points``
+        Sobol points of the box plus the posterior-mean maximiser."""
+        points = candidate_set(self.domain, self.num_points, self.generator)
         return points if self.x_mean_max is None else torch.cat([points, self.x_mean_max.to(points)])
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
@@ -595,10 +489,7 @@ class StochasticPolicy(BatchBaselinePolicy):
             mean = model.posterior(C).mean.squeeze(-1)
         probs, beta = boltzmann_probabilities(mean, self.n, self.n_init)
         idx = torch.multinomial(probs.cpu(), q, replacement=True, generator=self.generator).to(C.device)
-        info: dict[str, Any] = {"beta": beta, "uniform": beta == 0.0}
-        if self.is_pool:
-            info["indices"] = idx.tolist()
-        return C[idx], info
+        return C[idx], {"beta": beta, "uniform": beta == 0.0}
 
     def _extra_state(self) -> dict[str, Any]:
         return {**super()._extra_state(), "n_init": self.n_init}
@@ -727,15 +618,9 @@ class DPPThompsonSampling(BatchBaselinePolicy):
         self.dpp_lambda = float(dpp_lambda)
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
-        num = q + self.mcmc_steps
-        if self.is_pool:
-            idx, _ = pool_thompson_indices(model, self.domain.points, num, self.generator)
-            draws = self.domain.points[idx]
-        else:
-            with self.seeded():
-                draws, _ = thompson_maximizers_box(
-                    model, self.domain.bounds, num, self.num_restarts, self.raw_samples, self.next_seed(), self.x_mean_max
-                )
+        draws, _ = thompson_maximizers(
+            model, self.domain, q + self.mcmc_steps, self.generator, self.num_restarts, self.raw_samples, self.x_mean_max
+        )
         batch, proposals = draws[:q].clone(), draws[q:]
         log_det = float(dpp_log_det(model, batch, self.dpp_lambda))
         steps: list[dict[str, Any]] = []
@@ -779,22 +664,19 @@ class QLogNEI(BatchBaselinePolicy):
     uses_mean_max_start = False
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
-        with self.seeded():
+        with self.seeded():  # qLogNEI draws its QMC sampler and prunes the baseline with the global RNG
             acqf = qLogNoisyExpectedImprovement(model, X_baseline=train_X)
-            if self.is_pool:
-                points = self.domain.points
-                X, values = optimize_acqf_discrete(acqf, q=q, choices=points, unique=q <= points.shape[0])
-            else:
-                X, values = optimize_acqf(
-                    acqf,
-                    bounds=self.domain.bounds,
-                    q=q,
-                    num_restarts=self.num_restarts,
-                    raw_samples=self.raw_samples,
-                    sequential=True,
-                    options={"seed": self.next_seed()},
-                )
-        return X.detach(), {"log_nei": values.detach().reshape(-1).tolist()}
+            X, values = maximize(
+                acqf,
+                self.domain,
+                self.generator,
+                q=q,
+                num_restarts=self.num_restarts,
+                raw_samples=self.raw_samples,
+                unique=q <= self.domain.size,
+                fork_rng=False,
+            )
+        return X, {"log_nei": values.reshape(-1).tolist()}
 
 
 BATCH_BASELINES: dict[str, type[BatchBaselinePolicy]] = {
@@ -808,8 +690,6 @@ __all__ = [
     "BUCB",
     "BatchBaselinePolicy",
     "BatchThompsonSampling",
-    "ConditionalUCB",
-    "ConditionalVariance",
     "DPPThompsonSampling",
     "KrigingBelieverEI",
     "QLogNEI",
@@ -819,6 +699,5 @@ __all__ = [
     "bucb_beta",
     "dpp_acceptance_probability",
     "dpp_log_det",
-    "pool_thompson_indices",
     "ucbpe_beta",
 ]

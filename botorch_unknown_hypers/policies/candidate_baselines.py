@@ -36,7 +36,7 @@ class MLECandidates(CandidateSetPolicy):
         lml = model.log_marginal_likelihood()
         betas = self._betas(model, self.round + 1)
         acqf, k = self._acquisition(model, lml, betas)
-        X = self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
+        X = self.maximize(acqf)
         self.selected = self._labels([k])
         self.n_candidates = len(everyone)
         return X

@@ -50,7 +50,7 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
+from botorch_unknown_hypers.acquisition.optimize import joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import (
     bayesian_beta_continuous,
@@ -60,7 +60,7 @@ from botorch_unknown_hypers.confidence import (
 )
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain
 
 BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
 DEFAULT_LENGTHSCALES = (0.3, 0.4, 0.5, 0.7, 1.0)  # the paper's length-scale task (a)
@@ -147,7 +147,7 @@ class CandidateSetPolicy(EliminationMixin, Policy):
         if isinstance(beta, str):
             if beta not in BETAS:
                 raise ValueError(f"beta must be one of {BETAS} or a number, got {beta!r}.")
-            if beta == "bayesian-finite" and not isinstance(domain, FiniteDomain):
+            if beta == "bayesian-finite" and not math.isfinite(domain.size):
                 raise ValueError("beta='bayesian-finite' needs a finite domain (a pool).")
         elif not (float(beta) >= 0 and math.isfinite(float(beta))):
             raise ValueError(f"beta must be a finite non-negative number, got {beta}.")
@@ -193,7 +193,7 @@ class CandidateSetPolicy(EliminationMixin, Policy):
             info = information_gain_of_model(model).reshape(K)
             return frequentist_beta(info, B=self.B, R=self.noise_std, delta=self.delta / 2).to(self.dtype)
         if self.beta == "bayesian-finite":
-            value = bayesian_beta_finite(t, len(self.domain.points), self.delta / 2)
+            value = bayesian_beta_finite(t, self.domain.size, self.delta / 2)
         else:
             a, b = self.lipschitz  # of f on the unit cube the GPs see, so r = 1
             value = bayesian_beta_continuous(t, self.domain.dim, self.delta / 2, a, b, 1.0)
@@ -270,23 +270,10 @@ class HEGPUCB(CandidateSetPolicy):
         alive = [u for u, a in enumerate(self.alive) if a]
         model = self._model(train_X, train_Y, alive)
         betas = self._betas(model, t)
-        if isinstance(self.domain, FiniteDomain):
-            # one posterior call gives the UCB of every (point, candidate) and the recorded values
-            with torch.no_grad():
-                mean, var = model.marginal_mean_variance(self.domain.points.unsqueeze(0).unsqueeze(0))
-            mean, sigma = mean[0], var[0].clamp_min(0).sqrt()  # K x N
-            ucb = (mean + betas.unsqueeze(-1) * sigma).T  # N x K, ties go to the first point
-            i, local = divmod(int(ucb.argmax()), len(alive))
-            X = self.domain.points[i].unsqueeze(0)
-            m, sigma_t = float(mean[local, i]), float(sigma[local, i])
-        else:
-            x, local, _ = optimize_ucb_joint(
-                model, betas, self.domain.bounds, self.num_restarts, self.raw_samples, seed=self.next_seed()
-            )
-            X = x.unsqueeze(0)
-            with torch.no_grad():
-                mean, var = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 (shared 1 x 1 x d point)
-            m, sigma_t = float(mean[local, 0]), float(var[local, 0].clamp_min(0).sqrt())
+        # line 7: the doubly optimistic (x, u); mu and sigma of u at x are recorded now (line 8)
+        X, local, m, sigma_t = joint_ucb_argmax(
+            model, betas, self.domain, self.generator, self.num_restarts, self.raw_samples
+        )
         u = alive[local]
         width = float(betas[local]) * sigma_t
         self.pending = {"candidate": u, "mean": m, "width": width, "beta": float(betas[local])}

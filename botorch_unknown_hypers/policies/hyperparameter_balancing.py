@@ -64,7 +64,7 @@ from botorch_unknown_hypers.confidence import (
 )
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
-from botorch_unknown_hypers.problems.base import Domain
+from botorch_unknown_hypers.domains import Domain
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
 r"""What a proposing function returns: new candidates and their norm bounds, or ``None``."""
@@ -286,10 +286,6 @@ class HyperparameterBalancing(Policy):
         r"""One batched GP over the candidates at ``indices``."""
         return self._build_model(train_X, train_Y, self.candidates.subset(indices))
 
-    def _maximise(self, acqf: CandidateUCB) -> Tensor:
-        r"""Argmax of a one-candidate UCB: exhaustive on a pool, ``optimize_acqf`` on a box."""
-        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
-
     def _start(self, train_X: Tensor, train_Y: Tensor) -> None:
         spec, norms = self._initial_candidates(train_X, train_Y)
         self._add(spec, norms)
@@ -314,7 +310,7 @@ class HyperparameterBalancing(Policy):
         model = self._model(train_X, train_Y, active_idx)
         beta = self._beta(train_X, train_Y, k)
         acqf = CandidateUCB(model, beta=beta, reduction="select", index=active_idx.index(k))
-        X = self._maximise(acqf)  # line 4
+        X = self.maximize(acqf)  # line 4
         # Width at play time from the played candidate's model (the posterior on D_{t-1}),
         # in the standardised units of this round.
         played = acqf.evaluated_model

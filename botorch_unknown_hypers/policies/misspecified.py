@@ -116,20 +116,18 @@ import math
 from typing import Any
 
 import torch
-from botorch.acquisition import UpperConfidenceBound
 from torch import Tensor
-from torch.quasirandom import SobolEngine
 
+from botorch_unknown_hypers.acquisition.ucb import KernelRidgeUCB
 from botorch_unknown_hypers.models.kernel_ridge import (
     KernelRidge,
     collapse_replicates,
     greedy_information_gain,
     group_counts_sums,
-    known_kernel_gp,
     make_known_kernel,
 )
 from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain
 
 ELIMINATION_TESTS = ("normalized", "as-printed")
 
@@ -380,52 +378,29 @@ class KnownKernelPolicy(Policy):
         self._lower = lower
         span = upper - lower
         self._span = torch.where(span > 0, span, torch.ones_like(span))  # a flat pool axis maps to 0
-        self._pool_unit = self.to_unit(self.domain.points) if isinstance(self.domain, FiniteDomain) else None
 
     def to_unit(self, X: Tensor) -> Tensor:
         r"""Map ``n x d`` domain points to the unit cube (the kernel's input space)."""
         return (X - self._lower) / self._span
 
     def posterior(self, train_X: Tensor, train_Y: Tensor) -> KernelRidge:
-        r"""The :math:`\lambda`-regularised posterior of ``n x d`` / ``n x 1`` data (replicates collapsed).
-
-        On a pool the replicates are grouped by pool index (exact); on a box by equal rows.
-        """
-        if self._pool_unit is not None and train_X.shape[0] > 0:
-            index = self.domain.index_of(train_X)
-            unique, inverse = torch.unique(index, return_inverse=True)
-            counts, sums = group_counts_sums(inverse, train_Y.reshape(-1), unique.shape[0])
-            return KernelRidge(self.kernel_module, self.lam, self._pool_unit[unique], counts, sums)
-        X_unique, counts, sums = collapse_replicates(self.to_unit(train_X), train_Y)
-        return KernelRidge(self.kernel_module, self.lam, X_unique, counts, sums)
+        r"""The :math:`\lambda`-regularised posterior of ``n x d`` / ``n x 1`` data (replicates collapsed:
+        equal rows on a box, the same pool point on a pool)."""
+        unique, inverse = self.domain.unique_points(train_X)
+        counts, sums = group_counts_sums(inverse, train_Y.reshape(-1), unique.shape[0])
+        return KernelRidge(self.kernel_module, self.lam, self.to_unit(unique), counts, sums)
 
     def width(self, model: KernelRidge) -> float:
         r""":math:`\beta_t` of Eq. 13 for the posterior ``model`` (built from :math:`t - 1` points)."""
         return confidence_width(model.log_det, self.noise_std, self.lam, self.delta, self.B)
 
-    def maximize_ucb(self, model: KernelRidge, train_X: Tensor, train_Y: Tensor, width: float) -> Tensor:
-        r"""``1 x d`` maximiser of :math:`\mu^*(x) + w\,\sigma(x)`.
-
-        Pool: exhaustive, lowest index on ties. Box: BoTorch ``UpperConfidenceBound``
-        on :func:`~botorch_unknown_hypers.models.kernel_ridge.known_kernel_gp` (the same
-        posterior) with ``optimize_acqf``; with no data the UCB is constant and the box
-        centre is returned.
-        """
-        if self._pool_unit is not None:
-            mean, variance = model.mean_variance(self._pool_unit)
-            return self.domain.points[int(torch.argmax(mean + width * variance.sqrt()))].unsqueeze(0)
-        if train_X.shape[0] == 0:
-            return (self._lower + 0.5 * (self.domain.bounds[1] - self._lower)).unsqueeze(0)
-        gp = known_kernel_gp(train_X, train_Y, self.kernel_module, self.lam, self.domain.bounds)
-        acqf = UpperConfidenceBound(gp, beta=width**2)  # BoTorch squares: mu + sqrt(beta) sigma
-        return self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
-
-    def discretization(self, size: int, seed: int) -> Tensor:
-        r"""``size x d`` scrambled Sobol points in the box (deterministic given ``seed``)."""
-        engine = SobolEngine(self.domain.dim, scramble=True, seed=seed)
-        unit = engine.draw(size, dtype=self.dtype).to(self.device)
-        lower, upper = self.domain.bounds
-        return lower + (upper - lower) * unit
+    def maximize_ucb(self, model: KernelRidge, width: float) -> Tensor:
+        r"""``1 x d`` maximiser of :math:`\mu^*(x) + w\,\sigma(x)`: exhaustive on a pool (lowest
+        index on ties), multi-start L-BFGS-B on a box. With no data the UCB is constant and the
+        domain's neutral point is returned (a box's centre, a pool's first point)."""
+        if model.num_observations == 0:
+            return self.domain.neutral_point()
+        return self.maximize(KernelRidgeUCB(model, width, self.to_unit))
 
 
 def _require_single(q: int, name: str) -> None:
@@ -479,7 +454,7 @@ class ECGPUCB(KnownKernelPolicy):
         t = model.num_observations + 1
         beta = self.width(model)  # Alg. 1, line 4: beta_t (Eq. 13)
         width = enlarged_width(beta, self.eps, t, self.lam)  # + eps sqrt(t) / sqrt(lambda) (Eq. 14)
-        X = self.maximize_ucb(model, train_X, train_Y, width)
+        X = self.maximize_ucb(model, width)
         self.last_beta, self.last_width = beta, width
         self.selected = [f"eps={self.eps:g}"]
         self.n_candidates = 1
@@ -559,10 +534,7 @@ class PhasedGPUS(KnownKernelPolicy):
         self.episode_log: list[dict[str, Any]] = []
 
     def _build_pool(self) -> None:
-        if isinstance(self.domain, FiniteDomain):
-            self.pool = self.domain.points
-        else:
-            self.pool = self.discretization(self.num_discretization, self.discretization_seed)
+        self.pool = self.domain.discretize(self.num_discretization, self.discretization_seed)
         self._pool_unit_all = self.to_unit(self.pool)
 
     @property
@@ -684,8 +656,7 @@ class PhasedGPUS(KnownKernelPolicy):
         seed = extra.get("discretization_seed", self.discretization_seed)
         if seed != self.discretization_seed:
             self.discretization_seed = seed
-            if not isinstance(self.domain, FiniteDomain):
-                self._build_pool()
+            self._build_pool()
         self.episode = int(extra["episode"])
         self.active = [int(i) for i in extra["active"]]
         self.active_sets = [[int(i) for i in s] for s in extra["active_sets"]]
@@ -770,9 +741,7 @@ class RegretBalancing(KnownKernelPolicy):
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **options)
         self.horizon = horizon
         if gamma_T is None:
-            points = self._pool_unit if self._pool_unit is not None else self.to_unit(
-                self.discretization(num_discretization, self.seed)
-            )
+            points = self.to_unit(self.domain.discretize(num_discretization, self.seed))
             greedy, _ = greedy_information_gain(self.kernel_module, points, self.lam, horizon)
             gamma_T = max(greedy / (1.0 - 1.0 / math.e), 1e-12)
         self.gamma_T = float(gamma_T)
@@ -827,7 +796,7 @@ class RegretBalancing(KnownKernelPolicy):
         model = self.posterior(X_base, Y_base)
         beta = self.width(model)
         width = enlarged_width(beta, self.eps_grid[base], model.num_observations + 1, self.lam)
-        X = self.maximize_ucb(model, X_base, Y_base, width)  # Alg. 3, line 5: Base_{i_t} plays
+        X = self.maximize_ucb(model, width)  # Alg. 3, line 5: Base_{i_t} plays
         self.pending_base = base
         self.last_beta, self.last_width = beta, width
         self.selected = [f"eps={self.eps_grid[base]:.6g}"]

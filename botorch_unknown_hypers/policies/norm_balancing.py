@@ -48,7 +48,7 @@ from torch import Tensor
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.confidence import norm_bound
 from botorch_unknown_hypers.policies.balancing import LBGPUCB, growth, initial_ladder, next_candidate
-from botorch_unknown_hypers.problems.base import Domain
+from botorch_unknown_hypers.domains import Domain
 
 
 def next_norm(num_norms: int, N0: float, b_next: float) -> float | None:

@@ -54,11 +54,12 @@ from pyro.infer import MCMC, NUTS
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
-from botorch_unknown_hypers.candidates import KERNELS, KernelCandidates
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.kernels import KERNELS
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.baselines import check_gp_options
-from botorch_unknown_hypers.problems.base import Domain
+from botorch_unknown_hypers.domains import Domain
 
 
 def _unit_kernel(kernel: str, like: Tensor) -> MaternKernel | RBFKernel:
@@ -216,7 +217,7 @@ class NUTSGPUCB(Policy):
         )
         weights = torch.full((S,), 1.0 / S, dtype=self.dtype, device=self.device)
         acqf = CandidateUCB(model, beta=self.beta, reduction="weighted", weights=weights)
-        X = self.maximize_acqf(acqf, self.num_restarts, self.raw_samples)
+        X = self.maximize(acqf)
         self.selected = [f"{float(theta.median()):.6g}"]
         self.n_candidates = S
         q10, q90 = torch.quantile(theta, torch.tensor([0.1, 0.9], dtype=theta.dtype, device=theta.device)).tolist()

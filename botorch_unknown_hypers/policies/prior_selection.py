@@ -189,11 +189,8 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import (
-    CandidateValues,
-    maximize_per_candidate,
-    optimize_ucb_joint,
-)
+from botorch_unknown_hypers.acquisition.multistart import CandidateValues, maximize_per_candidate
+from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
 from botorch_unknown_hypers.acquisition.prior_sampling import (
     check_pathwise_kernel,
     draw_candidate_prior_paths,
@@ -209,12 +206,8 @@ from botorch_unknown_hypers.policies.elimination import (
     elimination_statistics,
     he_xi,
 )
-from botorch_unknown_hypers.problems.base import (
-    BoxDomain,
-    Domain,
-    FiniteDomain,
-    Problem,
-)
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
 from botorch_unknown_hypers.problems.prior_selection import (
     PRIOR_SELECTION_TASKS,
     task_priors,

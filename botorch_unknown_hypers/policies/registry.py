@@ -9,15 +9,7 @@ import torch
 from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.batch import TSRSR
-from botorch_unknown_hypers.policies.batch_baselines import (
-    BUCB,
-    UCBPE,
-    BatchThompsonSampling,
-    DPPThompsonSampling,
-    KrigingBelieverEI,
-    QLogNEI,
-    StochasticPolicy,
-)
+from botorch_unknown_hypers.policies.batch_baselines import BUCB, UCBPE, BatchThompsonSampling, DPPThompsonSampling, KrigingBelieverEI, QLogNEI, StochasticPolicy
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
 from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLECandidates
 from botorch_unknown_hypers.policies.elimination import HEGPUCB
@@ -34,7 +26,7 @@ from botorch_unknown_hypers.policies.prior_selection import (
 )
 from botorch_unknown_hypers.policies.nuts import NUTSGPUCB
 from botorch_unknown_hypers.policies.stableopt import HEStableOpt, StableOptMLE
-from botorch_unknown_hypers.problems.base import Domain
+from botorch_unknown_hypers.domains import Domain
 
 PolicyFactory = Callable[..., Policy]
 

@@ -37,11 +37,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.robust import neighbourhoods, robust_min
+from botorch_unknown_hypers.acquisition.robust import robust_min
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.policies.baselines import fit_single_task_gp
 from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, elimination_statistics, he_xi
-from botorch_unknown_hypers.problems.base import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain, FiniteDomain
 
 class HEStableOpt(CandidateSetPolicy):
     r"""HE-StableOpt (Alg. 2) on a pool; see the module docstring.
@@ -67,7 +67,7 @@ class HEStableOpt(CandidateSetPolicy):
         super().__init__(domain, **kwargs)
         self.epsilon = float(epsilon)
         self.perturbation = perturbation
-        self.mask = neighbourhoods(self.domain.points, self.epsilon, perturbation)
+        self.mask = self.domain.neighbourhoods(self.epsilon, perturbation)
         n = len(self.candidates)
         self.alive: list[bool] = [True] * n
         self.eliminated_at: dict[int, int] = {}

@@ -1,6 +1,7 @@
 r"""Benchmark black boxes: domains, objectives, optima and a registry of names."""
 
-from botorch_unknown_hypers.problems.base import BoxDomain, Domain, FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
 from botorch_unknown_hypers.problems.materials import (
     MaterialsProblem,
     load_materials_problem,

@@ -3,7 +3,8 @@ r"""Black-box problems: a domain, a noiseless objective and its optimum.
 Every problem in this package is a *maximisation* problem. A problem knows
 
 - its domain, either a box :math:`[l, u] \subset \mathbb{R}^d`
-  (:class:`BoxDomain`) or a finite pool of points (:class:`FiniteDomain`);
+  (:class:`~botorch_unknown_hypers.domains.BoxDomain`) or a finite pool of points
+  (:class:`~botorch_unknown_hypers.domains.FiniteDomain`);
 - its noiseless objective :math:`f`, evaluated in batch;
 - its optimum value :math:`f^* = \max_x f(x)`, so that the regret
   :math:`r_t = f^* - f(x_t)` is always computed on the noiseless :math:`f`;
@@ -23,83 +24,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-
-@dataclass(frozen=True)
-class BoxDomain:
-    r"""A box :math:`\prod_j [l_j, u_j]`.
-
-    Args:
-        bounds: A ``2 x d``-dim tensor of lower and upper bounds.
-    """
-
-    bounds: Tensor
-
-    def __post_init__(self) -> None:
-        if self.bounds.ndim != 2 or self.bounds.shape[0] != 2:
-            raise ValueError(
-                f"bounds must have shape 2 x d, got {tuple(self.bounds.shape)}."
-            )
-        if not torch.isfinite(self.bounds).all():
-            raise ValueError("bounds must be finite.")
-        if (self.bounds[1] <= self.bounds[0]).any():
-            raise ValueError("bounds: every upper bound must exceed its lower bound.")
-
-    @property
-    def dim(self) -> int:
-        return self.bounds.shape[-1]
-
-    def contains(self, X: Tensor, atol: float = 1e-9) -> Tensor:
-        r"""Whether each row of ``X`` (``... x d``) lies in the box; ``...``-dim bool."""
-        lower, upper = self.bounds.to(X)
-        return ((X >= lower - atol) & (X <= upper + atol)).all(dim=-1)
-
-    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> BoxDomain:
-        return BoxDomain(self.bounds.to(device=device, dtype=dtype))
-
-
-@dataclass(frozen=True)
-class FiniteDomain:
-    r"""A finite pool of points :math:`\{x_1, \dots, x_N\}`; points may be queried again.
-
-    Args:
-        points: An ``N x d``-dim tensor of the pool's points.
-    """
-
-    points: Tensor
-
-    def __post_init__(self) -> None:
-        if self.points.ndim != 2 or self.points.shape[0] == 0:
-            raise ValueError(
-                f"points must be a non-empty N x d tensor, got {tuple(self.points.shape)}."
-            )
-        if not torch.isfinite(self.points).all():
-            raise ValueError("points must be finite.")
-
-    @property
-    def dim(self) -> int:
-        return self.points.shape[-1]
-
-    @property
-    def bounds(self) -> Tensor:
-        r"""The ``2 x d`` bounding box of the pool."""
-        return torch.stack([self.points.min(dim=0).values, self.points.max(dim=0).values])
-
-    def index_of(self, X: Tensor, atol: float = 1e-9) -> Tensor:
-        r"""Pool index of each row of ``X`` (``n x d``); ``-1`` where a row is not in the pool."""
-        # Exact distances: the matrix-product mode loses ~1e-8 and would miss pool points.
-        dist = torch.cdist(X.to(self.points), self.points, compute_mode="donot_use_mm_for_euclid_dist")
-        best, idx = dist.min(dim=-1)
-        return torch.where(best <= atol, idx, torch.full_like(idx, -1))
-
-    def contains(self, X: Tensor, atol: float = 1e-9) -> Tensor:
-        flat = X.reshape(-1, X.shape[-1])
-        return (self.index_of(flat, atol=atol) >= 0).reshape(X.shape[:-1])
-
-    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> FiniteDomain:
-        return FiniteDomain(self.points.to(device=device, dtype=dtype))
-
-
-Domain = BoxDomain | FiniteDomain
+from botorch_unknown_hypers.domains import Domain, FiniteDomain
 
 
 @dataclass

@@ -128,7 +128,8 @@ from botorch.test_functions.synthetic import (
 )
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import BoxDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.problems.synthetic import BoTorchTestProblem
 
 PAPER_NOISE_VARIANCE = 1e-6

@@ -20,7 +20,8 @@ import math
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.rng import forked_rng
 
 # --------------------------------------------------------------------------- period

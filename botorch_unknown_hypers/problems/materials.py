@@ -34,7 +34,8 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import FiniteDomain
 
 DATA_DIR_ENV = "BUH_DATA_DIR"
 r"""Environment variable naming the folder that holds the materials CSV files."""

@@ -46,7 +46,8 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.models.kernel_ridge import make_known_kernel
-from botorch_unknown_hypers.problems.base import FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import FiniteDomain
 
 PERTURBATIONS = ("rough", "high-frequency", "adversarial", "biased")
 DEFAULT_POINTS_PER_AXIS = {1: 200, 2: 25}

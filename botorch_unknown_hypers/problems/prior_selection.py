@@ -54,7 +54,8 @@ from botorch_unknown_hypers.models.tabular import (
     kernel_task_priors,
     lengthscale_task_priors,
 )
-from botorch_unknown_hypers.problems.base import FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import FiniteDomain
 
 PRIOR_SELECTION_TASKS = {
     "gp-kernel": kernel_task_priors,

@@ -79,7 +79,8 @@ from types import ModuleType
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import BoxDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.problems.batch_benchmarks import (
     GPYTORCH_DEFAULT,
     PAPER_N_INIT,

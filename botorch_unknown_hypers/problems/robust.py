@@ -21,8 +21,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.robust import neighbourhoods, robust_min
-from botorch_unknown_hypers.problems.base import FiniteDomain, Problem
+from botorch_unknown_hypers.acquisition.robust import robust_min
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import FiniteDomain
 
 
 def robust_peak(X: Tensor) -> Tensor:
@@ -39,7 +40,7 @@ class RobustPeakProblem(Problem):
     def __init__(self, epsilon: float = 0.05, noise_std: float = 0.01, dtype: torch.dtype = torch.float64) -> None:
         points = torch.linspace(0, 1, 401, dtype=dtype).unsqueeze(-1)
         self.epsilon = float(epsilon)
-        mask = neighbourhoods(points, self.epsilon, "box")
+        mask = FiniteDomain(points).neighbourhoods(self.epsilon, "box")
         robust = robust_min(robust_peak(points).unsqueeze(0), mask)[0]
         super().__init__(
             name="robust-peak",

@@ -18,8 +18,8 @@ import torch
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Normalize
 
-import botorch_unknown_hypers.acquisition.optimize as optimize_module
-from botorch_unknown_hypers.acquisition.optimize import maximize_per_candidate
+import botorch_unknown_hypers.acquisition.multistart as optimize_module
+from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.prior_sampling import (
     draw_candidate_paths,
     draw_candidate_prior_paths,

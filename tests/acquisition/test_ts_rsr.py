@@ -6,13 +6,8 @@ from botorch.models import SingleTaskGP
 from gpytorch.kernels import MaternKernel, ScaleKernel
 from gpytorch.means import ZeroMean
 
-from botorch_unknown_hypers.acquisition.ts_rsr import (
-    RegretToSigmaRatio,
-    conditional_posterior_variance,
-    gen_ts_rsr_batch_box,
-    gen_ts_rsr_batch_pool,
-    observation_noise_variance,
-)
+from botorch_unknown_hypers.acquisition.ts_rsr import RegretToSigmaRatio, gen_ts_rsr_batch_box, gen_ts_rsr_batch_pool
+from botorch_unknown_hypers.acquisition.pending import conditional_posterior_variance, observation_noise_variance
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 
 SPEC = SurrogateSpec(kernel="matern52", lengthscale=(0.6,), outputscale=1.0, noise_variance=1e-4)
@@ -172,7 +167,7 @@ def test_log_form_is_a_monotone_transform_of_the_ratio():
 
 
 def test_rank_one_conditioned_model_gives_the_conditional_variance():
-    from botorch_unknown_hypers.acquisition.ts_rsr import condition_on_pending
+    from botorch_unknown_hypers.acquisition.pending import condition_on_pending
 
     X, Y = _data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
@@ -191,7 +186,7 @@ def test_rank_one_conditioned_model_gives_the_conditional_variance():
 
 
 def test_conditioned_model_keeps_the_mean_frozen():
-    from botorch_unknown_hypers.acquisition.ts_rsr import condition_on_pending
+    from botorch_unknown_hypers.acquisition.pending import condition_on_pending
 
     X, Y = _data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
@@ -219,7 +214,7 @@ def test_works_on_one_candidate_of_a_candidate_model():
 def test_authors_random_point_f_star_option():
     """f_star_points=N: f* is the max of a joint sample over N random points plus argmax mu, so it
     never exceeds the continuous sample maximum in law, and it still obeys the App. C rule."""
-    from botorch_unknown_hypers.acquisition.ts_rsr import max_posterior_mean_box, random_point_sampler
+    from botorch_unknown_hypers.acquisition.thompson import max_posterior_mean_box, random_point_sampler
 
     X, Y = _data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)

@@ -24,7 +24,8 @@ from torch import Tensor
 
 from botorch_unknown_hypers import get_problem, make_policy, run
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.problems.base import FiniteDomain, Problem
+from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.domains import FiniteDomain
 from botorch_unknown_hypers.problems.elimination_tasks import task_candidates
 
 ROUNDS = 5

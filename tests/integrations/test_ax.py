@@ -37,7 +37,7 @@ from botorch_unknown_hypers.integrations.ax import (
 )
 from botorch_unknown_hypers.loop import AskTellOptimizer
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.base import BoxDomain
+from botorch_unknown_hypers.domains import BoxDomain
 
 FAST = {"num_restarts": 2, "raw_samples": 32}
 N_INIT = 5

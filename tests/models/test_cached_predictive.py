@@ -6,7 +6,8 @@ from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from gpytorch.means import ConstantMean, ZeroMean
 
-from botorch_unknown_hypers.acquisition.ts_rsr import RegretToSigmaRatio, conditional_posterior_variance
+from botorch_unknown_hypers.acquisition.ts_rsr import RegretToSigmaRatio
+from botorch_unknown_hypers.acquisition.pending import conditional_posterior_variance
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 

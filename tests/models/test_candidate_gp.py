@@ -23,7 +23,7 @@ from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ConstantMean, ZeroMean
 
-from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CANDIDATE_DIM, CandidateGP
 
 KERNEL_NAMES = ["matern12", "matern32", "matern52", "rbf"]
@@ -522,8 +522,11 @@ class TestViews:
 # --------------------------------------------------------------------------- #
 
 
-class _EmptySpec:
+class _EmptySpec(CandidateSpec):
     r"""A CandidateSpec with no candidates (``KernelCandidates`` refuses to be empty)."""
+
+    def to(self, device=None, dtype=None):
+        return self
 
     def __len__(self):
         return 0

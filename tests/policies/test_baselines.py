@@ -12,7 +12,7 @@ from botorch_unknown_hypers.confidence import information_gain
 from botorch_unknown_hypers.loop import run
 from botorch_unknown_hypers.policies.baselines import MLEGPUCB, GPThompsonSampling, RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.problems.registry import get_problem
 
 FAST = dict(num_restarts=2, raw_samples=32)

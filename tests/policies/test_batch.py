@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from botorch_unknown_hypers.policies.batch import TSRSR, SurrogatePolicy
-from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
 SPEC = {"kernel": "matern52", "lengthscale": 0.7, "outputscale": 1.0, "noise_variance": 1e-6}
 BOX = BoxDomain(torch.tensor([[-2.0, -2.0], [2.0, 2.0]], dtype=torch.float64))
@@ -91,7 +91,7 @@ def test_ts_rsr_f_star_points_option_is_validated_and_used():
     import torch
 
     from botorch_unknown_hypers.policies.registry import make_policy
-    from botorch_unknown_hypers.problems.base import BoxDomain
+    from botorch_unknown_hypers.domains import BoxDomain
 
     domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     spec = {"kernel": "matern52", "lengthscale": 0.3, "outputscale": 1.0, "noise_variance": 1e-4}

@@ -9,24 +9,12 @@ import pytest
 import torch
 from botorch.models.deterministic import GenericDeterministicModel
 
-from botorch_unknown_hypers.acquisition.ts_rsr import observation_noise_variance
+from botorch_unknown_hypers.acquisition.pending import observation_noise_variance
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 from botorch_unknown_hypers.policies import batch_baselines
-from botorch_unknown_hypers.policies.batch_baselines import (
-    BATCH_BASELINES,
-    BUCB,
-    UCBPE,
-    ConditionalUCB,
-    DPPThompsonSampling,
-    KrigingBelieverEI,
-    QLogNEI,
-    StochasticPolicy,
-    boltzmann_probabilities,
-    bucb_beta,
-    dpp_acceptance_probability,
-    dpp_log_det,
-)
-from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.policies.batch_baselines import BATCH_BASELINES, BUCB, UCBPE, DPPThompsonSampling, KrigingBelieverEI, QLogNEI, StochasticPolicy, boltzmann_probabilities, bucb_beta, dpp_acceptance_probability, dpp_log_det
+from botorch_unknown_hypers.acquisition.pending import ConditionalUCB
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
 SPEC = {"kernel": "matern52", "lengthscale": 0.7, "outputscale": 1.0, "noise_variance": 1e-6}
 FAST = dict(num_restarts=2, raw_samples=32)
@@ -367,14 +355,16 @@ def test_dpp_ts_chain_replays(pool, pool_data):
 
 
 def test_qlognei_uses_sequential_greedy_optimize_acqf(box, box_data, monkeypatch):
+    import botorch_unknown_hypers.acquisition.optimize as optimize_module
+
     calls = []
-    real = batch_baselines.optimize_acqf
+    real = optimize_module.optimize_acqf
 
     def spy(*args, **kwargs):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(batch_baselines, "optimize_acqf", spy)
+    monkeypatch.setattr(optimize_module, "optimize_acqf", spy)
     policy = QLogNEI(box, seed=0, surrogate="paper", surrogate_spec=SPEC, **FAST)
     batch = policy.suggest(*box_data, q=3)
     assert len(calls) == 1
@@ -408,7 +398,7 @@ def test_conditional_log_ei_equals_log_ei_of_the_kriging_believer():
     from botorch.acquisition import LogExpectedImprovement
 
     from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-    from botorch_unknown_hypers.policies.batch_baselines import ConditionalLogEI
+    from botorch_unknown_hypers.acquisition.pending import ConditionalLogEI
 
     g = torch.Generator().manual_seed(4)
     X = torch.rand(12, 2, generator=g, dtype=torch.float64)
@@ -459,7 +449,7 @@ def test_posterior_mean_maximiser_start_is_shared_by_the_paper_baselines(box, bo
 
 
 def test_maximize_per_candidate_extra_starts_are_validated_and_used():
-    from botorch_unknown_hypers.acquisition.optimize import maximize_per_candidate
+    from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 
     bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=DT)
     peak = torch.tensor([0.731, 0.259], dtype=DT)

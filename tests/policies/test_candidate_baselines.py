@@ -3,7 +3,7 @@ import torch
 
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLECandidates
-from botorch_unknown_hypers.problems.base import FiniteDomain
+from botorch_unknown_hypers.domains import FiniteDomain
 
 
 def _setup():

@@ -9,7 +9,7 @@ from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies.elimination import HEGPUCB, elimination_statistics, he_xi
 from botorch_unknown_hypers.problems import get_problem
-from botorch_unknown_hypers.problems.base import FiniteDomain
+from botorch_unknown_hypers.domains import FiniteDomain
 
 FAST = {"num_restarts": 2, "raw_samples": 32}
 

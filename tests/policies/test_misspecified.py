@@ -21,7 +21,7 @@ from botorch_unknown_hypers.policies.misspecified import (
     phased_elimination,
     theoretical_bound_constants,
 )
-from botorch_unknown_hypers.problems.base import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
 DTYPES = (torch.float64, torch.float32)
 FAST = dict(num_restarts=2, raw_samples=32)

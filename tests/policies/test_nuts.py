@@ -10,7 +10,7 @@ from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies import nuts as nuts_module
 from botorch_unknown_hypers.policies.nuts import NUTSGPUCB, sample_lengthscales
 from botorch_unknown_hypers.problems import get_problem
-from botorch_unknown_hypers.problems.base import FiniteDomain
+from botorch_unknown_hypers.domains import FiniteDomain
 
 SMALL = {"num_samples": 30, "warmup_steps": 30, "num_restarts": 2, "raw_samples": 32}
 

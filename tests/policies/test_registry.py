@@ -7,7 +7,7 @@ import torch
 
 from botorch_unknown_hypers.policies import METHODS, Policy, list_methods, make_policy, register_method
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
-from botorch_unknown_hypers.problems.base import BoxDomain
+from botorch_unknown_hypers.domains import BoxDomain
 
 DOMAIN = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=torch.float64))
 

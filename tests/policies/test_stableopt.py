@@ -3,14 +3,14 @@ import json
 import pytest
 import torch
 
-from botorch_unknown_hypers.acquisition.robust import neighbourhoods, robust_min
+from botorch_unknown_hypers.acquisition.robust import robust_min
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design, run
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies.elimination import he_xi
 from botorch_unknown_hypers.policies.stableopt import HEStableOpt
 from botorch_unknown_hypers.problems import get_problem
-from botorch_unknown_hypers.problems.base import FiniteDomain
+from botorch_unknown_hypers.domains import FiniteDomain
 
 
 def test_neighbourhoods_and_robust_min_brute_force():
@@ -18,13 +18,13 @@ def test_neighbourhoods_and_robust_min_brute_force():
     pts = torch.rand(30, 2, generator=gen, dtype=torch.float64)
     values = torch.randn(3, 30, generator=gen, dtype=torch.float64)
     for kind, p in (("box", float("inf")), ("ball", 2.0)):
-        mask = neighbourhoods(pts, 0.2, kind)
+        mask = FiniteDomain(pts).neighbourhoods(0.2, kind)
         got = robust_min(values, mask)
         for i in range(30):
             near = [j for j in range(30) if float(torch.dist(pts[i], pts[j], p=p)) <= 0.2]
             assert got[:, i].tolist() == pytest.approx(values[:, near].min(-1).values.tolist())
     with pytest.raises(ValueError, match="perturbation"):
-        neighbourhoods(pts, 0.1, "diamond")
+        FiniteDomain(pts).neighbourhoods(0.1, "diamond")
 
 
 def _policy():
@@ -40,7 +40,7 @@ def test_selection_is_robust_ucb_then_pessimistic_perturbation():
     model = policy._model(X0, Y0, [0, 1])
     mean, var = model.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
     ucb, lcb = mean[0] + var[0].sqrt(), mean[0] - var[0].sqrt()
-    mask = neighbourhoods(points, 0.1)
+    mask = FiniteDomain(points).neighbourhoods(0.1)
     robust = robust_min(ucb, mask)
     u, i = divmod(int(robust.argmax()), 21)
     nb = mask[i].nonzero().flatten()

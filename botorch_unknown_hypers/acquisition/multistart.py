@@ -1,0 +1,237 @@
+r"""K independent maximisations on one box in one batched multi-start L-BFGS-B run.
+
+Balancing and elimination rules need every candidate's own maximiser
+:math:`x_k = \arg\max_x v_k(x)` of K objectives (K candidates' UCBs, K posterior sample
+paths). A Python loop of K ``optimize_acqf`` calls pays K times the Python, GPyTorch and
+kernel-launch overhead; optimising :math:`\max_k v_k` or one joint L-BFGS-B over all restarts
+is worse: the max makes the landscape harder and the slowest restart holds the others back
+(measured at K = 28, d = 5, n = 260: 4.5 s for the loop, 8.4 s for the max, 34 s joint).
+
+:func:`maximize_per_candidate` instead runs the K problems through BoTorch's *parallel*
+L-BFGS-B (``gen_candidates_scipy`` with ``use_parallel_mode``): every (candidate, restart)
+pair is an independent problem in one batch and converged problems drop out. Because the
+optimiser evaluates only the unconverged subset, each point carries its candidate index in
+an extra input column held fixed (``fixed_features``); :class:`IndexedCandidateValues`
+scatters the points into a ``K x r`` grid, evaluates all candidates in one batched call and
+gathers the values back.
+
+Initial conditions follow ``optimize_acqf``: scrambled Sobol raw samples per candidate, then
+Boltzmann sampling on the standardised raw values with the best raw point always kept
+(:func:`select_restarts`, BoTorch's ``initialize_q_batch`` rule with ``eta = 2``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.generation.gen import gen_candidates_scipy, get_reasons_against_fast_path
+from botorch.utils.sampling import draw_sobol_samples
+from torch import Tensor
+
+CandidateValues = Callable[[Tensor], Tensor]
+r"""K objectives on one box: ``K x m x d`` points (candidate ``k`` at ``X[k]``) -> ``K x m`` values."""
+
+DEFAULT_ETA = 2.0
+r"""Boltzmann temperature of the restart selection (as ``optimize_acqf``)."""
+
+
+def check_multistart(num_restarts: int, raw_samples: int) -> None:
+    r"""``num_restarts >= 1`` and ``raw_samples >= num_restarts`` (as ``optimize_acqf`` needs)."""
+    if not (
+        isinstance(num_restarts, int)
+        and isinstance(raw_samples, int)
+        and not isinstance(num_restarts, bool)
+        and not isinstance(raw_samples, bool)
+        and num_restarts >= 1
+        and raw_samples >= num_restarts
+    ):
+        raise ValueError(
+            f"num_restarts must be an int >= 1 and raw_samples an int >= num_restarts, got "
+            f"{num_restarts!r} and {raw_samples!r}."
+        )
+
+
+def split_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], float]:
+    r"""``gen_candidates_scipy`` options (``maxiter`` 200 by default, as ``optimize_acqf``) and
+    the Boltzmann temperature ``eta`` taken out of them."""
+    options = dict(options or {})
+    eta = float(options.pop("eta", DEFAULT_ETA))
+    options.setdefault("maxiter", 200)
+    return options, eta
+
+
+class IndexedCandidateValues(AcquisitionFunction):
+    r"""Candidate ``X[..., -1]``'s objective at ``X[..., :-1]``; ``b x 1 x (d+1)`` -> ``b``.
+
+    The points are scattered into a ``K x r`` grid (candidate ``k``'s points in its own slots),
+    every candidate's objective is evaluated in one batched call of ``values``
+    (``K x r x d`` -> ``K x r``) and the values are gathered back.
+    """
+
+    def __init__(self, values: CandidateValues, num_candidates: int) -> None:
+        super().__init__(model=None)
+        self.values = values
+        self.num_candidates = num_candidates
+
+    def forward(self, X: Tensor) -> Tensor:
+        points = X[..., 0, :-1]  # b x d
+        idx = X[..., 0, -1].detach().round().long()  # b
+        counts = torch.bincount(idx, minlength=self.num_candidates)
+        order = torch.argsort(idx, stable=True)
+        first = torch.cumsum(counts, 0) - counts
+        slot = torch.empty_like(idx)
+        slot[order] = torch.arange(idx.numel(), device=idx.device) - first[idx[order]]
+        grid = points.new_zeros(self.num_candidates, int(counts.max()), points.shape[-1])
+        grid = grid.index_put((idx, slot), points)  # differentiable scatter
+        return self.values(grid)[idx, slot]
+
+
+class GridCandidateValues(AcquisitionFunction):
+    r"""Objectives on a fixed ``(K * r) x 1 x d`` layout (candidate-major); the serial fallback."""
+
+    def __init__(self, values: CandidateValues, num_candidates: int, restarts: int) -> None:
+        super().__init__(model=None)
+        self.values = values
+        self.num_candidates = num_candidates
+        self.restarts = restarts
+
+    def forward(self, X: Tensor) -> Tensor:
+        grid = X[..., 0, :].reshape(self.num_candidates, self.restarts, X.shape[-1])
+        return self.values(grid).reshape(-1)
+
+
+def select_restarts(values: Tensor, num: int, eta: float, generator: torch.Generator | None) -> Tensor:
+    r"""Per row of ``values`` (``K x m``), ``num`` restart indices: the row's argmax first, then
+    ``num - 1`` others drawn without replacement with weights :math:`\exp(\eta z)` of the
+    row-standardised values (``K x num``)."""
+    best = values.argmax(dim=-1, keepdim=True)
+    if num == 1:
+        return best
+    std = values.std(dim=-1, keepdim=True)
+    z = (values - values.mean(dim=-1, keepdim=True)) / torch.where(std > 0, std, torch.ones_like(std))
+    logits = (eta * z).scatter(-1, best, float("-inf"))
+    # Subtracting the largest remaining logit keeps exp from overflowing for any eta and dtype
+    # (multinomial normalises); the floor keeps every non-best weight positive.
+    weights = torch.exp(logits - logits.max(dim=-1, keepdim=True).values)
+    weights = weights.clamp_min(torch.finfo(weights.dtype).tiny).scatter(-1, best, 0.0)
+    rest = torch.multinomial(weights, num - 1, replacement=False, generator=generator)
+    return torch.cat([best, rest], dim=-1)
+
+
+def reasons_against_parallel(options: dict[str, Any]) -> list[str]:
+    r"""Why BoTorch's parallel L-BFGS-B cannot run with ``options`` (empty when it can)."""
+    return get_reasons_against_fast_path(method="L-BFGS-B", with_grad=True, minimize_options=options, timeout_sec=None)
+
+
+def raw_values(values: CandidateValues, raw: Tensor, chunk: int) -> Tensor:
+    r"""``K x m`` objectives of ``K x m x d`` raw points, ``chunk`` points per candidate and call."""
+    with torch.no_grad():
+        return torch.cat([values(part) for part in raw.split(chunk, dim=1)], dim=1)
+
+
+def refine_indexed(
+    values: CandidateValues,
+    num_candidates: int,
+    bounds: Tensor,
+    starts: Tensor,
+    cand: Tensor,
+    options: dict[str, Any],
+) -> tuple[Tensor, Tensor]:
+    r"""Batched L-BFGS-B from ``m x d`` ``starts``, start ``i`` on candidate ``cand[i]`` (held fixed).
+
+    Returns the ``m x d`` optima and their ``m`` values.
+    """
+    dim = bounds.shape[-1]
+    X_opt, opt_values = gen_candidates_scipy(
+        initial_conditions=torch.cat([starts, cand.unsqueeze(-1)], dim=-1).unsqueeze(-2),
+        acquisition_function=IndexedCandidateValues(values, num_candidates),
+        lower_bounds=torch.cat([bounds[0], bounds.new_zeros(1)]),
+        upper_bounds=torch.cat([bounds[1], bounds.new_full((1,), num_candidates - 1)]),
+        options=options,
+        fixed_features={dim: cand},
+        use_parallel_mode=True,
+    )
+    return X_opt[..., 0, :dim], opt_values
+
+
+def maximize_per_candidate(
+    values: CandidateValues,
+    num_candidates: int,
+    bounds: Tensor,
+    num_restarts: int = 10,
+    raw_samples: int = 512,
+    options: dict[str, Any] | None = None,
+    seed: int | None = None,
+    chunk: int | None = None,
+    extra_starts: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    r"""Maximise K objectives over one box in one batched L-BFGS-B run.
+
+    Candidate ``k`` gets its own scrambled Sobol raw samples, its own Boltzmann-selected
+    restarts (the best raw point always kept) and its own L-BFGS-B problems; all
+    ``K x num_restarts`` problems run as one batch of BoTorch's parallel L-BFGS-B, the
+    candidate index travelling with each start as a fixed extra input column.
+
+    Args:
+        values: The K objectives, ``K x m x d`` points (candidate ``k`` at ``X[k]``)
+            -> ``K x m`` values, differentiable in the points (a :data:`CandidateValues`).
+        num_candidates: K.
+        bounds: ``2 x d`` box, on the objectives' device and dtype.
+        num_restarts: Restarts per candidate (as ``optimize_acqf``).
+        raw_samples: Sobol raw samples per candidate (as ``optimize_acqf``).
+        options: Options for ``gen_candidates_scipy`` (``maxiter`` defaults to 200);
+            ``eta`` sets the Boltzmann temperature (default 2).
+        seed: Seed of the Sobol raw samples and of the restart selection.
+        chunk: Raw points per candidate and call of ``values`` (default: all at once).
+        extra_starts: Optional ``e x d`` points added as L-BFGS-B starts of every candidate
+            (e.g. the posterior-mean maximiser), on top of the ``num_restarts``.
+
+    Returns:
+        ``(X, values)``: the ``K x d`` maximisers and their ``K`` values.
+    """
+    check_multistart(num_restarts, raw_samples)
+    options, eta = split_options(options)
+    num, dim = num_candidates, bounds.shape[-1]
+    generator = None if seed is None else torch.Generator(device=bounds.device).manual_seed(seed)
+    # Raw samples: candidate k gets its own scrambled Sobol set.
+    raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, batch_shape=torch.Size([num]), seed=seed)
+    raw = raw.squeeze(-2).transpose(0, 1)  # raw x K x 1 x d -> K x raw x d
+    start_idx = select_restarts(raw_values(values, raw, raw_samples if chunk is None else chunk), num_restarts, eta, generator)
+    starts = torch.gather(raw, 1, start_idx.unsqueeze(-1).expand(-1, -1, dim))  # K x R x d
+    if extra_starts is not None:
+        if extra_starts.ndim != 2 or extra_starts.shape[-1] != dim:
+            raise ValueError(f"extra_starts must be e x {dim}, got shape {tuple(extra_starts.shape)}.")
+        extra = torch.maximum(torch.minimum(extra_starts.to(starts), bounds[1]), bounds[0])
+        starts = torch.cat([starts, extra.unsqueeze(0).expand(num, -1, -1)], dim=1)  # K x (R + e) x d
+        num_restarts = starts.shape[1]
+    reasons = reasons_against_parallel(options)
+    if not reasons:
+        cand_index = torch.arange(num, device=bounds.device, dtype=bounds.dtype).repeat_interleave(num_restarts)
+        X_opt, opt_values = refine_indexed(values, num, bounds, starts.reshape(-1, dim), cand_index, options)
+    else:
+        # BoTorch's batched L-BFGS-B is unavailable (e.g. an untested SciPy): one joint
+        # L-BFGS-B over all K x r problems instead, correct but slower.
+        warnings.warn(
+            "maximize_per_candidate: parallel L-BFGS-B unavailable (" + "; ".join(reasons)
+            + "); using one joint L-BFGS-B problem instead.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        X_opt, opt_values = gen_candidates_scipy(
+            initial_conditions=starts.reshape(-1, 1, dim),
+            acquisition_function=GridCandidateValues(values, num, num_restarts),
+            lower_bounds=bounds[0],
+            upper_bounds=bounds[1],
+            options=options,
+            use_parallel_mode=False,
+        )
+        X_opt = X_opt[..., 0, :]
+    X_opt = X_opt.reshape(num, num_restarts, dim)
+    opt_values = opt_values.reshape(num, num_restarts)
+    best = opt_values.argmax(dim=-1)
+    ar = torch.arange(num, device=best.device)
+    return X_opt[ar, best].detach(), opt_values[ar, best].detach()

@@ -1,0 +1,320 @@
+r"""Search domains: a box or a finite pool of points, their checks and their sampling.
+
+Every rule in this package maximises over one of two domains:
+
+- :class:`BoxDomain`, a box :math:`\prod_j [l_j, u_j] \subset \mathbb{R}^d`;
+- :class:`FiniteDomain`, a pool :math:`\{x_1, \dots, x_N\}` whose points may be queried again
+  (experimental tables, arm sets, grids).
+
+A domain owns what depends on its type and nothing else: membership (:meth:`BoxDomain.contains`,
+:meth:`FiniteDomain.index_of`), the checks of points and observations at the package's
+boundaries (:func:`check_points`, :func:`check_observations`, :func:`check_training_data`), the
+initial design (:meth:`BoxDomain.sample`: scrambled Sobol; :meth:`FiniteDomain.sample`: without
+replacement), uniform draws (:meth:`BoxDomain.sample_uniform`), a finite stand-in for the domain
+(:meth:`BoxDomain.discretize`: Sobol points; a pool is its own), and the
+:math:`\epsilon`-neighbourhoods of robust rules,
+
+.. math::
+
+    \Delta_\epsilon(x) = \{x' - x : x' \in \mathcal{X},\ d(x, x') \le \epsilon\},
+
+with :math:`d` the :math:`L_\infty` (``"box"``) or :math:`L_2` (``"ball"``) distance (Bogunovic
+et al. 2018, StableOpt). Pool-versus-box decisions of the *optimisers* live in
+:mod:`botorch_unknown_hypers.acquisition.optimize`; rules never branch on the domain type.
+
+Shapes follow BoTorch: points are ``n x d``, bounds ``2 x d``.
+
+References:
+    I. Bogunovic, J. Scarlett, S. Jegelka, V. Cevher. Adversarially Robust Optimization with
+    Gaussian Processes. NeurIPS 2018.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from botorch.utils.sampling import draw_sobol_samples
+from torch import Tensor
+
+PERTURBATIONS = ("box", "ball")
+r"""Neighbourhood shapes of robust rules: :math:`L_\infty` (``"box"``) or :math:`L_2` (``"ball"``)."""
+
+
+def _check_dtype(dtype: torch.dtype | None) -> None:
+    if dtype is not None and not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating-point dtype, got {dtype}.")
+
+
+@dataclass(frozen=True)
+class BoxDomain:
+    r"""A box :math:`\prod_j [l_j, u_j]`.
+
+    Args:
+        bounds: A ``2 x d``-dim tensor of lower and upper bounds, finite, upper > lower.
+
+    Example:
+        >>> domain = BoxDomain(torch.tensor([[0.0, -1.0], [1.0, 1.0]], dtype=torch.float64))
+        >>> domain.sample(4, seed=0).shape
+        torch.Size([4, 2])
+    """
+
+    bounds: Tensor
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.bounds, Tensor):
+            raise ValueError(f"bounds must be a 2 x d tensor, got {type(self.bounds).__name__}.")
+        if self.bounds.ndim != 2 or self.bounds.shape[0] != 2 or self.bounds.shape[1] == 0:
+            raise ValueError(f"bounds must have shape 2 x d, got {tuple(self.bounds.shape)}.")
+        if not self.bounds.is_floating_point():
+            raise ValueError(f"bounds must be a floating-point tensor, got {self.bounds.dtype}.")
+        if not torch.isfinite(self.bounds).all():
+            raise ValueError("bounds must be finite.")
+        if (self.bounds[1] <= self.bounds[0]).any():
+            raise ValueError("bounds: every upper bound must exceed its lower bound.")
+
+    @property
+    def dim(self) -> int:
+        return self.bounds.shape[-1]
+
+    @property
+    def size(self) -> float:
+        r"""The number of points: :math:`\infty` for a box."""
+        return math.inf
+
+    @property
+    def device(self) -> torch.device:
+        return self.bounds.device
+
+    def contains(self, X: Tensor, atol: float = 1e-9) -> Tensor:
+        r"""Whether each row of ``X`` (``... x d``) lies in the box; ``...``-dim bool."""
+        lower, upper = self.bounds.to(X)
+        return ((X >= lower - atol) & (X <= upper + atol)).all(dim=-1)
+
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> BoxDomain:
+        _check_dtype(dtype)
+        return BoxDomain(self.bounds.to(device=device, dtype=dtype))
+
+    def sample(self, n: int, seed: int) -> Tensor:
+        r"""``n x d`` scrambled Sobol points (the initial design), deterministic given ``seed``."""
+        return draw_sobol_samples(bounds=self.bounds, n=n, q=1, seed=seed).squeeze(-2)
+
+    def sample_uniform(self, n: int, generator: torch.Generator) -> Tensor:
+        r"""``n x d`` independent uniform points, drawn with ``generator`` (a CPU generator)."""
+        lower, upper = self.bounds
+        u = torch.rand(n, self.dim, generator=generator, dtype=self.bounds.dtype).to(self.device)
+        return lower + (upper - lower) * u
+
+    def discretize(self, n: int, seed: int) -> Tensor:
+        r"""A finite stand-in for the box: ``n x d`` scrambled Sobol points."""
+        return self.sample(n, seed)
+
+    def discretization_size(self, n: int) -> int:
+        r"""The number of points of :meth:`discretize` with ``n``: ``n``."""
+        return n
+
+    def neutral_point(self) -> Tensor:
+        r"""The ``1 x d`` point to play when every point scores the same: the box's centre."""
+        return (0.5 * (self.bounds[0] + self.bounds[1])).unsqueeze(0)
+
+    def unique_points(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        r"""The distinct rows of ``X`` (``n x d``, lexicographic order) and each row's group index (``n``)."""
+        if X.shape[0] == 0:
+            return X, torch.zeros(0, dtype=torch.long, device=X.device)
+        return torch.unique(X, dim=0, return_inverse=True)
+
+    def neighbourhoods(self, epsilon: float, kind: str = "box") -> Tensor:
+        r"""Not defined on a box: robust rules need a pool (discretise the box into a grid)."""
+        raise ValueError(
+            "domain: epsilon-neighbourhoods need a finite pool (FiniteDomain) so that the "
+            "perturbation set is exact; discretise the box into a grid."
+        )
+
+
+@dataclass(frozen=True)
+class FiniteDomain:
+    r"""A finite pool of points :math:`\{x_1, \dots, x_N\}`; points may be queried again.
+
+    Args:
+        points: An ``N x d``-dim floating-point tensor of the pool's points, finite.
+    """
+
+    points: Tensor
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.points, Tensor):
+            raise ValueError(f"points must be an N x d tensor, got {type(self.points).__name__}.")
+        if self.points.ndim != 2 or self.points.shape[0] == 0 or self.points.shape[1] == 0:
+            raise ValueError(f"points must be a non-empty N x d tensor, got {tuple(self.points.shape)}.")
+        if not self.points.is_floating_point():
+            raise ValueError(f"points must be a floating-point tensor, got {self.points.dtype}.")
+        if not torch.isfinite(self.points).all():
+            raise ValueError("points must be finite.")
+
+    @property
+    def dim(self) -> int:
+        return self.points.shape[-1]
+
+    @property
+    def size(self) -> float:
+        r"""The number of points :math:`N`."""
+        return float(self.points.shape[0])
+
+    @property
+    def device(self) -> torch.device:
+        return self.points.device
+
+    @property
+    def bounds(self) -> Tensor:
+        r"""The ``2 x d`` bounding box of the pool."""
+        return torch.stack([self.points.min(dim=0).values, self.points.max(dim=0).values])
+
+    def index_of(self, X: Tensor, atol: float = 1e-9) -> Tensor:
+        r"""Pool index of each row of ``X`` (``n x d``); ``-1`` where a row is not in the pool."""
+        # Exact distances: the matrix-product mode loses ~1e-8 and would miss pool points.
+        dist = torch.cdist(X.to(self.points), self.points, compute_mode="donot_use_mm_for_euclid_dist")
+        best, idx = dist.min(dim=-1)
+        return torch.where(best <= atol, idx, torch.full_like(idx, -1))
+
+    def contains(self, X: Tensor, atol: float = 1e-9) -> Tensor:
+        r"""Whether each row of ``X`` (``... x d``) is a pool point; ``...``-dim bool."""
+        flat = X.reshape(-1, X.shape[-1])
+        return (self.index_of(flat, atol=atol) >= 0).reshape(X.shape[:-1])
+
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> FiniteDomain:
+        _check_dtype(dtype)
+        return FiniteDomain(self.points.to(device=device, dtype=dtype))
+
+    def sample(self, n: int, seed: int) -> Tensor:
+        r"""``n x d`` distinct pool points (the initial design), deterministic given ``seed``."""
+        num = self.points.shape[0]
+        if n > num:
+            raise ValueError(f"n = {n} exceeds the pool size {num}.")
+        idx = torch.randperm(num, generator=torch.Generator().manual_seed(seed))[:n]
+        return self.points[idx.to(self.device)]
+
+    def sample_uniform(self, n: int, generator: torch.Generator) -> Tensor:
+        r"""``n x d`` pool points drawn uniformly with replacement with ``generator``."""
+        idx = torch.randint(0, self.points.shape[0], (n,), generator=generator)
+        return self.points[idx.to(self.device)]
+
+    def discretize(self, n: int, seed: int) -> Tensor:
+        r"""The pool itself (``N x d``; ``n`` and ``seed`` are for boxes)."""
+        return self.points
+
+    def discretization_size(self, n: int) -> int:
+        r"""The number of points of :meth:`discretize`: the pool size ``N``."""
+        return self.points.shape[0]
+
+    def neutral_point(self) -> Tensor:
+        r"""The ``1 x d`` point to play when every point scores the same: the first pool point
+        (ties broken by the lowest index)."""
+        return self.points[:1]
+
+    def unique_points(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        r"""The distinct pool points among the rows of ``X`` (``n x d``, in pool order) and each
+        row's group index (``n``); rows are matched to pool points exactly (:meth:`index_of`)."""
+        if X.shape[0] == 0:
+            return X, torch.zeros(0, dtype=torch.long, device=X.device)
+        unique, inverse = torch.unique(self.index_of(X), return_inverse=True)
+        return self.points[unique], inverse
+
+    def neighbourhoods(self, epsilon: float, kind: str = "box") -> Tensor:
+        r"""``N x N`` mask: ``mask[i, j]`` iff :math:`d(x_i, x_j) \le \epsilon`.
+
+        Args:
+            epsilon: The radius :math:`\epsilon \ge 0`, in domain units.
+            kind: ``"box"`` (:math:`L_\infty`) or ``"ball"`` (:math:`L_2`).
+        """
+        if kind not in PERTURBATIONS:
+            raise ValueError(f"perturbation must be one of {PERTURBATIONS}, got {kind!r}.")
+        if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
+            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}.")
+        p = 2.0 if kind == "ball" else float("inf")
+        return torch.cdist(self.points, self.points, p=p) <= epsilon * (1 + 1e-12)
+
+
+Domain = BoxDomain | FiniteDomain
+r"""A search domain: a box or a pool."""
+
+
+def check_domain(domain: object, name: str = "domain") -> Domain:
+    r"""``domain`` itself if it is a :class:`BoxDomain` or :class:`FiniteDomain`, else ``ValueError``."""
+    if not isinstance(domain, (BoxDomain, FiniteDomain)):
+        raise ValueError(f"{name} must be a BoxDomain or a FiniteDomain, got {type(domain).__name__}.")
+    return domain
+
+
+def check_points(domain: Domain, X: Tensor, name: str = "X") -> Tensor:
+    r"""Check ``q x d`` points against ``domain``: a finite tensor of the right width, inside.
+
+    Returns:
+        ``X`` unchanged.
+
+    Raises:
+        ValueError: naming ``name``: not a tensor, wrong shape, NaN / inf, or rows outside the
+            bounds (a box) or not in the pool (a pool).
+    """
+    if not isinstance(X, Tensor):
+        raise ValueError(f"{name} must be a torch tensor, got {type(X).__name__}.")
+    if X.ndim != 2 or X.shape[-1] != domain.dim:
+        raise ValueError(f"{name} must be q x d with d = {domain.dim}, got shape {tuple(X.shape)}.")
+    if not torch.isfinite(X).all():
+        raise ValueError(f"{name} contains NaN or inf.")
+    inside = domain.contains(X)
+    if not inside.all():
+        bad = (~inside).nonzero().flatten().tolist()
+        where = "not in the pool" if isinstance(domain, FiniteDomain) else "outside the bounds"
+        raise ValueError(f"{name} has rows {bad} {where} of the domain.")
+    return X
+
+
+def check_observations(domain: Domain, X: Tensor, Y: Tensor, name_X: str = "X", name_Y: str = "Y") -> Tensor:
+    r"""Check a batch of observations ``(X, Y)`` against ``domain``; returns ``Y`` as ``q x 1``.
+
+    Raises:
+        ValueError: naming the argument, for a shape mismatch, NaN / inf, or a point outside
+            the domain.
+    """
+    if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
+        raise ValueError(f"{name_X} and {name_Y} must be torch tensors.")
+    check_points(domain, X, name_X)
+    if Y.ndim == 1:
+        Y = Y.unsqueeze(-1)
+    if Y.ndim != 2 or Y.shape[-1] != 1 or Y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"{name_Y} must have shape ({X.shape[0]},) or ({X.shape[0]}, 1) to match {name_X}, "
+            f"got {tuple(Y.shape)}."
+        )
+    if not torch.isfinite(Y).all():
+        raise ValueError(f"{name_Y} contains NaN or inf.")
+    return Y
+
+
+def check_training_data(train_X: Tensor, train_Y: Tensor) -> Tensor:
+    r"""Check ``n x d`` inputs and ``n`` / ``n x 1`` targets of a model; returns ``train_Y`` as ``n x 1``.
+
+    Raises:
+        ValueError: naming the argument, on a shape mismatch, no data, a non-finite value,
+            or inputs and targets on different devices or dtypes.
+    """
+    if not isinstance(train_X, Tensor) or not isinstance(train_Y, Tensor):
+        raise ValueError("train_X and train_Y must be torch tensors.")
+    if train_X.ndim != 2:
+        raise ValueError(f"train_X must be n x d, got shape {tuple(train_X.shape)}.")
+    if train_Y.ndim == 1:
+        train_Y = train_Y.unsqueeze(-1)
+    if train_Y.ndim != 2 or train_Y.shape[-1] != 1:
+        raise ValueError(f"train_Y must be n or n x 1, got shape {tuple(train_Y.shape)}.")
+    if train_X.shape[0] != train_Y.shape[0]:
+        raise ValueError(f"train_X has {train_X.shape[0]} rows but train_Y has {train_Y.shape[0]}.")
+    if train_X.shape[0] == 0:
+        raise ValueError("train_X is empty: at least one observation is needed.")
+    if not torch.isfinite(train_X).all():
+        raise ValueError("train_X contains NaN or inf.")
+    if not torch.isfinite(train_Y).all():
+        raise ValueError("train_Y contains NaN or inf.")
+    if train_X.dtype != train_Y.dtype or train_X.device != train_Y.device:
+        raise ValueError("train_X and train_Y must share dtype and device.")
+    return train_Y
