@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from botorch_unknown_hypers.policies.baselines import fit_single_task_gp  # noqa: E402
+from botorch_unknown_hypers.models.fitted import fit_single_task_gp  # noqa: E402
 from botorch_unknown_hypers.problems import get_problem  # noqa: E402
 from botorch_unknown_hypers.report import plot_regret, summarize  # noqa: E402
 

@@ -37,7 +37,8 @@ from collections.abc import Callable
 import torch
 
 from botorch_unknown_hypers.models.tabular import TabularPriorGP
-from botorch_unknown_hypers.policies.prior_selection import PEGPTS, random_argmax
+from botorch_unknown_hypers.policies.prior_elimination import PEGPTS
+from botorch_unknown_hypers.acquisition.optimize import random_argmax
 from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
 
 

@@ -14,11 +14,11 @@ different structure sit behind :class:`~botorch_unknown_hypers.models.GroupedCan
   candidate, :math:`k_g(x, x') = \frac{s}{|g|}\sum_{c \in g} \kappa(\lVert x_c - x'_c\rVert/\ell)`
   with :math:`\kappa` a Matern or RBF correlation. Dividing by the number of groups
   keeps :math:`k(x, x) = s`, the :math:`k \le 1` assumption of the analysis
-  (ambiguity A15; ``normalize=False`` gives the plain sum). All partitions are
+  (the paper does not say how the groups are weighted; ``normalize=False`` gives the plain sum). All partitions are
   batched through a ``K x d x G`` dimension-to-group mask.
 - :class:`MeanFunctionCandidates`: any candidate set with a per-candidate prior mean
   :math:`\mu_0^u(x)` from a batched function (posterior
-  :math:`\mu^u_t(x) = \mu^u_0(x) + k^\top(K + \sigma^2 I)^{-1}(y - \mu^u_0(X))`, A9).
+  :math:`\mu^u_t(x) = \mu^u_0(x) + k^\top(K + \sigma^2 I)^{-1}(y - \mu^u_0(X))`).
 """
 
 from __future__ import annotations

@@ -41,13 +41,13 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import torch
-from gpytorch.constraints import GreaterThan, Positive
-from gpytorch.kernels import Kernel, MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.constraints import GreaterThan
+from gpytorch.kernels import Kernel
 from gpytorch.likelihoods import GaussianLikelihood, Likelihood
 from gpytorch.means import ConstantMean, Mean, ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.kernels import KERNELS
+from botorch_unknown_hypers.kernels import KERNELS, scale_kernel
 
 
 NOISE_LOWER_BOUND = 1e-12
@@ -322,20 +322,7 @@ class KernelCandidates(CandidateSpec):
             raise ValueError(
                 f"lengthscale has {self.lengthscale.shape[-1]} columns but the inputs have d = {dim}."
             )
-        batch_shape = torch.Size([len(self)])
-        ard_num_dims = dim if self.ard else None
-        if self.kernel == "rbf":
-            base = RBFKernel(
-                ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive()
-            )
-        else:
-            base = MaternKernel(
-                nu=self.nu,
-                ard_num_dims=ard_num_dims,
-                batch_shape=batch_shape,
-                lengthscale_constraint=Positive(),
-            )
-        covar = ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=Positive())
+        covar = scale_kernel(self.kernel, dim if self.ard else None, torch.Size([len(self)]))
         covar.to(self.lengthscale)
         covar.base_kernel.lengthscale = self.lengthscale.unsqueeze(-2)
         covar.outputscale = self.outputscale

@@ -7,36 +7,21 @@ the problem's noise from a generator seeded by the run's seed, see
 executes: in the driver process, in a worker process, or on a Ray node. Only
 the ``wall_time_s`` column differs.
 
-A run is described by a :class:`RunSpec` of plain, picklable data (names,
-integers, a JSON-safe options dict, a device *name*); :func:`execute_run`
-builds the problem and the policy from it in whatever process runs it and calls
-:func:`~botorch_unknown_hypers.loop.run`. Workers never touch ``results.csv``:
-every executor yields ``(spec, history)`` pairs back to the driver as runs
-finish, and the driver alone appends each finished run with
+A run is described by a :class:`RunSpec` of plain, picklable data;
+:func:`execute_run` builds the problem and the policy from it in whatever process
+runs it and calls :func:`~botorch_unknown_hypers.loop.run`. Workers never touch
+``results.csv``: every executor yields ``(spec, history)`` pairs back to the driver
+as runs finish, and the driver alone appends each finished run with
 :meth:`~botorch_unknown_hypers.results.ResultsStore.append_run`. A driver killed
 mid-grid thus loses at most the runs in flight, and a rerun skips every run
 already written.
 
 Three executors share one interface, :meth:`Executor.run_all`:
-
-- :class:`LocalExecutor`: in the driver process, one run after the other (the
-  historical behaviour of ``buh run``; ``--workers 1``).
-- :class:`ProcessExecutor`: a ``concurrent.futures`` process pool
-  (``--workers N``). A worker that dies (``kill -9``, the OOM killer) breaks the
-  whole pool: every run in flight then fails with ``BrokenProcessPool``. The
-  executor keeps at most ``workers`` runs in flight, so the runs lost are the
-  ones that were running; it collects the runs that had finished, starts a
-  fresh pool and submits the lost runs again, first. Each loss counts against
-  a run's retry cap (``max_retries``); a run lost more often ends the grid with
-  :class:`RunLostError` (the runs already written stay; a rerun resumes).
-  Workers exit on their own when the driver dies (a watchdog thread waits for
-  EOF on a pipe only the driver writes to), so ``kill -9`` of the driver leaves
-  no orphans computing runs nobody will record.
-- :class:`RayExecutor`: Ray tasks (``--executor ray``), on a local Ray instance
-  or an existing cluster (``--address``). Each run requests one CPU and
-  ``gpus_per_run`` of a GPU (fractions let several runs share a card); Ray
-  itself retries a task whose worker died (``max_retries``). Ray is an optional
-  extra, imported only here and only when this executor is made.
+:class:`LocalExecutor` (in the driver process, one run after the other;
+``--workers 1``), :class:`ProcessExecutor` (a process pool that resubmits the runs
+lost when a worker dies, up to a retry cap; ``--workers N``) and
+:class:`RayExecutor` (Ray tasks on a local instance or a cluster; ``--executor ray``,
+an optional extra). How each recovers from lost workers is in ``docs/harness.md``.
 
 Example:
     >>> specs = [RunSpec("berkenkamp", "random", seed=s, iterations=5) for s in range(4)]
@@ -64,7 +49,7 @@ import torch
 
 from botorch_unknown_hypers.loop import run
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.registry import get_problem
+from botorch_unknown_hypers.problems.registry import get_problem, resolve_task_options
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +133,8 @@ def execute_run(spec: RunSpec, callback: Callable[[int], None] | None = None) ->
     except (FileNotFoundError, ImportError) as e:
         raise RunSetupError(str(e)) from None
     try:
-        policy = make_policy(spec.method, problem.domain, seed=spec.seed, device=device, **spec.options)
+        options = resolve_task_options(spec.options, problem)
+        policy = make_policy(spec.method, problem.domain, seed=spec.seed, device=device, **options)
     except TypeError as e:
         raise RunSetupError(f"method option not accepted by {spec.method}: {e}") from None
     except ValueError as e:

@@ -14,13 +14,16 @@ The length-scale balancing paper writes the RBF kernel as :math:`\exp(-r^2/\thet
 :math:`\theta = \sqrt2\,\ell`; its Matérn kernels agree with GPyTorch's.
 :data:`KERNELS` maps each name to its smoothness :math:`\nu` (``None`` for RBF); it is the one
 table the package reads for kernel names (candidate sets, confidence rates, fixed surrogates,
-known kernels).
+known kernels), and :func:`scale_kernel` the one builder of their GPyTorch modules.
 """
 
 from __future__ import annotations
 
 import math
 
+import torch
+from gpytorch.constraints import Positive
+from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from torch import Tensor
 
 KERNELS: dict[str, float | None] = {
@@ -53,3 +56,19 @@ def correlation(squared_distance: Tensor, nu: float | None) -> Tensor:
     if nu == 2.5:
         return (1 + s + s.square() / 3) * (-s).exp()
     raise ValueError(f"nu must be 0.5, 1.5, 2.5 or None (RBF), got {nu!r}.")
+
+
+def scale_kernel(kernel: str, ard_num_dims: int | None = None, batch_shape: torch.Size = torch.Size()) -> ScaleKernel:
+    r"""``ScaleKernel(RBF or Matern-nu)`` with positive constraints and GPyTorch's initial values.
+
+    Args:
+        kernel: A name in :data:`KERNELS`.
+        ard_num_dims: ``d`` for one length scale per input dimension, ``None`` for one in all.
+        batch_shape: The kernel's batch shape (``(K,)`` for K candidates).
+    """
+    nu = KERNELS[check_kernel(kernel)]
+    if nu is None:
+        base = RBFKernel(ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
+    else:
+        base = MaternKernel(nu=nu, ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
+    return ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=Positive())

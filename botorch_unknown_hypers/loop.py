@@ -1,6 +1,6 @@
 r"""The ask/tell optimiser and the benchmark loop.
 
-A run follows the papers' protocol (Ziomek et al. 2024, Sec. 5; note Sec. 2.1):
+A run follows the papers' protocol (Ziomek et al. 2024, Sec. 5, and the authors' code):
 
 1. An initial design of ``n_init`` points: scrambled Sobol points on a box,
    sampling without replacement on a finite pool. These rows carry
@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 import pandas as pd
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.domains import Domain, check_observations
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.tasks import TaskInfo
 
 RESULT_COLUMNS = [
     "problem",
@@ -54,6 +54,47 @@ RESULT_COLUMNS = [
 r"""Columns of a history table / ``results.csv``: the contract's columns, then ``x`` and
 ``diagnostics`` (JSON of the policy's ``diagnostics`` dict after the round: candidate set,
 counts, suspected bounds, L_t, eliminations, xi_t, beta_t, ...; empty where a rule has none)."""
+
+
+@runtime_checkable
+class BlackBox(Protocol):
+    r"""What :func:`run` needs of a problem (every :class:`~botorch_unknown_hypers.problems.base.Problem`).
+
+    Attributes:
+        name: Written in the ``problem`` column.
+        domain: The search space (the policy's).
+        optimal_value: :math:`f^*`, for the regret columns.
+        n_init: Size of the default initial design.
+    """
+
+    name: str
+    domain: Domain
+    optimal_value: float
+    n_init: int
+
+    def evaluate(self, X: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        r"""``(y, f)``: noisy observations and noiseless values at ``q x d`` points."""
+
+    def instance(self, seed: int) -> BlackBox:
+        r"""The black box of run ``seed``."""
+
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> BlackBox:
+        r"""The black box on ``device`` / ``dtype``."""
+
+    def task_info(self) -> TaskInfo:
+        r"""What the problem tells a rule about itself (:meth:`Policy.bind_task`)."""
+
+
+@runtime_checkable
+class RobustBlackBox(BlackBox, Protocol):
+    r"""A black box with worst-case values: :func:`run` then records the :math:`\epsilon`-regret
+    :math:`\max_x \min_\delta f(x + \delta) - \min_\delta f(x_t + \delta)` at the rule's
+    ``robust_point`` (the point whose worst case it optimised) in the diagnostics."""
+
+    robust_optimal_value: float
+
+    def robust_value(self, X: Tensor) -> Tensor:
+        r""":math:`\min_{\delta} f(x + \delta)` at each row of ``X``."""
 
 
 def initial_design(domain: Domain, n: int, seed: int) -> Tensor:
@@ -149,7 +190,7 @@ def _format_x(x: Tensor) -> str:
 
 
 def run(
-    problem: Problem,
+    problem: BlackBox,
     policy: Policy,
     iterations: int,
     seed: int = 0,
@@ -178,16 +219,14 @@ def run(
         raise ValueError(f"iterations must be non-negative, got {iterations}.")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
-    if problem.dim != policy.domain.dim:
-        raise ValueError(f"problem has d = {problem.dim} but the policy's domain has d = {policy.domain.dim}.")
+    if problem.domain.dim != policy.domain.dim:
+        raise ValueError(f"problem has d = {problem.domain.dim} but the policy's domain has d = {policy.domain.dim}.")
     n_init = problem.n_init if n_init is None else n_init
     if n_init < 0:
         raise ValueError(f"n_init must be non-negative, got {n_init}.")
     problem = problem.instance(seed).to(device=policy.device, dtype=policy.dtype)
-    # Optional hook: a rule that needs the seed's problem (e.g. an oracle told the true prior).
-    bind_problem = getattr(policy, "bind_problem", None)
-    if callable(bind_problem):
-        bind_problem(problem)
+    policy.bind_task(problem.task_info())  # e.g. an oracle learns the true prior of this seed
+    robust = isinstance(problem, RobustBlackBox)
     method = method or policy.name
     noise_gen = torch.Generator(device=policy.device).manual_seed(10_000 + seed)
     opt = AskTellOptimizer(policy)
@@ -198,14 +237,12 @@ def run(
 
     def record(X: Tensor, y: Tensor, f: Tensor, iteration: int, wall: float) -> None:
         nonlocal best_f, cumulative
-        diag = getattr(policy, "diagnostics", None)
-        robust_value = getattr(problem, "robust_value", None)
-        if robust_value is not None and iteration > 0:
+        diag = policy.diagnostics
+        if robust and iteration > 0:
             # epsilon-regret at the point the rule chose (StableOpt queries a perturbation of it)
-            point = getattr(policy, "robust_point", None)
-            point = X if point is None else point
-            eps_regret = problem.robust_optimal_value - float(robust_value(point).min())
-            diag = {**(diag or {}), "eps_regret": eps_regret}
+            point = X if policy.robust_point is None else policy.robust_point
+            eps_regret = problem.robust_optimal_value - float(problem.robust_value(point).min())
+            diag = {**diag, "eps_regret": eps_regret}
         diagnostics = json.dumps(diag, separators=(",", ":")) if diag else ""
         for j in range(X.shape[0]):
             fj = float(f[j])

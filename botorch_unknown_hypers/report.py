@@ -1,45 +1,24 @@
 r"""Summaries and plots of a ``results.csv``.
 
-- ``summary.csv``: one row per (problem, method) with the number of seeds, the
-  mean and standard error (std / sqrt(seeds)) of the final simple and
-  cumulative regret, and the mean wall time per run.
-- ``regret_<problem>.png``: cumulative regret and simple (best) regret against
-  the BO round, means with standard-error bands, one line per method.
-- ``selected_<problem>.png``: histograms of the hyperparameter each method used
-  (the ``selected`` column, first component), on a log axis, for the methods
-  that log one;
-- ``eps_regret_<problem>.png``: for robust rules (HE-StableOpt, StableOpt), the
-  :math:`\varepsilon`-regret the loop records in ``diagnostics``, instantaneous
-  and best so far; ``summary.csv`` then also has its final and best means and
-  standard errors.
+:func:`write_report` writes ``summary.csv`` (per (problem, method): the number of
+seeds, the mean and standard error, std / sqrt(seeds), of the final simple and
+cumulative regret, and the mean wall time per run) and, per problem,
+``regret_<problem>.png`` (cumulative and simple regret against the BO round),
+``selected_<problem>.png`` (the hyperparameter each method used) and, for robust
+rules, ``eps_regret_<problem>.png`` (the :math:`\varepsilon`-regret the loop records).
 
-Prior-selection rules (PE-GP-TS, PE-GP-UCB, HP-GP-TS, MAP-GP-TS and the
-oracles, Sandberg & Haghir Chehreghani, arXiv:2502.01226), recognised by the
-``true_prior`` key of their per-round ``diagnostics``, also get the paper's
-Figs. 5-7 / 10 and its metrics (:math:`p_t` the prior used at round
-:math:`t`, :math:`p^*` the true one, :math:`\mathcal{P}` the task's K priors;
-``regret_<problem>.png`` is Fig. 4):
+Prior-selection rules (Sandberg & Haghir Chehreghani, arXiv:2502.01226), recognised
+by the ``true_prior`` key of their per-round ``diagnostics``, also get the paper's
+Figs. 5-7 / 10 and ``prior_selection.csv`` with its metrics, among them the prior
+accuracy
 
-- ``prior_selection.csv``: per (problem, method) the seeds, |P|, the rounds T,
-  the final cumulative regret, the prior accuracy
-  :math:`\frac1T \sum_{t \le T} 1\{p_t = p^*\}` (mean and standard error over
-  seeds), for elimination rules the number of eliminated priors
-  :math:`|\mathcal{P}| - |\mathcal{P}_T|`, and for hyperposterior rules the
-  final mass :math:`\max_p P_T(p)` and the fraction of seeds whose
-  :math:`\arg\max_p P_T(p)` is :math:`p^*` (:func:`prior_selection_summary`);
-- ``active_priors_<problem>.png`` (Fig. 5): mean :math:`|\mathcal{P}_t|` of
-  the elimination rules (the oracles, with one prior, are left out);
-- ``entropy_<problem>.png`` (Fig. 6): mean hyperposterior entropy
-  :math:`H(P_t)` (natural log) with the dashed references :math:`H_q`
-  (:func:`reference_entropy`);
-- ``confusion_<problem>.png`` (Figs. 7, 10): per non-oracle method, the
-  row-normalised confusion matrix of :math:`p^*` against :math:`p_t` pooled
-  over rounds and seeds (:func:`prior_confusion`).
+.. math::
 
-Only the scalar keys these need (``prior``, ``true_prior``, ``n_active``,
-``entropy``) are read from every row, by vectorised regular expressions on the
-compact JSON; the JSON is parsed (``json.loads``) only on the last row of a
-hyperposterior run, for its ``hyperposterior``.
+    \frac1T \sum_{t \le T} 1\{p_t = p^*\},
+
+with :math:`p_t` the prior used at round :math:`t` and :math:`p^*` the true one
+(:func:`prior_selection_summary`, :func:`reference_entropy`, :func:`prior_confusion`).
+Every file and column is described in ``docs/harness.md`` ("Reports").
 """
 
 from __future__ import annotations
@@ -500,7 +479,7 @@ def write_report(df: pd.DataFrame, out_dir: str | Path) -> tuple[pd.DataFrame, l
     r"""Write ``summary.csv`` and the plots into ``out_dir``; returns (summary, plot paths).
 
     With prior-selection runs, also ``prior_selection.csv`` and their figures
-    (see the module docstring).
+    (see the module docstring and ``docs/harness.md``).
     """
     out = Path(out_dir)
     if df.empty:

@@ -12,21 +12,8 @@ import torch
 from botorch.models import SingleTaskGP
 
 from botorch_unknown_hypers.kernels import KERNELS as KERNEL_TABLE
-from botorch_unknown_hypers.confidence import (
-    bayesian_beta_continuous,
-    bayesian_beta_finite,
-    frequentist_beta,
-    gamma,
-    gamma_matern,
-    gamma_rbf,
-    gpytorch_rbf_lengthscale,
-    information_gain,
-    information_gain_of_model,
-    norm_bound,
-    paper_rbf_lengthscale,
-    suspected_regret_bound,
-    xi,
-)
+from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, frequentist_beta, xi
+from botorch_unknown_hypers.regret_bounds import gamma, gamma_matern, gamma_rbf, gpytorch_rbf_lengthscale, information_gain, information_gain_of_model, norm_bound, paper_rbf_lengthscale, suspected_regret_bound
 
 KERNELS = sorted(KERNEL_TABLE)
 

@@ -11,6 +11,7 @@ import torch
 from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, initial_design, run
 from botorch_unknown_hypers.policies.baselines import RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
+from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.problems.registry import get_problem
@@ -330,24 +331,32 @@ def test_load_state_dict_rejects_bad_state_unchanged():
 
 
 # --------------------------------------------------------------------------- #
-# no initial design (n_init = 0) and the bind_problem hook
+# no initial design (n_init = 0) and the bind_task hook
 # --------------------------------------------------------------------------- #
 
 
-def test_run_without_initial_design_calls_bind_problem():
-    problem = PoolProblem()
+def test_run_without_initial_design_calls_bind_task():
+    class TaskPoolProblem(PoolProblem):
+        def __init__(self) -> None:
+            super().__init__()
+            self.task = TaskInfo(name="pool")
+
+        def task_info(self) -> TaskInfo:
+            return self.task
+
+    problem = TaskPoolProblem()
 
     class BindingRandom(RandomPolicy):
         name = "random"
 
-        def bind_problem(self, bound: Problem) -> None:
-            self.bound = bound
+        def bind_task(self, task: TaskInfo) -> None:
+            self.bound = task
 
     pol = BindingRandom(problem.domain, seed=2)
     history = run(problem, pol, iterations=3, seed=2, n_init=0)
     assert history["iteration"].tolist() == [1, 2, 3]  # no initial-design rows
     assert pol.num_observed == 3  # the first round is already observed
-    assert pol.bound is problem  # the seed's instance (a PoolProblem is its own instance)
+    assert pol.bound is problem.task  # the seed's instance's task (a PoolProblem is its own instance)
     check_regret_columns(history, problem.optimal_value)
     assert history["simple_regret"].iloc[0] == pytest.approx(problem.optimal_value - history["f"].iloc[0])
     with pytest.raises(ValueError, match="n_init"):

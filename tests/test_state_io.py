@@ -206,17 +206,17 @@ def test_failure_after_a_partial_load_is_rolled_back(tmp_path, monkeypatch):
     before = json.dumps(policy.state_dict())
     assert before != json.dumps(early.policy.state_dict())
 
-    original = type(policy)._load_extra_state
+    original = type(policy)._after_load
     calls = []
 
-    def broken_once(self, extra):
+    def broken_once(self):
         calls.append(1)
         if len(calls) == 1:
             raise RuntimeError("disk on fire")
-        original(self, extra)
+        original(self)
 
-    # the base class has already restored generator and counters when this raises
-    monkeypatch.setattr(type(policy), "_load_extra_state", broken_once)
+    # the base class has already restored generator, counters and state when this raises
+    monkeypatch.setattr(type(policy), "_after_load", broken_once)
     with pytest.raises(ValueError, match="disk on fire"):
         load_policy_state(policy, path)
     monkeypatch.undo()

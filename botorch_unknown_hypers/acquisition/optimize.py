@@ -42,7 +42,8 @@ from botorch_unknown_hypers.acquisition.multistart import (
     select_restarts,
     split_options,
 )
-from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at, upper_confidence_bound
+from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
+from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, forked_rng

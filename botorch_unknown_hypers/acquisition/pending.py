@@ -34,7 +34,7 @@ from botorch.models.model import Model
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.ucb import upper_confidence_bound
+from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.models.marginal import MarginalModel
 

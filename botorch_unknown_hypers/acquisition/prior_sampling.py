@@ -1,54 +1,25 @@
-r"""One posterior sample path per candidate prior, maximised jointly on a box.
+r"""One independent posterior sample path per candidate prior, maximised jointly on a box.
 
-Thompson sampling over K candidate GP priors (Sandberg & Haghir Chehreghani
-[Sandberg2025]_, Alg. 1 line 3 and Alg. 2 line 3) needs, at every round, an
-**independent** draw :math:`\tilde f_p \sim GP(\mu_{t,p}, k_{t,p})` per prior
-and its maximiser. On a finite arm set a draw is a vector over the arms; on a
-box it is a *function*, represented here by BoTorch's pathwise sampling
-[Wilson2020]_: a random-Fourier-feature draw from the prior, corrected by
-Matheron's rule,
+Thompson sampling over K candidate GP priors (Sandberg & Haghir Chehreghani, Alg. 1 line 3 and
+Alg. 2 line 3) needs an **independent** draw :math:`\tilde f_p \sim GP(\mu_{t,p}, k_{t,p})` per prior and
+its maximiser. On a box a draw is a function: BoTorch's pathwise sampling (Wilson et al. 2020), a
+random-Fourier-feature prior draw corrected by Matheron's rule,
 
 .. math::
 
-    (\tilde f_p \mid y)(\cdot) = \tilde f_p(\cdot)
-        + k_p(\cdot, X)(K_p + \sigma_p^2 I)^{-1}\big(y - \tilde f_p(X) - \varepsilon\big),
+    (\tilde f_p \mid y)(\cdot) = \tilde f_p(\cdot) + k_p(\cdot, X)(K_p + \sigma_p^2 I)^{-1}
+        \big(y - \tilde f_p(X) - \varepsilon\big),
 
-which can be evaluated (and differentiated) anywhere, so a gradient optimiser
-can maximise it.
-
-Batching. The K priors live in **one**
-:class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP` with
-``batch_shape = (K,)``. ``draw_matheron_paths`` supports such a batched exact
-GP directly: with ``sample_shape = ()`` it returns K paths, one per batch
-member, and evaluating them at ``K x m x d`` points gives ``K x m`` values
-(candidate ``k`` at its own points ``X[k]``). One deviation from BoTorch's
-defaults: BoTorch draws the paths' feature weights of *all* batch members as the
-rows of one scrambled Sobol sequence, so the paths of candidates 0 and 1 are
-strongly anti-correlated (Sobol points 0 and 1 lie in opposite halves of every
-axis; we measured a correlation of -0.6 between their values). The paper's
-per-prior draws are independent, so :func:`draw_candidate_paths` passes i.i.d.
-Gaussian weights (``weight_generator``); the random Fourier frequencies remain
-BoTorch's (one Sobol sequence cut in per-candidate blocks, which only couples
-the K kernel approximations' small errors). Each path is then an unbiased draw:
-over the random features its mean and covariance are exactly the candidate's
-posterior mean and covariance.
-
-The K paths are maximised together by
-:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_per_candidate`:
-Sobol raw points per path, Boltzmann-selected starts, and one batch of BoTorch's
-parallel L-BFGS-B over all (path, restart) problems, the candidate index
-travelling with each start as a fixed input column.
-
-Before any data there is no exact GP to condition;
-:func:`draw_candidate_prior_paths` draws the K prior paths from the same
-random-feature construction (BoTorch's ``draw_kernel_feature_paths`` without a
-model).
-
-Only kernels with BoTorch random features are supported: RBF, Matern and their
-``ScaleKernel`` (every :class:`~botorch_unknown_hypers.candidates.KernelCandidates`,
-also as the base of
-:class:`~botorch_unknown_hypers.candidate_families.MeanFunctionCandidates`);
-other kernels raise ``UnsupportedError``.
+which can be evaluated and differentiated anywhere. The K priors live in one K-wide
+:class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP`; ``draw_matheron_paths`` returns K
+paths of it at once (:func:`draw_candidate_paths`). BoTorch draws the feature weights of all batch
+members as the rows of one scrambled Sobol sequence, which anti-correlates the paths of
+neighbouring candidates (a correlation of -0.6 measured between candidates 0 and 1), so i.i.d.
+Gaussian weights are passed instead: each path is then an unbiased independent draw. Before any
+data, :func:`draw_candidate_prior_paths` draws the priors' own paths. The K paths are maximised
+together by :func:`~botorch_unknown_hypers.acquisition.multistart.maximize_per_candidate`
+(:func:`sample_candidate_maxima`). Kernels need BoTorch random features (RBF, Matérn and their
+``ScaleKernel``); others raise ``UnsupportedError`` (:func:`check_pathwise_kernel`).
 
 Example:
     >>> cands = KernelCandidates.from_lengthscales(torch.tensor([0.1, 0.2, 0.4]), noise=1e-2)
@@ -56,14 +27,10 @@ Example:
     >>> X_best, f_best = sample_candidate_maxima(model, bounds, seed=0)  # 3 x d, 3
 
 References:
-
-.. [Sandberg2025]
-    J. Sandberg, M. Haghir Chehreghani. Efficient Prior Selection in Gaussian
-    Process Bandits with Thompson Sampling. arXiv:2502.01226 v1, 2025.
-
-.. [Wilson2020]
-    J. Wilson, V. Borovitskiy, A. Terenin, P. Mostowsky, M. Deisenroth. Efficiently
-    sampling functions from Gaussian process posteriors. ICML 2020.
+    J. Sandberg, M. Haghir Chehreghani. Efficient Prior Selection in Gaussian Process Bandits
+    with Thompson Sampling. arXiv:2502.01226 v1, 2025.
+    J. Wilson, V. Borovitskiy, A. Terenin, P. Mostowsky, M. Deisenroth. Efficiently Sampling
+    Functions from Gaussian Process Posteriors. ICML 2020.
 """
 
 from __future__ import annotations

@@ -1,45 +1,30 @@
 r"""TS-RSR: Thompson-sampling regret to sigma ratio (Ren & Li, Algorithm 1, eqs. 2-4, App. C).
 
-For batch slot :math:`i = 1, \dots, m` of round :math:`t`, with an independent
-posterior sample path :math:`\tilde f_{t,i} \sim f \mid \mathcal F_t` and its
-maximum :math:`\tilde f^*_{t,i} = \max_x \tilde f_{t,i}(x)`,
+For batch slot :math:`i = 1, \dots, m` of round :math:`t`, with an independent posterior sample
+path :math:`\tilde f_{t,i}` and its maximum :math:`\tilde f^*_{t,i}`,
 
 .. math::
 
     x_{t+1,i} \in \arg\min_x \Psi_{t,i}(x), \qquad
-    \Psi_{t,i}(x) = \frac{\tilde f^*_{t,i} - \mu_t(x)}
-                         {\sigma_t(x \mid x_{t+1,1}, \dots, x_{t+1,i-1})}.
+    \Psi_{t,i}(x) = \frac{\tilde f^*_{t,i} - \mu_t(x)}{\sigma_t(x \mid x_{t+1,1}, \dots, x_{t+1,i-1})}:
 
-The mean :math:`\mu_t` stays fixed for the whole batch (no fantasised values);
-only the standard deviation is conditioned on the points already chosen, eq. (2):
+the mean stays fixed for the whole batch and only the standard deviation is conditioned on the
+points already chosen, with the noise term (eq. 2; a repeated point does not get
+:math:`\sigma = 0`; :mod:`~botorch_unknown_hypers.acquisition.pending`). App. C's rule redraws
+:math:`\tilde f_{t,i}` while :math:`\tilde f^*_{t,i} \le \max_x \mu_t(x)`; we cap the redraws
+(``max_resamples``) and record them. The authors' code optimises over about 1000 random points;
+here every optimisation on a box is continuous: the sample maxima of all slots in one batched
+L-BFGS-B over pathwise samples, :math:`\max_x \mu_t` by ``optimize_acqf`` (and the training
+inputs), each :math:`\Psi_{t,i}` by the package's
+:func:`~botorch_unknown_hypers.acquisition.optimize.maximize` with one extra start at
+:math:`\arg\max_x \mu_t` (where the argmin sits when :math:`\tilde f^*` is close to
+:math:`\max \mu_t`). On a pool the samples are exact joint draws and each conditioning is a
+rank-one downdate of the pool's posterior covariance. :func:`gen_ts_rsr_batch` dispatches.
+Choices and the reproduction table: ``docs/ts-rsr.md``.
 
-.. math::
-
-    \sigma_t^2(x \mid Q) = k_t(x, x) - k_t(x, Q)\,[k_t(Q, Q) + \sigma_n^2 I]^{-1} k_t(Q, x),
-
-the posterior variance after also observing ``Q`` (values are not needed). The
-noise term keeps a repeated point from giving :math:`\sigma = 0` (note gotcha 2).
-
-App. C's practical rule: redraw :math:`\tilde f_{t,i}` while
-:math:`\tilde f^*_{t,i} \le \max_x \mu_t(x)`, so that every numerator is positive.
-We cap the redraws (``max_resamples``) and record how many were needed; the
-authors' code loops without a cap. Their ``np.empty`` ``y_target`` bug (note
-Sec. 1.5 item 6) is not replicated: the resampled :math:`\tilde f^*` is used as is.
-
-Where the paper is silent the authors' code optimises over ~1000 random points
-(note Sec. 1.5). Here, as the issue asks, everything is a continuous optimisation
-on a box: the sample maxima :math:`\tilde f^*_{t,i}` of all slots in one batched
-L-BFGS-B (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_per_candidate`
-over BoTorch's pathwise Matheron samples), :math:`\max_x \mu_t` by ``optimize_acqf``
-on the posterior mean (also over the training inputs), and each :math:`\Psi_{t,i}`
-by ``optimize_acqf`` (multi-start batched L-BFGS-B, one start at
-:math:`\arg\max_x \mu_t`, where the argmin sits when :math:`\tilde f^*` is close to
-:math:`\max \mu_t`; the authors' candidate set holds a :math:`\mu`-ascent point for the
-same reason) on :class:`RegretToSigmaRatio`. The mean and conditional variance come from
-:class:`~botorch_unknown_hypers.models.cached_predictive.CachedExactPredictive` on exact
-GPs (one Cholesky factor per pending set). On a finite pool the samples are exact joint draws over
-all pool points, and the conditioning on each chosen point is a rank-one downdate
-of the pool's posterior covariance.
+References:
+    Z. Ren, N. Li. TS-RSR: A provably efficient approach for batch Bayesian optimization.
+    arXiv:2403.04764, 2024.
 """
 
 from __future__ import annotations
@@ -136,7 +121,8 @@ class RegretToSigmaRatio(PendingConditionedAcquisition):
 
 @dataclass
 class TSRSRSlot:
-    r"""Diagnostics of one batch slot (note Sec. 4, "quantities an implementation should expose")."""
+    r"""Diagnostics of one batch slot: the sample maximum, its redraws, :math:`\Psi` at the chosen point,
+    :math:`\mu`, :math:`\sigma` and the conditioned :math:`\sigma` there."""
 
     f_star: float
     resamples: int
@@ -191,7 +177,7 @@ def gen_ts_rsr_batch_box(
         generator: CPU generator for all seeds (Sobol raw samples, sample paths).
         num_restarts, raw_samples: Multi-start settings of every optimisation.
         max_resamples: Cap on the App. C redraws per slot.
-        f_star_points: ``None`` (default, as the issue asks): each :math:`\tilde f^*` is the
+        f_star_points: ``None`` (default): each :math:`\tilde f^*` is the
             continuous maximum of a pathwise sample (batched L-BFGS-B). An integer ``N``:
             the authors' code instead, the maximum of an exact joint sample over ``N``
             uniform random points plus the posterior-mean maximiser (an ablation: on

@@ -40,19 +40,11 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.models.kernel_ridge import KernelRidge
 
 REDUCTIONS = ("select", "max", "weighted")
-
-
-def upper_confidence_bound(mean: Tensor, variance: Tensor, beta: float | Tensor) -> Tensor:
-    r"""The one UCB formula of the package: :math:`\mu + \beta\sigma`, :math:`\sigma = \sqrt{\max(v, 0)}`.
-
-    ``beta`` multiplies :math:`\sigma` directly (see the module docstring) and broadcasts
-    against ``mean`` and ``variance``; a negative ``beta`` gives the lower confidence bound.
-    """
-    return mean + beta * variance.clamp_min(0).sqrt()
 
 
 def candidate_ucb_at(model: CandidateModel, beta: Tensor, X: Tensor) -> Tensor:

@@ -1,15 +1,13 @@
 r"""Ax integration: any registered rule as a generation node of an Ax experiment.
 
 Ax (https://ax.dev) runs an experiment through a ``GenerationStrategy``, a graph of
-``GenerationNode``\ s that each propose trials until their transition criteria move the
-strategy on. :class:`PolicyGenerationNode` subclasses Ax's ``ExternalGenerationNode``,
-Ax's own extension point for candidate generators that are not Ax models, and runs
-any method of :mod:`botorch_unknown_hypers.policies.registry` (``lb-gp-ucb``,
-``he-gp-ucb``, ``mle-gp-ucb``, ...) on an experiment whose search space is a box of
-float range parameters. :func:`policy_generation_strategy` puts Ax's Sobol generator in
-front of it for the initial design, with Ax's ``MinTrials`` criteria for the
-hand-over, so Ax's ``Client`` drives it like any other strategy. Nothing of Ax is
-forked or patched.
+``GenerationNode``\ s. :class:`PolicyGenerationNode` subclasses Ax's
+``ExternalGenerationNode`` and runs any method of
+:mod:`botorch_unknown_hypers.policies.registry` (``lb-gp-ucb``, ``he-gp-ucb``,
+``mle-gp-ucb``, ...) on an experiment whose search space is a box of float range
+parameters. :func:`policy_generation_strategy` puts Ax's Sobol generator in front of it
+for the initial design, with Ax's ``MinTrials`` criteria for the hand-over, so Ax's
+``Client`` drives it like any other strategy. Nothing of Ax is forked or patched.
 
 Example:
     >>> from ax.api.client import Client
@@ -26,48 +24,15 @@ Example:
     ...     ((index, params),) = client.get_next_trials(max_trials=1).items()
     ...     client.complete_trial(index, raw_data={"loss": my_loss(params)})
 
-**Mapping.** Float ``RangeParameter``\ s become the columns of a
-:class:`~botorch_unknown_hypers.problems.base.BoxDomain` (log-scale ones in log space),
-``FixedParameter``\ s are added back to every proposal; integer, choice and derived
-parameters and parameter constraints raise ``UnsupportedError``. The objective must be
-a single metric without outcome constraints; every rule maximises, so a minimised
-objective (``"-loss"``) is negated before the rule sees it.
-
-**How the rule's state survives Ax's stateless regeneration.** Ax refits a node from the
-experiment before each generation, possibly in a new process (a ``Client`` loaded
-from JSON or a database). The node therefore keeps nothing between calls:
-
-1. the data :math:`D` are rebuilt from the experiment at every call: every completed
-   (or early-stopped) trial with a value of the objective metric, in trial order
-   (values rounded to 10 decimal places, as Ax's JSON store keeps them, so that a
-   reloaded experiment gives bit-identical data);
-2. the rule's memory (candidate set, play counts, recorded widths, prequential
-   residuals, eliminated set, its random generator) is the JSON of
-   ``policy.state_dict()`` taken right after ``suggest``; it is stored in the
-   generator run's ``gen_metadata["buh_policy_state"]``, which Ax's storage keeps
-   with the trial;
-3. the next call rebuilds the policy with
-   :func:`~botorch_unknown_hypers.policies.registry.make_policy`, loads the state of
-   this node's latest generator run, ``observe``\ s that trial's value if it has
-   completed (a failed or abandoned trial is dropped from the record), and
-   ``suggest``\ s from :math:`D`.
-
-The next candidate is thus a function of the experiment alone: a fresh process
-(:func:`load_client` of a snapshot written by :func:`save_client`, or a new ``Client``
-given the saved experiment and a new :func:`policy_generation_strategy`) proposes
-the same point as the uninterrupted run. (``Client.save_to_json_file`` cannot encode
-an external node with Ax's core registries; :func:`save_client` writes the same
-snapshot with :data:`ENCODER_REGISTRY`.) Trials of the initial design (and
-trials attached by hand) enter :math:`D` but no candidate's play record, as in
-:class:`~botorch_unknown_hypers.loop.AskTellOptimizer`. A replay of the history from
-a fresh policy would rebuild the same state too, but at the cost of every past
-acquisition optimisation at every call; the metadata makes a call cost one round.
-
-The rules are sequential (one point per round): the node proposes one arm per trial
-and, through Ax's ``MaxGenerationParallelism`` pausing criterion, waits until its
-latest trial is completed, failed or abandoned before proposing the next (Ax raises
-``MaxParallelismReachedException`` meanwhile). Rules may query a point twice (noisy
-evaluations), so the node does not deduplicate.
+Float range parameters become the columns of a
+:class:`~botorch_unknown_hypers.domains.BoxDomain` (log-scale ones in log space); every
+rule maximises, so a minimised objective is negated. The node keeps nothing between
+calls: it rebuilds the data from the experiment, and the rule's state (the JSON of
+``policy.state_dict()``) is stored in each generator run's
+``gen_metadata["buh_policy_state"]``, so a fresh process (:func:`load_client` of a
+snapshot written by :func:`save_client`) proposes the same point as the uninterrupted
+run. The rules are sequential: one trial is in flight at a time. The parameter mapping,
+the state round trip and the storage details are in ``docs/harness.md``.
 
 References:
     - Ax's ``ExternalGenerationNode`` (``ax.generation_strategy.external_generation_node``),
@@ -294,7 +259,7 @@ def policy_state(generator_run: GeneratorRun) -> dict[str, Any] | None:
 
 
 class PolicyGenerationNode(ExternalGenerationNode):
-    r"""An Ax generation node that runs a registered rule; see the module docstring.
+    r"""An Ax generation node that runs a registered rule (module docstring, ``docs/harness.md``).
 
     Args:
         method: A registered method name (``buh list``), e.g. ``"lb-gp-ucb"``, ``"he-gp-ucb"``.

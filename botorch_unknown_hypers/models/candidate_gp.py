@@ -1,46 +1,30 @@
 r"""One batched exact GP over K fixed hyperparameter candidates.
 
-Every rule in this package compares K candidate hyperparameter settings
-:math:`u_1, \dots, u_K` that share one data set
-:math:`D_n = \{(x_i, y_i)\}_{i=1}^n`. For each candidate the exact GP posterior
-(Rasmussen & Williams 2006, Eq. 2.25-2.26) is
+Every rule in this package compares K candidate hyperparameter settings :math:`u_1, \dots, u_K`
+that share one data set. For each candidate the exact posterior (Rasmussen & Williams, Eqs.
+2.25-2.26) is
 
 .. math::
 
-    \mu_u(x) = m_u(x) + k_u(x, X) (K_u + \sigma_u^2 I)^{-1} (y - m_u(X)), \\
+    \mu_u(x) = m_u(x) + k_u(x, X) (K_u + \sigma_u^2 I)^{-1} (y - m_u(X)), \qquad
     \sigma_u^2(x) = k_u(x, x) - k_u(x, X) (K_u + \sigma_u^2 I)^{-1} k_u(X, x).
 
-Rather than K models, :class:`CandidateGP` is **one** GPyTorch ``ExactGP`` with
-``batch_shape = (K,)``: the K kernel matrices are factorised in one batched
-Cholesky, and a posterior call evaluates all K candidates in one pass (one
-kernel launch per operation on CUDA instead of K). This is the design of
-BoTorch's fully Bayesian GPs, which load hyperparameter samples into a batched
-model; here the batch holds *candidates* (ladders of length scales, norms,
-kernels, or NUTS samples), and nothing is fitted.
+:class:`CandidateGP` is **one** GPyTorch ``ExactGP`` with ``batch_shape = (K,)``: the K kernel
+matrices are factorised in one batched Cholesky and a posterior call evaluates all K candidates
+(one kernel launch per operation on CUDA instead of K), the design of BoTorch's fully Bayesian
+GPs, with candidates instead of posterior samples. The candidate dimension sits at ``-3`` of
+every posterior, as BoTorch's ``MCMC_DIM``: :meth:`~CandidateGP.posterior` takes
+``batch_shape x q x d`` and returns ``batch_shape x K x q x 1``;
+:meth:`~CandidateModel.candidate_posterior` lets candidate ``k`` see its own points
+(``batch_shape x K x q x d``); :meth:`~CandidateGP.marginal_mean_variance` gives only the marginals
+in :math:`O(Kqn)` memory (the acquisitions' hot path); :meth:`~CandidateGP.select` returns one
+candidate as a plain BoTorch model. Input and outcome transforms behave as in ``SingleTaskGP``.
+Variances are exact (no LOVE): rules compare widths :math:`\beta_u\sigma_u(x)` across candidates.
+GPyTorch's predictive cache is used with Cholesky solves, so each model is factorised once and
+each call costs matrix products.
 
-Shapes. The candidate dimension sits at ``-3`` of every posterior, as BoTorch's
-``MCMC_DIM`` does:
-
-- :meth:`CandidateGP.posterior` takes ``batch_shape x q x d`` and returns a
-  posterior of shape ``batch_shape x K x q x 1``: every candidate sees the same
-  points.
-- :meth:`CandidateGP.candidate_posterior` takes ``batch_shape x K x q x d``
-  (or ``batch_shape x 1 x q x d``): candidate ``k`` sees ``X[..., k, :, :]``.
-- :meth:`CandidateGP.marginal_mean_variance` returns only the marginal means and
-  variances, ``batch_shape x K x q`` each, in ``O(K q n)`` memory; this is the
-  hot path of the acquisition functions.
-- :meth:`CandidateGP.select` returns a view on one candidate *without* the
-  candidate dimension, usable with any BoTorch acquisition function.
-
-Input and outcome transforms behave as in ``SingleTaskGP``: inputs are
-transformed in ``posterior``, outcomes are transformed once at construction and
-posteriors are untransformed.
-
-Variances are exact: the rules compare widths :math:`\beta_u \sigma_u(x)`
-across candidates, and LOVE's Lanczos approximation error would bias those
-comparisons. GPyTorch's predictive-covariance cache is used with Cholesky
-factorisations instead of Lanczos / CG (see ``_candidate_mvn``), so the training
-covariances are factorised once per model and each call costs matrix products.
+References:
+    C. E. Rasmussen, C. K. I. Williams. Gaussian Processes for Machine Learning. 2006.
 """
 
 from __future__ import annotations
@@ -171,6 +155,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         input_transform: InputTransform | None = None,
         outcome_transform: OutcomeTransform | None = None,
         squeeze_candidate_dim: bool = False,
+        check_data: bool = True,
     ) -> None:
         r"""
         Args:
@@ -182,12 +167,13 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             outcome_transform: Optional BoTorch outcome transform (e.g. ``Standardize(m=1)``).
             squeeze_candidate_dim: Drop the candidate dimension from posteriors;
                 only for ``K = 1`` (this is what :meth:`select` returns).
+            check_data: Check the data (:func:`~botorch_unknown_hypers.domains.check_training_data`);
+                ``False`` for callers that checked them at their own boundary (the rules do,
+                once per round).
         """
-        train_Y = check_training_data(train_X, train_Y)
+        train_Y = check_training_data(train_X, train_Y) if check_data else train_Y.reshape(-1, 1)
         if not isinstance(candidates, CandidateSpec):
-            raise ValueError(
-                f"candidates must implement CandidateSpec, got {type(candidates).__name__}."
-            )
+            raise ValueError(f"candidates must be a CandidateSpec, got {type(candidates).__name__}.")
         num = len(candidates)
         if num == 0:
             raise ValueError("candidates is empty: at least one candidate is needed.")
@@ -199,8 +185,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         if outcome_transform is not None:
             outcome_transform.train()
             train_Y, _ = outcome_transform(train_Y, X=transformed_X)
-        if candidates_device_dtype_mismatch(candidates, train_X):
-            candidates = candidates.to(device=train_X.device, dtype=train_X.dtype)
+        candidates = candidates.to(device=train_X.device, dtype=train_X.dtype)
         mean_module, covar_module, likelihood = candidates.build(dim=transformed_X.shape[-1])
         batch_shape = torch.Size([num])
         ExactGP.__init__(
@@ -407,9 +392,3 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             squeeze_candidate_dim=self._squeeze,
         )
         return new
-
-
-def candidates_device_dtype_mismatch(candidates: CandidateSpec, like: Tensor) -> bool:
-    r"""Whether a spec with tensors lives on another device / dtype than ``like``."""
-    ref = getattr(candidates, "lengthscale", None)
-    return ref is not None and (ref.dtype != like.dtype or ref.device != like.device)

@@ -31,13 +31,13 @@ from typing import Any
 import torch
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Standardize
-from gpytorch.constraints import GreaterThan, Positive
-from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.constraints import GreaterThan
+from gpytorch.kernels import ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.kernels import KERNELS
+from botorch_unknown_hypers.kernels import KERNELS, scale_kernel
 
 r"""Kernel name -> Matern smoothness :math:`\nu` (``None`` for RBF)."""
 
@@ -100,16 +100,10 @@ class SurrogateSpec:
         return f"{self.kernel}:" + ";".join(f"{v:.4g}" for v in self.lengthscale)
 
 
-def scaled_kernel_and_likelihood(nu: float | None, ard_dims: int | None) -> tuple[ScaleKernel, GaussianLikelihood]:
-    r"""``ScaleKernel(RBF or Matern-nu)`` with positive constraints and a Gaussian likelihood
-    (noise >= 1e-12), GPyTorch's default initial values; shared by the fixed and fitted GPs."""
-    base = (
-        RBFKernel(ard_num_dims=ard_dims, lengthscale_constraint=Positive())
-        if nu is None
-        else MaternKernel(nu=nu, ard_num_dims=ard_dims, lengthscale_constraint=Positive())
-    )
-    covar = ScaleKernel(base, outputscale_constraint=Positive())
-    return covar, GaussianLikelihood(noise_constraint=GreaterThan(1e-12))
+def scaled_kernel_and_likelihood(kernel: str, ard_dims: int | None) -> tuple[ScaleKernel, GaussianLikelihood]:
+    r"""``ScaleKernel(kernel)`` (:func:`~botorch_unknown_hypers.kernels.scale_kernel`) and a Gaussian
+    likelihood (noise >= 1e-12), GPyTorch's default initial values; shared by the fixed and fitted GPs."""
+    return scale_kernel(kernel, ard_dims), GaussianLikelihood(noise_constraint=GreaterThan(1e-12))
 
 
 def fixed_hyperparameter_gp(train_X: Tensor, train_Y: Tensor, spec: SurrogateSpec) -> SingleTaskGP:
@@ -131,7 +125,7 @@ def fixed_hyperparameter_gp(train_X: Tensor, train_Y: Tensor, spec: SurrogateSpe
     if len(spec.lengthscale) not in (1, d):
         raise ValueError(f"spec.lengthscale must have 1 or d = {d} entries, got {len(spec.lengthscale)}.")
     ard = d if len(spec.lengthscale) > 1 else None
-    covar, likelihood = scaled_kernel_and_likelihood(KERNELS[spec.kernel], ard)
+    covar, likelihood = scaled_kernel_and_likelihood(spec.kernel, ard)
     base = covar.base_kernel
     model = SingleTaskGP(
         train_X,

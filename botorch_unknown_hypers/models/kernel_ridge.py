@@ -1,53 +1,26 @@
 r"""Kernel ridge regression with a *known* kernel: the posterior of the misspecification paper.
 
-Bogunovic & Krause (NeurIPS 2021), Sec. 3.1, use the GP posterior with a fixed,
-known kernel :math:`k` (:math:`k(x, x) \le 1`), zero prior mean and a regulariser
-:math:`\lambda > 0` in place of the noise variance (Eqs. 8, 9, 11):
+Bogunovic & Krause (NeurIPS 2021), Sec. 3.1, use the GP posterior with a fixed, known kernel
+:math:`k` (:math:`k(x, x) \le 1`), zero prior mean and a regulariser :math:`\lambda > 0` in place of
+the noise variance (Eqs. 8, 9, 11):
 
 .. math::
 
     \mu^*_t(x) = k_t(x)^\top (K_t + \lambda I_t)^{-1} Y^*_t, \qquad
     \sigma^2_t(x) = k(x, x) - k_t(x)^\top (K_t + \lambda I_t)^{-1} k_t(x).
 
-Nothing is fitted: the kernel hyperparameters are given, outputs are used raw (no
-standardisation: :math:`\mu^*` must be the estimator of Eq. 11 for the
-enlarged confidence bounds of Lemma 2 to hold).
-
-:class:`KernelRidge` computes these in closed form with the numerically stable
-factorisation of Rasmussen & Williams (2006, Alg. 3.2 / Sec. 3.4.3),
-
-.. math::
-
-    B = I + \lambda^{-1} C^{1/2} K_U C^{1/2} = L L^\top,
-
-where :math:`U` are the *distinct* observed inputs, :math:`C = \mathrm{diag}(c)`
-their replicate counts and :math:`s` the per-input sums of observations. This
-collapsing of replicates is an exact identity (observing :math:`x` :math:`c`
-times with regulariser :math:`\lambda` is observing the mean once with
-:math:`\lambda / c`), and on finite pools, where bandit algorithms re-query the
-same points many times, it makes the cost depend on the number of distinct points
-rather than on :math:`t`. In this form
-
-.. math::
-
-    \mu^*_t(x) = \lambda^{-1} (C^{1/2} k_U(x))^\top B^{-1} C^{-1/2} s, \qquad
-    \sigma^2_t(x) = k(x, x) - \lambda^{-1} \lVert L^{-1} C^{1/2} k_U(x) \rVert^2,
-
-and the log-determinant :math:`2 \sum_i \ln L_{ii} = \ln\det(I_t + \lambda^{-1} K_t)
-= \sum_{s=1}^{t} \ln(1 + \lambda^{-1}\sigma^2_{s-1}(x_s))` is the sum that enters the
-confidence width :math:`\beta_t` (Eq. 13, variance form; twice the information
-gain of Eq. 29).
-
-:func:`known_kernel_gp` builds the same posterior as a BoTorch ``SingleTaskGP``
-(fixed hyperparameters, noise variance :math:`\lambda`, zero mean, no outcome
-transform), for use with any BoTorch acquisition function and ``optimize_acqf``
-on continuous boxes. :func:`greedy_information_gain` runs greedy maximisation of
-the information gain (uncertainty sampling) on a finite set, the estimate of
-:math:`\gamma_T` of the paper's footnote 4.
+Nothing is fitted and outputs are raw (:math:`\mu^*` must be Eq. 11's estimator for Lemma 2's
+enlarged bounds). :class:`KernelRidge` computes these in closed form with the stable factorisation
+of Rasmussen & Williams (Alg. 3.2), :math:`B = I + \lambda^{-1} C^{1/2} K_U C^{1/2} = L L^\top` over the
+*distinct* inputs :math:`U` with replicate counts :math:`C` (observing :math:`x` :math:`c` times with
+:math:`\lambda` is observing the mean once with :math:`\lambda / c`, an exact identity that makes the
+cost depend on the distinct points on pools). Its log-determinant
+:math:`2\sum_i \ln L_{ii} = \sum_{s \le t} \ln(1 + \lambda^{-1}\sigma^2_{s-1}(x_s))` enters the width of
+Eq. 13. :func:`known_kernel_gp` builds the same posterior as a BoTorch ``SingleTaskGP``;
+:func:`greedy_information_gain` estimates :math:`\gamma_T` by uncertainty sampling (footnote 4).
 
 References:
-    I. Bogunovic, A. Krause. Misspecified Gaussian Process Bandit Optimization.
-    NeurIPS 2021.
+    I. Bogunovic, A. Krause. Misspecified Gaussian Process Bandit Optimization. NeurIPS 2021.
     C. E. Rasmussen, C. K. I. Williams. Gaussian Processes for Machine Learning. 2006.
 """
 
@@ -61,13 +34,13 @@ import torch
 from botorch.exceptions.warnings import InputDataWarning
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize
-from gpytorch.constraints import GreaterThan, Positive
-from gpytorch.kernels import Kernel, MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.constraints import GreaterThan
+from gpytorch.kernels import Kernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.kernels import KERNELS
+from botorch_unknown_hypers.kernels import KERNELS, scale_kernel
 
 
 def make_known_kernel(
@@ -104,14 +77,7 @@ def make_known_kernel(
         raise ValueError(f"lengthscale must have 1 or d = {dim} entries, got {len(values)}.")
     if isinstance(outputscale, bool) or not isinstance(outputscale, (int, float)) or not 0 < outputscale <= 1:
         raise ValueError(f"outputscale must lie in (0, 1] (the paper assumes k(x, x) <= 1), got {outputscale!r}.")
-    nu = KERNELS[kernel]
-    ard = len(values) if len(values) > 1 else None
-    base = (
-        RBFKernel(ard_num_dims=ard, lengthscale_constraint=Positive())
-        if nu is None
-        else MaternKernel(nu=nu, ard_num_dims=ard, lengthscale_constraint=Positive())
-    )
-    module = ScaleKernel(base, outputscale_constraint=Positive()).to(device=device, dtype=dtype)
+    module = scale_kernel(kernel, len(values) if len(values) > 1 else None).to(device=device, dtype=dtype)
     module.base_kernel.lengthscale = torch.tensor(values, dtype=dtype, device=device).reshape(1, -1)
     module.outputscale = torch.tensor(float(outputscale), dtype=dtype, device=device)
     module.requires_grad_(False)

@@ -1,122 +1,40 @@
-r"""Finite-arm GPs under K candidate priors: the model behind PE-GP-TS and HP-GP-TS.
+r"""Finite-arm GPs under K candidate priors: the model behind PE-GP-TS and HP-GP-TS on a pool.
 
-Sandberg & Haghir Chehreghani (arXiv:2502.01226 v1) select among a finite set
-:math:`\mathcal{P}` of GP priors on a finite arm set :math:`\mathcal{X}`
-(:math:`|\mathcal{X}| = N`, :math:`|\mathcal{P}| = K`). Prior :math:`p` is a
-mean vector :math:`m_p \in \mathbb{R}^N` and a covariance matrix
-:math:`C_p \in \mathbb{R}^{N \times N}` over the arms; on the synthetic tasks
-they come from kernels, on the real-data tasks they are empirical moments with
-no kernel at all. Observations are :math:`y_t = f(x_t) + \varepsilon_t`,
-:math:`\varepsilon_t \sim \mathcal{N}(0, \sigma^2)` with known :math:`\sigma^2`,
-and **every** prior is conditioned on **all** observations, whichever prior the
-rule selected (implementer's note, gotcha 1). This module holds
-
-- :class:`TabularPriors`, the K priors as tensors (``K x N`` means,
-  ``K x N x N`` covariances), with builders for the paper's three synthetic
-  prior sets (:func:`kernel_task_priors`, :func:`lengthscale_task_priors`,
-  :func:`hill_task_priors`) and the paper's kernel formulas (:func:`paper_rbf`,
-  :func:`paper_matern`, :func:`paper_periodic`, :func:`paper_linear`,
-  :func:`paper_rq`), whose conventions differ from GPyTorch's;
-- :class:`TabularPriorGP`, the exact posteriors of all K priors, batched over
-  K, with the three quantities the rules need: posterior means and variances
-  at every arm (Alg. 1 lines 7-8), one-step predictive likelihoods (Alg. 2,
-  line 6) and joint posterior samples over all arms (Alg. 1 line 3,
-  Alg. 2 line 3).
-
-Posterior (paper Eqs. 1-2). For observed arm indices
-:math:`S = (s_1, \dots, s_n)` (repeats allowed) and targets :math:`y`, let
+Prior :math:`p` of a :class:`~botorch_unknown_hypers.models.tabular_priors.TabularPriors` set is a
+mean vector :math:`m_p` and a covariance :math:`C_p` over the N arms; **every** prior is conditioned
+on **all** observations, whichever prior a rule selected. For observed arms :math:`S` and targets
+:math:`y`, with :math:`L_p L_p^\top = C_p[S, S] + \sigma^2 I`, :math:`A_p = L_p^{-1} C_p[S, :]` and
+:math:`w_p = L_p^{-1}(y - m_p[S])`,
 
 .. math::
 
-    L_p L_p^\top = C_p[S, S] + \sigma^2 I, \qquad
-    A_p = L_p^{-1} C_p[S, :] \ (n \times N), \qquad
-    w_p = L_p^{-1} (y - m_p[S]) \ (n).
+    \mu_p = m_p + A_p^\top w_p, \qquad \sigma_p^2(x) = C_p[x, x] - \lVert A_p[:, x] \rVert^2.
 
-Then
+:class:`TabularPriorGP` keeps this state for all K priors in one batch and offers what the rules
+need: :meth:`~TabularPriorGP.condition` adds one observation by appending a row to the growing
+Cholesky (:math:`O(K(n^2 + nN))`, no refactorisation and no jitter: the new pivot is the predictive
+variance :math:`\sigma_p^2(j) + \sigma^2 \ge \sigma^2`); :meth:`~TabularPriorGP.predictive_log_likelihood`
+gives the one-step predictive of Alg. 2 line 6 (their sum is the log evidence, by the chain rule);
+:meth:`~TabularPriorGP.sample` draws joint posterior samples over all arms by pathwise (Matheron)
+conditioning, :math:`\tilde f_p = f_p + A_p^\top L_p^{-1}(y - f_p[S] - \varepsilon')` with
+:math:`f_p = m_p + F_p z` and :math:`F_p` from one eigendecomposition of :math:`C_p` (eigenvalues
+below the numerical-rank cutoff set to 0, so rank-deficient priors need no jitter). It is also a
+BoTorch ``Model`` (:meth:`~TabularPriorGP.posterior`) and offers the point-based interface shared
+with :class:`~botorch_unknown_hypers.models.box_priors.BoxPriors` (``condition_at``, ...).
 
-.. math::
-
-    \mu_p = m_p + A_p^\top w_p, \qquad
-    \Sigma_p = C_p - A_p^\top A_p, \qquad
-    \sigma_p^2(x) = C_p[x, x] - \lVert A_p[:, x] \rVert^2.
-
-Incremental conditioning. Adding :math:`(j, y_{n+1})` appends one row to
-:math:`L_p`, :math:`A_p` and :math:`w_p`:
-
-.. math::
-
-    l = A_p[:, j], \quad
-    d = \sqrt{\sigma_p^2(j) + \sigma^2}, \quad
-    a = (C_p[j, :] - l^\top A_p) / d, \quad
-    \omega = (y_{n+1} - \mu_p(j)) / d,
-
-and :math:`\mu_p \leftarrow \mu_p + \omega a`,
-:math:`\sigma_p^2 \leftarrow \sigma_p^2 - a^2`: :math:`O(K (n^2 + n N))` per
-observation for all K priors (one batched call, no loop over priors), against
-:math:`O(K (n^3 + n^2 N))` to refactorise. The new pivot
-:math:`d^2 = \sigma_p^2(j) + \sigma^2 \ge \sigma^2 > 0` is the predictive
-variance, so the update never fails and needs **no jitter**, even for the
-rank-one linear kernel or a rank-deficient empirical covariance. We keep this
-growing Cholesky rather than rank-one downdates of the ``K x N x N``
-posterior covariance: that costs :math:`O(K N^2)` per step and ``K N^2``
-memory, and repeated downdates lose positive semi-definiteness to
-cancellation. :math:`A_p` is also exactly what the pathwise update below needs.
-
-Evidence chain rule (HP-GP-TS hyperposterior, Alg. 2 line 6). Since
-:math:`\omega_t = (y_t - \mu_{t,p}(x_t)) / d_t` with
-:math:`d_t^2 = \sigma_{t,p}^2(x_t) + \sigma^2`,
-
-.. math::
-
-    \log \mathcal{N}(y_{1:n}; m_p[S], C_p[S, S] + \sigma^2 I)
-    = \sum_{t=1}^n \log \mathcal{N}\big(y_t; \mu_{t,p}(x_t), \sigma_{t,p}^2(x_t) + \sigma^2\big)
-    = -\tfrac12 \lVert w_p \rVert^2 - \textstyle\sum_t \log (L_p)_{tt} - \tfrac n2 \log 2\pi,
-
-where :math:`\mu_{t,p}, \sigma_{t,p}` condition on the first :math:`t - 1`
-observations. :meth:`TabularPriorGP.predictive_log_likelihood` gives one term
-(taken *before* conditioning); :meth:`TabularPriorGP.log_evidence` gives the
-left-hand side by a fresh Cholesky, as a cross-check.
-
-Pathwise (Matheron) sampling (implementer's note, gotcha 6). A joint posterior
-sample over all N arms is
-
-.. math::
-
-    \tilde f_p = f_p + C_p[:, S] (C_p[S, S] + \sigma^2 I)^{-1} (y - f_p[S] - \varepsilon'),
-    \quad f_p = m_p + F_p z, \quad z \sim \mathcal{N}(0, I_N),
-    \quad \varepsilon' \sim \mathcal{N}(0, \sigma^2 I_n),
-
-where, since :math:`C_p[:, S] = A_p^\top L_p^\top`, the update is
-:math:`C_p[:, S] (C_p[S, S] + \sigma^2 I)^{-1} v = A_p^\top (L_p^{-1} v)`: one
-triangular solve and one product with the cached :math:`A_p`. The prior factor
-:math:`F_p = V_p \operatorname{diag}(\lambda_p^+)^{1/2}` comes from one
-symmetric eigendecomposition :math:`C_p = V_p \operatorname{diag}(\lambda_p) V_p^\top`
-per prior, computed once (in float64) and cached, where :math:`\lambda_p^+`
-sets the eigenvalues below the numerical-rank cutoff
-:math:`N \epsilon \max_i |\lambda_{p,i}|` (the negative ones included) to 0.
-SE with :math:`\ell = 4`, the rank-one linear kernel, the periodic kernel and
-the empirical covariances are numerically singular, so a Cholesky would need
-jitter, which inflates the sample covariance, while the cutoff changes
-:math:`C_p` by less than the eigensolver's own rounding error (and keeps the
-linear prior's samples exactly straight lines). A sample then costs
-:math:`O(N^2 + n^2 + n N)` per prior, against :math:`O(N^3)` to factorise the
-posterior covariance :math:`\Sigma_p` afresh every round.
-
-What is reconstructed. The paper gives the kernels' formulas and the priors'
-hyperparameters (Sec. 6.1) but not the hill means (a figure only): see
-:func:`hill_means` for our hill shape, height and which hills are doubled.
+Derivations and costs: ``docs/prior-selection.md``.
 
 References:
-
-.. [Sandberg2025]
-    J. Sandberg, M. Haghir Chehreghani. Efficient Prior Selection in Gaussian
-    Process Bandits with Thompson Sampling. arXiv:2502.01226 v1, 2025.
+    J. Sandberg, M. Haghir Chehreghani. Efficient Prior Selection in Gaussian Process Bandits
+    with Thompson Sampling. arXiv:2502.01226 v1, 2025.
+    J. Wilson, V. Borovitskiy, A. Terenin, P. Mostowsky, M. Deisenroth. Efficiently Sampling
+    Functions from Gaussian Process Posteriors. ICML 2020.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,494 +47,8 @@ from linear_operator import to_linear_operator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-KernelFunction = Callable[[Tensor, Tensor], Tensor]
-r"""A kernel as a plain function: ``(N x d, M x d) -> N x M``."""
 
-MeanFunction = Callable[[Tensor], Tensor]
-r"""A prior mean as a plain function: ``N x d -> N``."""
-
-PAPER_NUM_ARMS = 500
-PAPER_ARM_RANGE = (0.0, 20.0)
-PAPER_NOISE = 0.25**2
-r"""The synthetic tasks' noise variance :math:`\sigma^2 = 0.25^2` (Sec. 6.1)."""
-
-
-def _symmetry_tolerance(dtype: torch.dtype) -> float:
-    r"""Relative asymmetry accepted in a covariance (``sqrt(eps)``: 1.5e-8 float64, 3.5e-4 float32)."""
-    return math.sqrt(torch.finfo(dtype).eps)
-
-
-def _as_index_tensor(indices: Tensor | Sequence[int], size: int, name: str, device: torch.device) -> Tensor:
-    r"""A non-empty 1-d ``LongTensor`` of indices in ``[0, size)``; ValueError naming ``name`` otherwise."""
-    idx = torch.as_tensor(indices, dtype=torch.long, device=device)
-    if idx.ndim != 1 or idx.numel() == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d list of indices, got shape {tuple(idx.shape)}.")
-    if (idx < 0).any() or (idx >= size).any():
-        raise ValueError(f"{name} must lie in [0, {size - 1}], got {idx.tolist()}.")
-    return idx
-
-
-# --------------------------------------------------------------------------- priors
-
-
-@dataclass(frozen=True)
-class TabularPriors:
-    r"""K Gaussian priors over N arms: ``K x N`` means and ``K x N x N`` covariances.
-
-    This is the paper's :math:`\{(\mu_{1,p}, k_{1,p})\}_{p \in \mathcal{P}}`
-    restricted to the arm set, which is all a finite-arm rule ever uses; kernel
-    priors are evaluated on the arms once (:meth:`from_kernels`), and empirical
-    priors (Intel, PeMS) are given directly.
-
-    Args:
-        arms: ``N x d`` arm coordinates (used only to map BoTorch inputs to arms).
-        means: ``K x N`` prior means :math:`m_p`.
-        covariances: ``K x N x N`` prior covariances :math:`C_p`, symmetric up to
-            a relative tolerance ``sqrt(eps)`` (then symmetrised exactly), with a
-            non-negative diagonal. Positive semi-definiteness is not checked
-            (it would cost ``O(K N^3)``); :class:`TabularPriorGP` clips negative
-            eigenvalues when sampling.
-        noise: The known observation noise variance :math:`\sigma^2 > 0`, shared
-            by all priors.
-        names: Optional ``K`` labels.
-
-    Example:
-        >>> arms = torch.linspace(0, 20, 500, dtype=torch.float64).unsqueeze(-1)
-        >>> priors = TabularPriors.from_kernels(
-        ...     arms, [paper_rbf(1.0), paper_matern(2.5, 1.0)], noise=0.25**2, names=["se", "m52"]
-        ... )
-        >>> len(priors), priors.covariances.shape
-        (2, torch.Size([2, 500, 500]))
-    """
-
-    arms: Tensor
-    means: Tensor
-    covariances: Tensor
-    noise: float
-    names: list[str] | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("arms", "means", "covariances"):
-            value = getattr(self, name)
-            if not isinstance(value, Tensor):
-                raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}.")
-            if not value.is_floating_point():
-                raise ValueError(f"{name} must be a floating-point tensor, got {value.dtype}.")
-        arms, means, cov = self.arms, self.means, self.covariances
-        if arms.ndim != 2 or arms.shape[0] == 0:
-            raise ValueError(
-                f"arms must be N x d with N >= 1 (use arms.unsqueeze(-1) for 1-d arms), "
-                f"got shape {tuple(arms.shape)}."
-            )
-        num_arms = arms.shape[0]
-        if means.ndim != 2 or means.shape[0] == 0 or means.shape[1] != num_arms:
-            raise ValueError(f"means must be K x N with N = {num_arms}, got shape {tuple(means.shape)}.")
-        num_priors = means.shape[0]
-        if cov.shape != (num_priors, num_arms, num_arms):
-            raise ValueError(
-                f"covariances must be K x N x N = ({num_priors}, {num_arms}, {num_arms}), "
-                f"got shape {tuple(cov.shape)}."
-            )
-        for name in ("arms", "means", "covariances"):
-            value = getattr(self, name)
-            if value.dtype != means.dtype or value.device != means.device:
-                raise ValueError(
-                    f"{name} must share dtype and device with means ({means.dtype}, {means.device}), "
-                    f"got ({value.dtype}, {value.device})."
-                )
-            if not torch.isfinite(value).all():
-                raise ValueError(f"{name} contains NaN or inf.")
-        scale = max(1.0, float(cov.abs().max()))
-        asymmetry = float((cov - cov.transpose(-1, -2)).abs().max())
-        if asymmetry > _symmetry_tolerance(cov.dtype) * scale:
-            raise ValueError(
-                f"covariances must be symmetric: max |C - C^T| = {asymmetry:.3g} "
-                f"exceeds {_symmetry_tolerance(cov.dtype) * scale:.3g}."
-            )
-        if (cov.diagonal(dim1=-2, dim2=-1) < -_symmetry_tolerance(cov.dtype) * scale).any():
-            raise ValueError("covariances must have a non-negative diagonal.")
-        # Exact symmetry, so that eigh / Cholesky see one well-defined matrix.
-        object.__setattr__(self, "covariances", 0.5 * (cov + cov.transpose(-1, -2)))
-        noise = float(self.noise)
-        if not math.isfinite(noise) or noise <= 0:
-            raise ValueError(f"noise must be a finite, strictly positive variance, got {self.noise}.")
-        object.__setattr__(self, "noise", noise)
-        if self.names is not None:
-            names = list(self.names)
-            if len(names) != num_priors or not all(isinstance(n, str) for n in names):
-                raise ValueError(f"names must be None or a list of {num_priors} strings, got {self.names!r}.")
-            object.__setattr__(self, "names", names)
-
-    # ----------------------------------------------------------------- basics
-    def __len__(self) -> int:
-        return self.means.shape[0]
-
-    @property
-    def num_arms(self) -> int:
-        r"""The number of arms N."""
-        return self.arms.shape[0]
-
-    def labels(self) -> list[str]:
-        r"""Text label per prior: ``names``, or ``p0, p1, ...``."""
-        return list(self.names) if self.names is not None else [f"p{k}" for k in range(len(self))]
-
-    def subset(self, indices: Tensor | Sequence[int]) -> TabularPriors:
-        r"""The priors at ``indices`` (in that order), on the same arms and noise."""
-        idx = _as_index_tensor(indices, len(self), "indices", self.means.device)
-        return TabularPriors(
-            arms=self.arms,
-            means=self.means[idx],
-            covariances=self.covariances[idx],
-            noise=self.noise,
-            names=None if self.names is None else [self.names[i] for i in idx.tolist()],
-        )
-
-    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> TabularPriors:
-        r"""A copy on ``device`` with floating-point ``dtype``."""
-        return TabularPriors(
-            arms=self.arms.to(device=device, dtype=dtype),
-            means=self.means.to(device=device, dtype=dtype),
-            covariances=self.covariances.to(device=device, dtype=dtype),
-            noise=self.noise,
-            names=self.names,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        r"""JSON-safe representation (nested lists of floats)."""
-        return {
-            "type": "tabular",
-            "arms": self.arms.tolist(),
-            "means": self.means.tolist(),
-            "covariances": self.covariances.tolist(),
-            "noise": self.noise,
-            "names": None if self.names is None else list(self.names),
-        }
-
-    @classmethod
-    def from_dict(
-        cls,
-        state: dict[str, Any],
-        dtype: torch.dtype = torch.float64,
-        device: torch.device | str | None = None,
-    ) -> TabularPriors:
-        r"""Inverse of :meth:`to_dict`; raises ``ValueError`` on a malformed dict."""
-        if not isinstance(state, dict) or state.get("type") != "tabular":
-            raise ValueError("state is not a TabularPriors dict (missing type='tabular').")
-        try:
-            tensors = {
-                key: torch.tensor(state[key], dtype=dtype, device=device)
-                for key in ("arms", "means", "covariances")
-            }
-            noise = state["noise"]
-        except KeyError as e:
-            raise ValueError(f"state is missing the key {e.args[0]!r}.") from None
-        return cls(noise=noise, names=state.get("names"), **tensors)
-
-    @classmethod
-    def from_kernels(
-        cls,
-        arms: Tensor,
-        kernels: Sequence[KernelFunction],
-        means: Sequence[MeanFunction] | None = None,
-        noise: float = PAPER_NOISE,
-        names: list[str] | None = None,
-    ) -> TabularPriors:
-        r"""Evaluate K kernel (and mean) functions on the arms.
-
-        Args:
-            arms: ``N x d`` arm coordinates.
-            kernels: K functions ``(N x d, M x d) -> N x M``, e.g. :func:`paper_rbf`.
-            means: K functions ``N x d -> N``; ``None`` is the zero mean for all.
-            noise: Observation noise variance :math:`\sigma^2`.
-            names: Optional K labels.
-        """
-        if not isinstance(arms, Tensor) or arms.ndim != 2:
-            raise ValueError(f"arms must be an N x d tensor, got {getattr(arms, 'shape', type(arms))}.")
-        kernels = list(kernels)
-        if len(kernels) == 0:
-            raise ValueError("kernels is empty: at least one prior is needed.")
-        if means is not None and len(means) != len(kernels):
-            raise ValueError(f"means must have one function per kernel ({len(kernels)}), got {len(means)}.")
-        # One evaluation per prior at construction: the priors are arbitrary callables.
-        covariances = torch.stack([kernel(arms, arms) for kernel in kernels])
-        if means is None:
-            mean_values = torch.zeros(len(kernels), arms.shape[0], dtype=arms.dtype, device=arms.device)
-        else:
-            mean_values = torch.stack([mean(arms).reshape(arms.shape[0]) for mean in means])
-        return cls(arms=arms, means=mean_values, covariances=covariances, noise=noise, names=names)
-
-
-# --------------------------------------------------------------------------- kernels
-
-
-def _check_positive(**values: float) -> None:
-    for name, value in values.items():
-        if not (math.isfinite(float(value)) and float(value) > 0):
-            raise ValueError(f"{name} must be finite and strictly positive, got {value}.")
-
-
-def _squared_distance(X1: Tensor, X2: Tensor) -> Tensor:
-    r"""``||x - x'||^2`` for ``... x N x d`` and ``... x M x d`` -> ``... x N x M`` (exact, no expansion trick)."""
-    return (X1.unsqueeze(-2) - X2.unsqueeze(-3)).square().sum(-1)
-
-
-def paper_rbf(lengthscale: float) -> KernelFunction:
-    r"""The paper's squared-exponential kernel (Sec. 2): **no factor 1/2**.
-
-    .. math::
-
-        k(x, x') = \exp\big(-\lVert x - x' \rVert^2 / \ell^2\big).
-
-    GPyTorch's ``RBFKernel`` is :math:`\exp(-r^2 / (2 \ell_g^2))`, so the paper's
-    :math:`\ell` is GPyTorch's :math:`\ell_g = \ell / \sqrt 2`.
-
-    Returns:
-        A function ``(N x d, M x d) -> N x M``.
-    """
-    _check_positive(lengthscale=lengthscale)
-
-    def kernel(X1: Tensor, X2: Tensor) -> Tensor:
-        return torch.exp(-_squared_distance(X1, X2) / lengthscale**2)
-
-    return kernel
-
-
-def paper_matern(nu: float, lengthscale: float) -> KernelFunction:
-    r"""The Matérn kernel (Sec. 2) in closed form for :math:`\nu \in \{1/2, 3/2, 5/2\}`.
-
-    .. math::
-
-        k_{3/2}(r) = (1 + \sqrt3 r / \ell) e^{-\sqrt3 r / \ell}, \qquad
-        k_{5/2}(r) = (1 + \sqrt5 r / \ell + 5 r^2 / (3 \ell^2)) e^{-\sqrt5 r / \ell},
-
-    and :math:`k_{1/2}(r) = e^{-r/\ell}`, with :math:`r = \lVert x - x' \rVert`:
-    the paper's general form :math:`\frac{2^{1-\nu}}{\Gamma(\nu)} (\sqrt{2\nu} r/\ell)^\nu
-    K_\nu(\sqrt{2\nu} r/\ell)`. This one agrees with GPyTorch's ``MaternKernel``.
-
-    Returns:
-        A function ``(N x d, M x d) -> N x M``.
-    """
-    _check_positive(lengthscale=lengthscale)
-    if nu not in (0.5, 1.5, 2.5):
-        raise ValueError(f"nu must be 0.5, 1.5 or 2.5 (closed forms only), got {nu}.")
-
-    def kernel(X1: Tensor, X2: Tensor) -> Tensor:
-        scaled = _squared_distance(X1, X2).sqrt() * (math.sqrt(2 * nu) / lengthscale)
-        if nu == 0.5:
-            return torch.exp(-scaled)
-        if nu == 1.5:
-            return (1 + scaled) * torch.exp(-scaled)
-        return (1 + scaled + scaled.square() / 3) * torch.exp(-scaled)
-
-    return kernel
-
-
-def paper_periodic(period: float, lengthscale: float) -> KernelFunction:
-    r"""The paper's periodic kernel (Sec. 2): factor 1/2, :math:`\ell` **not** squared.
-
-    .. math::
-
-        k(x, x') = \exp\Big(-\tfrac12 \sum_{i=1}^d \sin^2\big(\pi (x_i - x'_i) / \rho\big) / \ell\Big).
-
-    Its minimum is :math:`e^{-d/(2\ell)}` (:math:`e^{-1/2} \approx 0.61` for
-    :math:`d = \ell = 1`). GPyTorch's ``PeriodicKernel`` is
-    :math:`\exp(-2 \sum_i \sin^2(\pi (x_i - x'_i)/\rho) / \lambda)`, so the paper's
-    :math:`\ell` is GPyTorch's :math:`\lambda = 4 \ell`.
-
-    Returns:
-        A function ``(N x d, M x d) -> N x M``.
-    """
-    _check_positive(period=period, lengthscale=lengthscale)
-
-    def kernel(X1: Tensor, X2: Tensor) -> Tensor:
-        diff = X1.unsqueeze(-2) - X2.unsqueeze(-3)
-        return torch.exp(-0.5 * torch.sin(math.pi * diff / period).square().sum(-1) / lengthscale)
-
-    return kernel
-
-
-def paper_linear(variance: float) -> KernelFunction:
-    r"""The paper's linear kernel :math:`k(x, x') = v\, x^\top x'` (the printed "/ν" is a typo).
-
-    With :math:`v = 0.05^2` on :math:`[0, 20]` it peaks at exactly 1 at
-    :math:`x = x' = 20`; in :math:`d = 1` its Gram matrix has rank one and samples
-    are lines through the origin. GPyTorch's ``LinearKernel`` has the same form.
-
-    Returns:
-        A function ``(N x d, M x d) -> N x M``.
-    """
-    _check_positive(variance=variance)
-
-    def kernel(X1: Tensor, X2: Tensor) -> Tensor:
-        return variance * X1 @ X2.transpose(-1, -2)
-
-    return kernel
-
-
-def paper_rq(alpha: float, lengthscale: float) -> KernelFunction:
-    r"""The rational quadratic kernel (Sec. 2), as in GPyTorch's ``RQKernel``.
-
-    .. math::
-
-        k(x, x') = \big(1 + \lVert x - x' \rVert^2 / (2 \alpha \ell^2)\big)^{-\alpha}.
-
-    Returns:
-        A function ``(N x d, M x d) -> N x M``.
-    """
-    _check_positive(alpha=alpha, lengthscale=lengthscale)
-
-    def kernel(X1: Tensor, X2: Tensor) -> Tensor:
-        return (1 + _squared_distance(X1, X2) / (2 * alpha * lengthscale**2)).pow(-alpha)
-
-    return kernel
-
-
-# --------------------------------------------------------------------------- synthetic tasks
-
-
-def paper_arms(
-    num_arms: int = PAPER_NUM_ARMS,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str | None = None,
-) -> Tensor:
-    r"""The synthetic tasks' arms: ``num_arms`` equidistant points of :math:`[0, 20]`, ``N x 1``."""
-    low, high = PAPER_ARM_RANGE
-    return torch.linspace(low, high, num_arms, dtype=dtype, device=device).unsqueeze(-1)
-
-
-KERNEL_TASK_NAMES = ["se", "matern52", "matern32", "periodic", "linear", "rq"]
-
-
-def kernel_task_priors(
-    noise: float = PAPER_NOISE,
-    num_arms: int = PAPER_NUM_ARMS,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str | None = None,
-) -> TabularPriors:
-    r"""The "kernel" experiment's six priors (Sec. 6.1), zero mean, length scale 1.
-
-    SE, Matérn-5/2, Matérn-3/2, periodic (:math:`\rho = 5`), linear
-    (:math:`v = 0.05^2`) and rational quadratic (:math:`\alpha = 0.5`), in the
-    paper's conventions (:func:`paper_rbf` etc.); all satisfy
-    :math:`k(x, x') \le 1` on :math:`[0, 20]`.
-    """
-    kernels = [
-        paper_rbf(1.0),
-        paper_matern(2.5, 1.0),
-        paper_matern(1.5, 1.0),
-        paper_periodic(5.0, 1.0),
-        paper_linear(0.05**2),
-        paper_rq(0.5, 1.0),
-    ]
-    arms = paper_arms(num_arms, dtype=dtype, device=device)
-    return TabularPriors.from_kernels(arms, kernels, noise=noise, names=list(KERNEL_TASK_NAMES))
-
-
-LENGTHSCALE_TASK_LENGTHSCALES = (4.0, 2.0, 1.0, 0.5)
-
-
-def lengthscale_task_priors(
-    noise: float = PAPER_NOISE,
-    num_arms: int = PAPER_NUM_ARMS,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str | None = None,
-) -> TabularPriors:
-    r"""The "lengthscale" experiment's four priors: zero-mean SE, :math:`\ell \in \{4, 2, 1, 1/2\}`.
-
-    The length scales are the paper's (:math:`\exp(-r^2/\ell^2)`, :func:`paper_rbf`);
-    in GPyTorch's convention they are :math:`\ell / \sqrt 2`.
-    """
-    arms = paper_arms(num_arms, dtype=dtype, device=device)
-    return TabularPriors.from_kernels(
-        arms,
-        [paper_rbf(ls) for ls in LENGTHSCALE_TASK_LENGTHSCALES],
-        noise=noise,
-        names=[f"se_l{ls:g}" for ls in LENGTHSCALE_TASK_LENGTHSCALES],
-    )
-
-
-NUM_HILLS = 10
-HILL_HEIGHT = 1.0
-TALL_HILLS = (2, 4, 6, 8)
-r"""Which hill (1-based, hill :math:`j` on :math:`[j - 1, j]`) is doubled in means 1-4 (our choice)."""
-
-
-def hill_means(
-    arms: Tensor,
-    hill_height: float = HILL_HEIGHT,
-    tall_hills: Sequence[int] = TALL_HILLS,
-) -> Tensor:
-    r"""The "hill" experiment's prior means, **reconstructed** (the paper shows Fig. 3 only).
-
-    Hill :math:`j = 1, \dots, 10` is a raised-cosine bump of height :math:`h` on
-    the unit interval :math:`[j - 1, j]`,
-
-    .. math::
-
-        b_j(x) = h \sin^2\big(\pi (x - j + 1)\big)\ \text{on}\ [j - 1, j], \quad 0\ \text{elsewhere},
-
-    so mean 0, :math:`\sum_j b_j`, is ten touching hills of height :math:`h`
-    across :math:`[0, 10]` (continuously differentiable) and **exactly** zero on
-    :math:`(10, 20]`. Mean :math:`i \ge 1` adds :math:`b_{j_i}` once more: hill
-    :math:`j_i` = ``tall_hills[i - 1]`` has height :math:`2h` and every other
-    point is unchanged.
-
-    Our choices: compactly supported bumps (a Gaussian bump would leak onto
-    :math:`(10, 20]` and onto its neighbours), :math:`h = 1` (the SE prior's
-    standard deviation, so a doubled hill is visible but not obvious in one
-    draw), and doubled hills 2, 4, 6, 8, spread over :math:`[0, 10]`.
-
-    Args:
-        arms: ``N x 1`` arm coordinates.
-        hill_height: Height :math:`h` of a small hill.
-        tall_hills: The 1-based hills doubled in means 1, 2, ...
-
-    Returns:
-        ``(1 + len(tall_hills)) x N`` means.
-    """
-    if arms.ndim != 2 or arms.shape[-1] != 1:
-        raise ValueError(f"arms must be N x 1, got shape {tuple(arms.shape)}.")
-    _check_positive(hill_height=hill_height)
-    tall = list(tall_hills)
-    if any(not (1 <= int(j) <= NUM_HILLS) for j in tall):
-        raise ValueError(f"tall_hills must lie in [1, {NUM_HILLS}], got {tall}.")
-    x = arms[:, 0]
-    starts = torch.arange(NUM_HILLS, dtype=arms.dtype, device=arms.device)  # hill j starts at j - 1
-    offset = x.unsqueeze(-1) - starts  # N x 10
-    inside = (offset >= 0) & (offset <= 1)
-    bumps = torch.where(inside, hill_height * torch.sin(math.pi * offset).square(), torch.zeros_like(offset))
-    heights = torch.ones(1 + len(tall), NUM_HILLS, dtype=arms.dtype, device=arms.device)
-    for row, hill in enumerate(tall, start=1):
-        heights[row, int(hill) - 1] = 2.0
-    return heights @ bumps.transpose(0, 1)
-
-
-def hill_task_priors(
-    noise: float = PAPER_NOISE,
-    num_arms: int = PAPER_NUM_ARMS,
-    hill_height: float = HILL_HEIGHT,
-    tall_hills: Sequence[int] = TALL_HILLS,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str | None = None,
-) -> TabularPriors:
-    r"""The "hill" experiment's five priors: :func:`hill_means` with an SE kernel, :math:`\ell = 1`.
-
-    Prior 0 has ten hills of height :math:`h`; prior :math:`i = 1..4` doubles hill
-    ``tall_hills[i - 1]`` (reconstruction, see :func:`hill_means`).
-    """
-    arms = paper_arms(num_arms, dtype=dtype, device=device)
-    means = hill_means(arms, hill_height=hill_height, tall_hills=tall_hills)
-    covariance = paper_rbf(1.0)(arms, arms)
-    return TabularPriors(
-        arms=arms,
-        means=means,
-        covariances=covariance.expand(means.shape[0], -1, -1).clone(),
-        noise=noise,
-        names=["hills"] + [f"tall_hill{int(j)}" for j in tall_hills],
-    )
-
-
-# --------------------------------------------------------------------------- model
+from botorch_unknown_hypers.models.tabular_priors import TabularPriors, as_index_tensor
 
 
 @dataclass(frozen=True)
@@ -897,7 +329,7 @@ class TabularPriorGP(Model):
 
     def subset(self, prior_indices: Tensor | Sequence[int]) -> TabularPriorGP:
         r"""A model over the priors at ``prior_indices`` with the same data, sliced (no refactorisation)."""
-        idx = _as_index_tensor(prior_indices, self.num_priors, "prior_indices", self.priors.means.device)
+        idx = as_index_tensor(prior_indices, self.num_priors, "prior_indices", self.priors.means.device)
         factor = None if self._prior_factor is None else self._prior_factor[idx]
         return self._with_state(self.priors.subset(idx), self._state.subset(idx), factor)
 
@@ -1029,7 +461,7 @@ class TabularPriorGP(Model):
         if prior_indices is None:
             idx = torch.arange(self.num_priors, device=self.priors.means.device)
         else:
-            idx = _as_index_tensor(prior_indices, self.num_priors, "prior_indices", self.priors.means.device)
+            idx = as_index_tensor(prior_indices, self.num_priors, "prior_indices", self.priors.means.device)
         tkwargs = self._tkwargs()
         # A run of consecutive priors (all of them, or one) is a view: gathering would copy
         # the K' x N x N factors and the K' x n x N cached products at every call.
@@ -1127,3 +559,36 @@ class TabularPriorGP(Model):
         if posterior_transform is not None:
             return posterior_transform(posterior=posterior, X=X)
         return posterior
+
+    # ------------------------------------------------------- point interface
+    @property
+    def observed_X(self) -> Tensor:
+        r"""The ``n x d`` observed arms' coordinates."""
+        return self.priors.arms[self._state.train_indices]
+
+    @property
+    def observed_Y(self) -> Tensor:
+        r"""The ``n`` observations (a copy)."""
+        return self._state.train_Y.clone()
+
+    def _arm(self, x: Tensor) -> int:
+        return int(self.arm_indices(x.reshape(1, -1))[0])
+
+    def condition_at(self, x: Tensor, y: float | Tensor) -> None:
+        r""":meth:`condition` at the arm whose coordinates are ``x`` (``d`` or ``1 x d``)."""
+        self.condition(self._arm(x), y)
+
+    def predictive_log_likelihood_at(self, x: Tensor, y: float | Tensor) -> Tensor:
+        r""":meth:`predictive_log_likelihood` at the arm ``x``: ``K`` values, before conditioning."""
+        return self.predictive_log_likelihood(self._arm(x), y)
+
+    def mean_variance_at(self, x: Tensor, indices: Sequence[int]) -> tuple[Tensor, Tensor]:
+        r"""Posterior means and latent variances of the priors ``indices`` at the arm ``x``; ``K'`` each."""
+        arm = self._arm(x)
+        mean, variance = self.mean_variance()
+        rows = torch.tensor(list(indices), device=mean.device)
+        return mean[rows, arm], variance[rows, arm]
+
+    def without_data(self) -> TabularPriorGP:
+        r"""The same priors before any observation (their prior factor is kept)."""
+        return self._with_state(self.priors, self._factorise(*self._validate_data(None, None)), self._prior_factor)

@@ -1,42 +1,61 @@
-r"""The policy protocol: ``suggest`` / ``observe`` with JSON-safe state.
+r"""The policy interface: what a loop, the CLI and Ax call on every rule.
 
-A *policy* is a Bayesian-optimisation rule with memory. At round :math:`t` it
-receives all data :math:`D_{t-1}` and proposes a batch :math:`x_{t,1..q}`
-(``suggest``); it is then told the observations (``observe``). Rules that keep
-state across rounds (balancing counts, recorded widths
-:math:`\beta_\tau \sigma_{\tau-1}(x_\tau)`, prequential residuals, eliminated
-sets, hyperposteriors) keep it in plain attributes that ``state_dict`` turns
-into JSON-safe dicts (no pickle) and ``load_state_dict`` restores, so a
-campaign can stop and resume with identical next suggestions.
+A *policy* is a Bayesian-optimisation rule with memory. At round :math:`t` it receives all
+data :math:`D_{t-1}` and proposes a batch :math:`x_{t,1..q}` (:meth:`Policy.suggest`); it is
+then told the observations (:meth:`Policy.observe`). After a ``suggest`` it exposes what the
+rule used (``selected``, ``n_candidates``, ``diagnostics``, ``robust_point``); a benchmark
+problem may tell it about itself once per run (:meth:`Policy.bind_task`).
 
-Randomness comes only from the policy's own ``torch.Generator`` (seeded at
-construction and part of the state), never from the global RNG, so runs are
-deterministic given a seed.
+Memory lives in one dataclass of tensors and plain values, ``policy.state`` (play counts,
+recorded widths :math:`\beta_\tau\sigma_{\tau-1}(x_\tau)`, prequential residuals, eliminated
+sets, hyperposteriors). :meth:`Policy.state_dict` saves it with the shared JSON codec of
+:mod:`~botorch_unknown_hypers.policies.state` together with the generator's state, and
+:meth:`Policy.load_state_dict` validates everything before changing anything, so a campaign
+stops and resumes with the identical next suggestion, and a bad state leaves the policy as it
+was. Nothing is pickled.
+
+Randomness comes only from the policy's own ``torch.Generator`` (seeded at construction, part
+of the state), never from the caller's global RNG, so runs are deterministic given a seed.
+Inputs are checked once, here, at the boundary (:func:`~botorch_unknown_hypers.domains.check_observations`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from typing import Any, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import maximize
-from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_observations
+from botorch_unknown_hypers.domains import Domain, check_domain, check_observations
+from botorch_unknown_hypers.policies.state import decode_state, encode_state
+from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+r"""Version tag of :meth:`Policy.state_dict`; a state of another version is refused."""
+
+_STATE_KEYS = {"version", "name", "seed", "generator", "num_observed", "selected", "n_candidates", "state"}
+
+
+@dataclass
+class NoState:
+    r"""The state of a rule without memory."""
 
 
 def generator_state_to_list(generator: torch.Generator) -> list[int]:
+    r"""A CPU generator's state as a JSON-safe list of bytes."""
     return generator.get_state().tolist()
 
 
-def generator_state_from_list(state: list[int]) -> Tensor:
-    if not isinstance(state, list) or not all(isinstance(v, int) and 0 <= v < 256 for v in state):
+def generator_state_from_list(state: Any) -> Tensor:
+    r"""Inverse of :func:`generator_state_to_list`; ``ValueError`` for anything but a valid state."""
+    if not isinstance(state, list) or not all(type(v) is int and 0 <= v < 256 for v in state):
         raise ValueError("state['generator'] must be a list of bytes (ints in [0, 255]).")
     tensor = torch.tensor(state, dtype=torch.uint8)
     try:  # wrong length / layout: torch raises RuntimeError; check on a scratch generator
@@ -49,20 +68,32 @@ def generator_state_from_list(state: list[int]) -> Tensor:
 class Policy(ABC):
     r"""Base class of every rule.
 
-    Subclasses implement :meth:`_suggest` and, if they keep memory,
-    :meth:`_observe`, :meth:`_extra_state` and :meth:`_load_extra_state`.
+    Subclasses implement :meth:`_suggest` and, if they keep memory, :meth:`_observe`, set
+    ``self.state`` to their state dataclass in ``__init__`` and may check a loaded state
+    against their configuration (:meth:`_check_state`) and rebuild derived objects after a
+    load (:meth:`_after_load`).
+
+    Args:
+        domain: The search space (:class:`~botorch_unknown_hypers.domains.BoxDomain` or
+            :class:`~botorch_unknown_hypers.domains.FiniteDomain`).
+        seed: Seed of the policy's generator.
+        device: Device of all computations (default: the domain's).
+        dtype: Floating dtype of all computations (default ``torch.float64``).
+        num_restarts, raw_samples: Multi-start settings of box maximisations.
 
     Attributes:
         name: The registered method name.
-        selected: Text label of the hyperparameter used for each point of the last
-            batch (empty strings where not applicable); logged as ``selected``.
-        n_candidates: Number of hyperparameter candidates the rule considered for
-            the last batch (0 where not applicable).
+        state: The rule's memory, a dataclass saved by :meth:`state_dict`.
+        selected: Text label of the hyperparameter used for each point of the last batch
+            (empty strings where not applicable); logged as ``selected``.
+        n_candidates: Number of hyperparameter candidates the rule considered for the last
+            batch (0 where not applicable).
+        diagnostics: JSON-safe per-round diagnostics of the last round (empty by default).
+        robust_point: For robust rules, the ``1 x d`` point whose worst case the rule optimised
+            in the last round (the queried point may be a perturbation of it); else ``None``.
     """
 
-    name: str = "policy"
-    num_restarts: int = 10
-    raw_samples: int = 512
+    name: ClassVar[str] = "policy"
 
     def __init__(
         self,
@@ -70,17 +101,28 @@ class Policy(ABC):
         seed: int = 0,
         device: torch.device | str | None = None,
         dtype: torch.dtype = torch.float64,
+        num_restarts: int = 10,
+        raw_samples: int = 512,
     ) -> None:
-        if not isinstance(domain, (BoxDomain, FiniteDomain)):
-            raise ValueError(f"domain must be a BoxDomain or FiniteDomain, got {type(domain).__name__}.")
+        check_domain(domain)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ValueError(f"seed must be an int, got {seed!r}.")
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}.")
+        check_multistart(num_restarts, raw_samples)
         self.device = torch.device(device) if device is not None else domain.device
         self.dtype = dtype
         self.domain = domain.to(device=self.device, dtype=dtype)
-        self.seed = int(seed)
-        self.generator = torch.Generator(device="cpu").manual_seed(self.seed)
+        self.seed = seed
+        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self.num_restarts = num_restarts
+        self.raw_samples = raw_samples
         self.num_observed = 0
+        self.state: Any = NoState()
         self.selected: list[str] = []
         self.n_candidates = 0
+        self.diagnostics: dict[str, Any] = {}
+        self.robust_point: Tensor | None = None
 
     # ------------------------------------------------------------------ public
     def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1) -> Tensor:
@@ -94,7 +136,7 @@ class Policy(ABC):
         Returns:
             A ``q x d`` tensor of points in the domain.
         """
-        if not isinstance(q, int) or q < 1:
+        if isinstance(q, bool) or not isinstance(q, int) or q < 1:
             raise ValueError(f"q must be a positive integer, got {q!r}.")
         train_Y = check_observations(self.domain, train_X, train_Y, "train_X", "train_Y")
         train_X = train_X.to(device=self.device, dtype=self.dtype)
@@ -107,17 +149,22 @@ class Policy(ABC):
         return X
 
     def observe(self, X: Tensor, Y: Tensor) -> None:
-        r"""Record the observations of the last batch.
+        r"""Record the observations of the last batch (``q x d``, ``q`` or ``q x 1``).
 
-        Validation happens before anything changes, so a rejected call leaves the
-        policy's state untouched.
+        Validation happens before anything changes, so a rejected call leaves the policy's
+        state untouched.
         """
         Y = check_observations(self.domain, X, Y)
         self._observe(X.to(device=self.device, dtype=self.dtype), Y.to(device=self.device, dtype=self.dtype))
         self.num_observed += X.shape[0]
 
+    def bind_task(self, task: TaskInfo) -> None:
+        r"""Learn what a benchmark problem tells about itself (priors, the true prior, a fixed
+        surrogate); :func:`~botorch_unknown_hypers.loop.run` calls it once per run. Rules that
+        need nothing ignore it (the default)."""
+
     def state_dict(self) -> dict[str, Any]:
-        r"""JSON-safe state: name, seed, generator state, counters and the rule's own state."""
+        r"""JSON-safe state: name, seed, generator state, counters and the rule's ``state``."""
         return {
             "version": STATE_VERSION,
             "name": self.name,
@@ -126,55 +173,56 @@ class Policy(ABC):
             "num_observed": self.num_observed,
             "selected": list(self.selected),
             "n_candidates": self.n_candidates,
-            "extra": self._extra_state(),
+            "state": encode_state(self.state),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        r"""Restore :meth:`state_dict`; raises ``ValueError`` (state unchanged) on a bad dict."""
+        r"""Restore :meth:`state_dict`; ``ValueError`` (policy unchanged) on a bad dict."""
         if not isinstance(state, dict):
             raise ValueError("state must be a dict produced by state_dict().")
         if state.get("version") != STATE_VERSION:
             raise ValueError(f"state['version'] must be {STATE_VERSION}, got {state.get('version')!r}.")
+        unknown = set(state) - _STATE_KEYS
+        if unknown:
+            raise ValueError(f"state has unknown keys {sorted(map(str, unknown))}; expected {sorted(_STATE_KEYS)}.")
         if state.get("name") != self.name:
             raise ValueError(f"state is for policy {state.get('name')!r}, not {self.name!r}.")
         gen_state = generator_state_from_list(state.get("generator"))
-        num_observed = state.get("num_observed")
-        if not isinstance(num_observed, int) or num_observed < 0:
-            raise ValueError("state['num_observed'] must be a non-negative int.")
-        seed = state.get("seed", self.seed)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError("state['seed'] must be an int.")
-        selected = state.get("selected", [])
+        num_observed, seed = state.get("num_observed"), state.get("seed")
+        if type(num_observed) is not int or num_observed < 0:
+            raise ValueError(f"state['num_observed'] must be a non-negative int, got {num_observed!r}.")
+        if type(seed) is not int:
+            raise ValueError(f"state['seed'] must be an int, got {seed!r}.")
+        selected, n_candidates = state.get("selected"), state.get("n_candidates")
         if not isinstance(selected, list) or not all(isinstance(s, str) for s in selected):
             raise ValueError("state['selected'] must be a list of strings.")
-        n_candidates = state.get("n_candidates", 0)
-        if not isinstance(n_candidates, int) or isinstance(n_candidates, bool) or n_candidates < 0:
-            raise ValueError("state['n_candidates'] must be a non-negative int.")
-        self._check_extra_state(state.get("extra", {}))
+        if type(n_candidates) is not int or n_candidates < 0:
+            raise ValueError(f"state['n_candidates'] must be a non-negative int, got {n_candidates!r}.")
+        rule_state = decode_state(
+            type(self.state), state.get("state"), dtype=self.dtype, device=self.device, path="state['state']"
+        )
+        self._check_state(rule_state)
         # Everything is validated: only now is the policy changed.
         self.generator.set_state(gen_state)
-        self.seed = seed
-        self.num_observed = num_observed
-        self.selected = list(selected)
-        self.n_candidates = n_candidates
-        self._load_extra_state(state.get("extra", {}))
+        self.seed, self.num_observed = seed, num_observed
+        self.selected, self.n_candidates = list(selected), n_candidates
+        self.state = rule_state
+        self.diagnostics = {}
+        self._after_load()
 
     # ----------------------------------------------------------- for subclasses
     @abstractmethod
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        """Return ``q x d`` points; set ``self.selected`` and ``self.n_candidates``."""
+        r"""Return ``q x d`` points; set ``selected``, ``n_candidates`` and ``diagnostics``."""
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        """Update the rule's memory (default: none)."""
+        r"""Update the rule's memory (default: none)."""
 
-    def _extra_state(self) -> dict[str, Any]:
-        return {}
+    def _check_state(self, state: Any) -> None:
+        r"""Check a decoded state against the policy's configuration (``ValueError``)."""
 
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        """Validate ``extra`` before anything is loaded (raise ``ValueError``)."""
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        pass
+    def _after_load(self) -> None:
+        r"""Rebuild what derives from ``self.state`` after a load (default: nothing)."""
 
     def maximize(self, acqf: AcquisitionFunction, q: int = 1, **options: Any) -> Tensor:
         r"""``q x d`` maximiser of ``acqf`` over the policy's domain (exhaustive on a pool,
@@ -199,16 +247,8 @@ class Policy(ABC):
     def seeded(self) -> Iterator[None]:
         r"""Run a block with the global RNG forked and seeded from the policy's generator.
 
-        For library calls that draw from the global RNG (pathwise sample paths),
+        For library calls that draw from the global RNG (pathwise sample paths, model fitting),
         so that the policy stays deterministic and the caller's RNG is untouched.
         """
         with forked_rng(self.next_seed(), self.device):
             yield
-
-
-def check_optimizer_options(num_restarts: int, raw_samples: int) -> None:
-    r"""``num_restarts >= 1`` and ``raw_samples >= num_restarts`` (as ``optimize_acqf`` needs)."""
-    if num_restarts < 1 or raw_samples < num_restarts:
-        raise ValueError(
-            f"num_restarts must be >= 1 and raw_samples >= num_restarts, got {num_restarts} and {raw_samples}."
-        )

@@ -4,7 +4,7 @@ r"""Batch Bayesian optimisation policies on one GP surrogate, and TS-RSR (Ren & 
 (``ts-rsr`` here, the batch baselines in
 :mod:`~botorch_unknown_hypers.policies.batch_baselines`). Its surrogate is one of
 
-- ``"paper"``: the paper's fixed-hyperparameter GP (note Sec. 2.1: never trained;
+- ``"paper"``: the paper's fixed-hyperparameter GP (the authors never train it;
   raw input units; targets standardised every round; noise variance ``1e-6``),
   with the hyperparameters the problem lists in ``metadata["paper_surrogate"]``
   (:meth:`SurrogatePolicy.bind_problem`; ``loop.run`` calls it) or given as
@@ -24,38 +24,49 @@ for slot :math:`i`, an independent posterior sample maximum
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from botorch.fit import fit_gpytorch_mll
-from botorch.models import SingleTaskGP
 from botorch.models.model import Model
-from botorch.models.transforms import Normalize, Standardize
-from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.ts_rsr import gen_ts_rsr_batch
+from botorch_unknown_hypers.acquisition.ts_rsr import TSRSRBatchInfo, gen_ts_rsr_batch
+from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.state import JSONValue
+from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.domains import Domain
 
 SURROGATES = ("auto", "paper", "fitted")
 
 
-def fit_default_single_task_gp(train_X: Tensor, train_Y: Tensor, bounds: Tensor) -> SingleTaskGP:
-    r"""BoTorch's default ``SingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``),
-    fitted by ``fit_gpytorch_mll``; in eval mode."""
-    d = train_X.shape[-1]
-    model = SingleTaskGP(
-        train_X,
-        train_Y,
-        input_transform=Normalize(d=d, bounds=bounds),
-        outcome_transform=Standardize(m=1),
-    )
-    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-    return model.eval()
+@dataclass
+class BatchHistory:
+    r"""Batches proposed so far (``n``) and the JSON-safe diagnostics of each."""
+
+    n: int = 0
+    history: list[JSONValue] = field(default_factory=list)
+
+    def check(self) -> None:
+        if self.n < 0:
+            raise ValueError(f"n must be >= 0, got {self.n}.")
+        if not all(isinstance(h, dict) for h in self.history):
+            raise ValueError("history must be a list of dicts.")
+
+
+@dataclass
+class TSRSRState:
+    r"""TS-RSR's memory: batches proposed so far (``n``) and the diagnostics of each, typed so
+    that a loaded history is checked entry by entry (finite :math:`\max_x \mu_t`, whole slots)."""
+
+    n: int = 0
+    history: list[TSRSRBatchInfo] = field(default_factory=list)
+
+    def check(self) -> None:
+        if self.n < 0:
+            raise ValueError(f"n must be >= 0, got {self.n}.")
 
 
 class SurrogatePolicy(Policy):
@@ -81,25 +92,22 @@ class SurrogatePolicy(Policy):
         num_restarts: int = 10,
         raw_samples: int = 512,
     ) -> None:
-        super().__init__(domain, seed=seed, device=device, dtype=dtype)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
         if surrogate not in SURROGATES:
             raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}.")
         if isinstance(surrogate_spec, dict):
             surrogate_spec = SurrogateSpec.from_dict(surrogate_spec)
         elif surrogate_spec is not None and not isinstance(surrogate_spec, SurrogateSpec):
             raise ValueError(f"surrogate_spec must be a SurrogateSpec, a dict or None, got {type(surrogate_spec).__name__}.")
-        check_optimizer_options(num_restarts, raw_samples)
         self.surrogate = surrogate
         self.user_spec = surrogate_spec
         self.problem_spec: SurrogateSpec | None = None
-        self.num_restarts = num_restarts
-        self.raw_samples = raw_samples
         self.last_label = ""
+        self.state = BatchHistory()
 
-    def bind_problem(self, problem: Problem) -> None:
-        r"""Take the paper's surrogate hyperparameters from ``problem.metadata["paper_surrogate"]``."""
-        spec = problem.metadata.get("paper_surrogate")
-        self.problem_spec = SurrogateSpec.from_dict(spec) if spec is not None else None
+    def bind_task(self, task: TaskInfo) -> None:
+        r"""Take the benchmark's fixed surrogate hyperparameters (``task.surrogate``), if any."""
+        self.problem_spec = task.surrogate
 
     @property
     def spec(self) -> SurrogateSpec | None:
@@ -114,7 +122,7 @@ class SurrogatePolicy(Policy):
             if self.spec is None:
                 raise ValueError(
                     "surrogate='paper' needs fixed hyperparameters: pass surrogate_spec=... or run "
-                    "on a problem with metadata['paper_surrogate'] (loop.run calls bind_problem)."
+                    "on a problem whose task states a surrogate (loop.run binds it)."
                 )
             self.last_label = self.spec.label()
             return fixed_hyperparameter_gp(train_X, train_Y, self.spec)
@@ -138,7 +146,7 @@ class TSRSR(SurrogatePolicy):
     with :math:`\mu_t` frozen in the batch and :math:`\sigma` conditioned on the
     chosen points with the noise term (eq. 2). No :math:`\beta`, no tuning constant.
 
-    Choices where the paper is silent (note Sec. 1.5, 1.7): the sample maxima, the
+    Choices where the paper is silent: the sample maxima, the
     posterior-mean maximum and every argmin are continuous batched L-BFGS-B
     optimisations over the box, every argmin with one start at argmax mu_t
     (the authors' code takes maxima over ~1000 random
@@ -150,8 +158,7 @@ class TSRSR(SurrogatePolicy):
     Attributes:
         last_info: :class:`~botorch_unknown_hypers.acquisition.ts_rsr.TSRSRBatchInfo` of
             the last batch (:math:`\tilde f^*`, redraws, :math:`\Psi`, :math:`\sigma`
-            against conditional :math:`\sigma`).
-        history: ``last_info.to_dict()`` of every batch (JSON-safe).
+            against conditional :math:`\sigma`); ``state.history`` holds that of every batch.
     """
 
     name = "ts-rsr"
@@ -168,8 +175,8 @@ class TSRSR(SurrogatePolicy):
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
         self.max_resamples = max_resamples
         self.f_star_points = f_star_points
-        self.last_info = None
-        self.history: list[dict[str, Any]] = []
+        self.last_info: TSRSRBatchInfo | None = None
+        self.state = TSRSRState()
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         model = self.build_model(train_X, train_Y)
@@ -185,26 +192,8 @@ class TSRSR(SurrogatePolicy):
             f_star_points=self.f_star_points,
         )
         self.last_info = info
-        self.history.append(info.to_dict())
+        self.state.history.append(info)
+        self.state.n += 1
         self.n_candidates = 1
         self.selected = [self.last_label] * q
         return X
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {"history": self.history}
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict):
-            raise ValueError("state['extra'] must be a dict.")
-        history = extra.get("history", [])
-        if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
-            raise ValueError("state['extra']['history'] must be a list of dicts.")
-        for h in history:
-            mm = h.get("max_mean")
-            if not isinstance(mm, (int, float)) or isinstance(mm, bool) or not math.isfinite(mm):
-                raise ValueError("state['extra']['history'][*]['max_mean'] must be a finite number.")
-            if not isinstance(h.get("slots"), list):
-                raise ValueError("state['extra']['history'][*]['slots'] must be a list.")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self.history = [dict(h) for h in extra.get("history", [])]

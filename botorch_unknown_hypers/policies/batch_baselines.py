@@ -105,6 +105,7 @@ References:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -126,7 +127,7 @@ from botorch_unknown_hypers.acquisition.thompson import (
     thompson_maximizers,
 )
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
-from botorch_unknown_hypers.policies.batch import SurrogatePolicy
+from botorch_unknown_hypers.policies.batch import BatchHistory, SurrogatePolicy
 from botorch_unknown_hypers.domains import Domain
 
 BUCB_DELTA = 0.01
@@ -262,9 +263,10 @@ class BatchBaselinePolicy(SurrogatePolicy):
         start_at_mean_max: See above.
 
     Attributes:
-        n: Batches proposed so far (the authors' iteration index of the next batch).
+        state: :class:`~botorch_unknown_hypers.policies.batch.BatchHistory`: ``n``, the batches
+            proposed so far (the authors' iteration index of the next batch), and the history
+            of every batch's diagnostics.
         last_info: Diagnostics of the last batch.
-        history: ``last_info`` of every batch.
     """
 
     uses_mean_max_start: bool = True
@@ -276,9 +278,7 @@ class BatchBaselinePolicy(SurrogatePolicy):
             raise ValueError(f"start_at_mean_max must be a bool, got {start_at_mean_max!r}.")
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
         self.start_at_mean_max = start_at_mean_max
-        self.n = 0
         self.last_info: dict[str, Any] = {}
-        self.history: list[dict[str, Any]] = []
         self.x_mean_max: Tensor | None = None
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
@@ -292,9 +292,9 @@ class BatchBaselinePolicy(SurrogatePolicy):
                 model, self.domain, train_X, self.generator, self.num_restarts, self.raw_samples
             )
         X, info = self.propose(model, train_X, train_Y, q)
-        self.last_info = {"n": self.n, **info}
-        self.history.append(self.last_info)
-        self.n += 1
+        self.last_info = {"n": self.state.n, **info}
+        self.state.history.append(self.last_info)
+        self.state.n += 1
         self.selected = [self.last_label] * q
         self.n_candidates = 1
         return X.detach()
@@ -305,23 +305,8 @@ class BatchBaselinePolicy(SurrogatePolicy):
         return self.maximize(acqf, initial_points=self.x_mean_max)
 
     # ----------------------------------------------------------------- state
-    def _extra_state(self) -> dict[str, Any]:
-        return {"n": self.n, "history": self.history}
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict):
-            raise ValueError("state['extra'] must be a dict.")
-        n = extra.get("n", 0)
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"state['extra']['n'] must be a non-negative int, got {n!r}.")
-        history = extra.get("history", [])
-        if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
-            raise ValueError("state['extra']['history'] must be a list of dicts.")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self.n = extra.get("n", 0)
-        self.history = [dict(h) for h in extra.get("history", [])]
-        self.last_info = dict(self.history[-1]) if self.history else {}
+    def _after_load(self) -> None:
+        self.last_info = dict(self.state.history[-1]) if self.state.history else {}
 
 
 class BatchThompsonSampling(BatchBaselinePolicy):
@@ -377,7 +362,7 @@ class BUCB(BatchBaselinePolicy):
     def beta(self) -> float:
         r""":math:`\beta_t` of the next batch (:math:`t = n + 1`)."""
         size = self.domain.discretization_size(self.num_points)
-        return bucb_beta(size, self.n + 1, self.delta)
+        return bucb_beta(size, self.state.n + 1, self.delta)
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         beta = self.beta()
@@ -396,7 +381,7 @@ class BUCB(BatchBaselinePolicy):
                 "score": float(mean + beta * var_c.sqrt()),
             })
             chosen.append(x)
-        return torch.cat(chosen), {"t": self.n + 1, "beta": beta, "slots": slots}
+        return torch.cat(chosen), {"t": self.state.n + 1, "beta": beta, "slots": slots}
 
 
 class UCBPE(BatchBaselinePolicy):
@@ -428,7 +413,7 @@ class UCBPE(BatchBaselinePolicy):
         self.use_variance_bug = use_variance_bug
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
-        beta = ucbpe_beta(self.n)
+        beta = ucbpe_beta(self.state.n)
         predictive = CachedExactPredictive.from_model(model)  # one training factor per batch
         first = ConditionalUCB(model, beta, variance_bonus=self.use_variance_bug, predictive=predictive)
         chosen = [self.argmax(first)]
@@ -440,6 +425,18 @@ class UCBPE(BatchBaselinePolicy):
                 variances.append(float(acqf(x.unsqueeze(0))))
             chosen.append(x)
         return torch.cat(chosen), {"beta": beta, "variance_conditional": variances}
+
+
+@dataclass
+class StochasticPolicyState(BatchHistory):
+    r"""The batch history plus :math:`n_\text{init}` (recorded at the first batch if not given)."""
+
+    n_init: int | None = None
+
+    def check(self) -> None:
+        super().check()
+        if self.n_init is not None and self.n_init < 0:
+            raise ValueError(f"n_init must be None or >= 0, got {self.n_init}.")
 
 
 class StochasticPolicy(BatchBaselinePolicy):
@@ -473,7 +470,7 @@ class StochasticPolicy(BatchBaselinePolicy):
             _check_int("n_init", n_init, 0)
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
         self.num_points = num_points
-        self.n_init = n_init
+        self.state = StochasticPolicyState(n_init=n_init)
 
     def candidates(self) -> Tensor:
         r"""The candidate set :math:`C` of this round (``N x d``): the pool, or ``num_points``
@@ -482,28 +479,15 @@ class StochasticPolicy(BatchBaselinePolicy):
         return points if self.x_mean_max is None else torch.cat([points, self.x_mean_max.to(points)])
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
-        if self.n_init is None:
-            self.n_init = train_X.shape[0]
+        st = self.state
+        if st.n_init is None:
+            st.n_init = train_X.shape[0]
         C = self.candidates()
         with torch.no_grad():
             mean = model.posterior(C).mean.squeeze(-1)
-        probs, beta = boltzmann_probabilities(mean, self.n, self.n_init)
+        probs, beta = boltzmann_probabilities(mean, st.n, st.n_init)
         idx = torch.multinomial(probs.cpu(), q, replacement=True, generator=self.generator).to(C.device)
         return C[idx], {"beta": beta, "uniform": beta == 0.0}
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {**super()._extra_state(), "n_init": self.n_init}
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        super()._check_extra_state(extra)
-        n_init = extra.get("n_init")
-        if n_init is not None and (isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 0):
-            raise ValueError(f"state['extra']['n_init'] must be a non-negative int or None, got {n_init!r}.")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        super()._load_extra_state(extra)
-        if extra.get("n_init") is not None:  # None: not recorded yet, keep the option
-            self.n_init = extra["n_init"]
 
 
 class KrigingBelieverEI(BatchBaselinePolicy):

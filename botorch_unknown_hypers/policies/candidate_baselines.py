@@ -20,7 +20,8 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
-from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy
+from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, RoundState
 
 
 class MLECandidates(CandidateSetPolicy):
@@ -28,13 +29,17 @@ class MLECandidates(CandidateSetPolicy):
 
     name = "mle-candidates"
 
+    def __init__(self, domain: Domain, **kwargs: Any) -> None:
+        super().__init__(domain, **kwargs)
+        self.state = RoundState()
+
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         if q != 1:
             raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
         everyone = list(range(len(self.candidates)))
         model = self._model(train_X, train_Y, everyone)
         lml = model.log_marginal_likelihood()
-        betas = self._betas(model, self.round + 1)
+        betas = self._betas(model, self.state.round + 1)
         acqf, k = self._acquisition(model, lml, betas)
         X = self.maximize(acqf)
         self.selected = self._labels([k])
@@ -48,17 +53,7 @@ class MLECandidates(CandidateSetPolicy):
         return CandidateUCB(model, beta=betas, reduction="select", index=k), k
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.round += 1
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {"round": self.round}
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict) or not isinstance(extra.get("round"), int) or extra["round"] < 0:
-            raise ValueError(f"state['extra'] is not a {self.name} state (needs a round >= 0).")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self.round = int(extra["round"])
+        self.state.round += 1
 
 
 class ExpectedUCB(MLECandidates):

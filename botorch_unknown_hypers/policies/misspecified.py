@@ -1,118 +1,39 @@
-r"""Misspecified kernelised bandits: EC-GP-UCB, Phased GP uncertainty sampling, regret balancing.
+r"""Misspecified kernelised bandits: EC-GP-UCB, phased GP uncertainty sampling, regret balancing.
 
-Bogunovic & Krause, "Misspecified Gaussian Process Bandit Optimization" (NeurIPS
-2021). The learner knows the kernel :math:`k` (:math:`k(x, x) \le 1`), the domain and
-a norm bound :math:`B`, but the objective :math:`f^*` is only *close* to the RKHS
-ball: :math:`\min_{\lVert f \rVert_k \le B} \lVert f - f^* \rVert_\infty \le \epsilon`
-(Eq. 3). Write :math:`f^* = \tilde f + m` with :math:`\lVert \tilde f \rVert_k \le B` and
-:math:`\lVert m \rVert_\infty \le \epsilon`. Standard GP-UCB can then suffer linear
-regret; the paper gives three algorithms. None fits hyperparameters: all use kernel
-ridge regression with the known kernel and a regulariser :math:`\lambda > 0`
-(:class:`~botorch_unknown_hypers.models.kernel_ridge.KernelRidge`),
+Bogunovic & Krause (NeurIPS 2021). The learner knows the kernel :math:`k` (:math:`k(x, x) \le 1`),
+the domain and a norm bound :math:`B`, but :math:`f^*` is only :math:`\epsilon`-close to the RKHS
+ball (Eq. 3). None of the rules fits hyperparameters: all use kernel ridge regression with the
+known kernel and a regulariser :math:`\lambda`
+(:class:`~botorch_unknown_hypers.models.kernel_ridge.KernelRidge`) and the width of Lemma 1 (Eq. 13,
+variance form; :func:`~botorch_unknown_hypers.misspecification.confidence_width`).
 
-.. math::
+1. :class:`ECGPUCB` (``ec-gp-ucb``, Alg. 1, :math:`\epsilon` known): the enlarged UCB (Eq. 14)
+   :math:`x_t = \arg\max_x \mu^*_{t-1}(x) + (\beta_t + \epsilon\sqrt t/\sqrt\lambda)\sigma_{t-1}(x)`;
+   with :math:`\epsilon = 0` it is GP-UCB with the Lemma 1 width.
+2. :class:`PhasedGPUS` (``phased-gp-us``, Alg. 2, :math:`\epsilon` unknown) on a finite domain (a box
+   is replaced by its Sobol discretisation of user-chosen size): episodes of length
+   :math:`2^{e-1}` that restart from the prior and query :math:`\arg\max_{x \in D_e}\sigma^2_{t-1}(x)`
+   (Eq. 19); after each, the elimination of Eq. 20 without an :math:`\epsilon` term.
+3. :class:`RegretBalancing` (``regret-balancing``, Alg. 3): :math:`M` EC-GP-UCB bases with
+   :math:`\hat\epsilon_i = 2^{1-i}/\sqrt{\gamma_T}`, balanced by their candidate regret bounds
+   (Eqs. 23, 85) and eliminated by the test of Eq. 24 (per-play averages by default).
 
-    \mu^*_t(x) = k_t(x)^\top (K_t + \lambda I)^{-1} Y^*_t, \qquad
-    \sigma^2_t(x) = k(x, x) - k_t(x)^\top (K_t + \lambda I)^{-1} k_t(x)
-    \quad \text{(Eqs. 9, 11)},
-
-and the realisable confidence width of Lemma 1 (Eq. 13),
-
-.. math::
-
-    \beta_t = \frac{\sigma}{\sqrt\lambda}
-        \Big(2 \ln\frac1\delta + \sum_{s=1}^{t-1} \ln\big(1 + \lambda^{-1}\sigma^2_{s-1}(x_s)\big)\Big)^{1/2} + B
-    \quad (:func:`confidence_width`).
-
-**Variance, not standard deviation, inside the log**: Eq. 13 prints
-:math:`\sigma_{s-1}(x_s)`; the cited results (Chowdhury & Gopalan 2017, Durand et al.
-2018) and the paper's own Eqs. 29-30 use the variance, which is what is implemented.
-The sum equals :math:`\ln\det(I + \lambda^{-1}K_{t-1})` exactly (chain rule), so it
-does not depend on the order of the points.
-
-1. :class:`ECGPUCB` (``ec-gp-ucb``, Alg. 1, :math:`\epsilon` known): the enlarged UCB
-   (Eq. 14)
-
-   .. math:: x_t = \arg\max_x \mu^*_{t-1}(x) + \Big(\beta_t + \frac{\epsilon\sqrt t}{\sqrt\lambda}\Big)\sigma_{t-1}(x).
-
-   The bonus comes from Lemma 2, :math:`|\mu_t - \mu^*_t| \le \epsilon\sqrt t\,\sigma_t/\sqrt\lambda`.
-   With :math:`\epsilon = 0` it is exactly GP-UCB with the Lemma 1 width.
-
-2. :class:`PhasedGPUS` (``phased-gp-us``, Alg. 2, :math:`\epsilon` unknown), on a finite
-   domain (a box is replaced by a scrambled Sobol discretisation of user-chosen size,
-   note gotcha 10): episodes :math:`e = 1, 2, \dots` of length :math:`m_e = 2^{e-1}`; each
-   episode restarts from the prior and samples :math:`x_t = \arg\max_{x \in D_e}
-   \sigma^2_{t-1}(x)` (Eq. 19); after it, with :math:`\beta = \beta_{m_e+1}` from the
-   episode's own points,
-
-   .. math:: D_{e+1} = \{x \in D_e : \mu^*_{m_e}(x) + \beta\sigma_{m_e}(x) \ge
-       \max_{x' \in D_e} \mu^*_{m_e}(x') - \beta\sigma_{m_e}(x')\} \quad \text{(Eq. 20)},
-
-   with no :math:`\epsilon` term (the bounds are "hallucinated" on purpose).
-
-3. :class:`RegretBalancing` (``regret-balancing``, Alg. 3 / App. E): :math:`M =
-   \max(1, \lceil 1 + \tfrac12\log_2(T/\gamma_T^2)\rceil)` EC-GP-UCB bases with
-   :math:`\hat\epsilon_i = 2^{1-i}/\sqrt{\gamma_T}`, candidate bounds (Eq. 85, with the
-   base's own play count :math:`N`)
-
-   .. math:: \mathcal R_i(N) = \min\{c'_1 (B\sqrt{\gamma_T} + \gamma_T)\sqrt N + c'_2 \hat\epsilon_i\sqrt{\gamma_T} N,\; N\},
-
-   balancing :math:`i_t = \arg\min_{i \in I_t} \mathcal R_i(N_i(t-1))` (Eq. 23) and the
-   elimination test of Eq. 24 (:func:`balancing_eliminations`).
-
-Choices where the paper is ambiguous (see the implementer's note):
-
-- :math:`\sigma_0(x) = \sqrt{k(x, x)}` (the algorithm boxes print :math:`k(x, x)`).
-- :math:`\delta` is an option (0.05); the algorithms' "Require" lines omit it. Alg. 2
-  uses :math:`\delta` in every episode as written, without a union bound over episodes.
-- Ties in every arg max are broken by the lowest index (pool order; base order).
-- Kernel inputs are scaled to the unit cube by the domain's bounds (a pool's bounding
-  box), as everywhere in this package; length scales are in unit-cube units.
-- EC-GP-UCB's round index :math:`t` is the number of observations its posterior uses
-  plus one (the initial design included), so :math:`\sqrt t` is exactly the paper's.
-- Alg. 2 ignores any initial design (it only uses the points it observed itself);
-  :math:`q > 1` is allowed within an episode (the design does not depend on the
-  observations, so a batch is the sequential choice).
-- Alg. 3: each base sees only the rounds it played (the standard balancing setup; "update
-  Base\ :sub:`i_t`"), plus the initial design; ``share_data=True`` lets every base use all
-  data. Eq. 85 is used (the main text's Eq. 22 drops the :math:`B` term) with :math:`N`
-  in the min (Eq. 85 prints :math:`t`). Eq. 24's :math:`\ln(M \ln N/\delta)` is guarded
-  as :math:`\ln(M \ln\max(N, 3)/\delta)` and a base with :math:`N = 0` is not tested.
-  The elimination test compares *per-play averages* by default, as in the cited
-  Pacchiano et al. (2020) and as the paper's own justification requires
-  (":math:`N_i(t)\,E[\max f^*]` is upper/lower bounded by the left/right side" holds only
-  with the same :math:`N` on both sides); Eq. 24 as printed mixes :math:`N_i` and
-  :math:`N_j` and changes its verdict when a constant is added to :math:`f^*`.
-  ``elimination_test="as-printed"`` gives the literal form.
-- Alg. 3's constants :math:`c'_1, c'_2, c` are not given numerically. The theoretical
-  ones (:func:`theoretical_bound_constants`, from Eq. 39) make every
-  :math:`\mathcal R_i(N) = N` for all practical :math:`N`, i.e. round-robin with a test
-  that can never fire (note gotcha 15). The defaults are practical: :math:`c'_2 = 1`
-  (the smallest value keeping the paper's design property :math:`\mathcal R_1(N) = N`),
-  :math:`c'_1 = 0.1` (the :math:`\sqrt N` term at :math:`N = T` is then of the order
-  of the realisable regret GP-UCB actually shows in ``benchmarks/misspecification_study.py``:
-  32 against 15 in 1-D and 80 against 56 in 2-D at :math:`T = 256`) and
-  :math:`c = \sqrt2\,\sigma` (the Chernoff constant of a :math:`\sigma`-sub-Gaussian
-  sum, without the peeling constant of their Lemma A.1).
-- :math:`\gamma_T` defaults to the greedy estimate :math:`\hat\gamma_T / (1 - 1/e)`, an
-  upper bound on the maximum information gain (footnote 4), on the pool or on the Sobol
-  discretisation of a box. With it, :math:`M = 1` at practical horizons
-  (:math:`\gamma_T^2 > T`): the paper's grid then holds only the most robust base.
-  ``num_bases`` overrides :math:`M` (not the paper's choice; labelled as such).
-- The contextual setting (a random action set :math:`D_t` each round) reduces here to
-  the fixed domain (a constant context distribution); the policy API has no contexts.
+Every arg max breaks ties by the lowest index; kernel inputs are scaled to the unit cube;
+:math:`\sigma_0(x) = \sqrt{k(x, x)}`. The constants :math:`c'_1, c'_2, c` of Alg. 3 are practical
+defaults (the theoretical ones make every bound :math:`N`, i.e. round-robin). Every choice where
+the paper is ambiguous, and the study: ``docs/misspecified-bandits.md``.
 
 References:
-    I. Bogunovic, A. Krause. Misspecified Gaussian Process Bandit Optimization.
-    NeurIPS 2021.
-    A. Pacchiano, C. Dann, C. Gentile, P. Bartlett. Regret Bound Balancing and
-    Elimination for Model Selection in Bandits and RL. arXiv:2012.13045, 2020.
+    I. Bogunovic, A. Krause. Misspecified Gaussian Process Bandit Optimization. NeurIPS 2021.
+    A. Pacchiano, C. Dann, C. Gentile, P. Bartlett. Regret Bound Balancing and Elimination for
+    Model Selection in Bandits and RL. arXiv:2012.13045, 2020.
     S. R. Chowdhury, A. Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -126,162 +47,18 @@ from botorch_unknown_hypers.models.kernel_ridge import (
     group_counts_sums,
     make_known_kernel,
 )
-from botorch_unknown_hypers.policies.base import Policy, check_optimizer_options
 from botorch_unknown_hypers.domains import Domain
-
-ELIMINATION_TESTS = ("normalized", "as-printed")
-
-
-# --------------------------------------------------------------------------- #
-# formulas
-# --------------------------------------------------------------------------- #
-
-
-def confidence_width(log_det: float, noise_std: float, lam: float, delta: float, B: float) -> float:
-    r"""Lemma 1 width, Eq. 13 (variance form): :math:`\frac{\sigma}{\sqrt\lambda}\sqrt{2\ln(1/\delta) + L} + B`.
-
-    Args:
-        log_det: :math:`L = \sum_{s=1}^{t-1}\ln(1 + \lambda^{-1}\sigma^2_{s-1}(x_s)) =
-            \ln\det(I + \lambda^{-1}K_{t-1})` (``KernelRidge.log_det``), ``>= 0``.
-        noise_std: Sub-Gaussian noise scale :math:`\sigma`.
-        lam: Regulariser :math:`\lambda`.
-        delta: Failure probability :math:`\delta`.
-        B: RKHS norm bound.
-
-    Returns:
-        :math:`\beta_t`, the multiplier of :math:`\sigma_{t-1}(x)`.
-    """
-    return noise_std / math.sqrt(lam) * math.sqrt(2.0 * math.log(1.0 / delta) + max(log_det, 0.0)) + B
-
-
-def enlarged_width(beta: float, eps: float, t: int, lam: float) -> float:
-    r"""EC-GP-UCB width (Eq. 14): :math:`\beta_t + \epsilon\sqrt t/\sqrt\lambda` at round :math:`t`."""
-    return beta + eps * math.sqrt(t) / math.sqrt(lam)
-
-
-def phased_elimination(mean: Tensor, std: Tensor, beta: float) -> Tensor:
-    r"""Eq. 20: keep :math:`x` iff :math:`\mu(x) + \beta\sigma(x) \ge \max_{x'}(\mu(x') - \beta\sigma(x'))`.
-
-    Args:
-        mean, std: ``n`` posterior means and standard deviations over :math:`D_e`.
-        beta: :math:`\beta_{m_e+1}` (no :math:`\epsilon` enlargement).
-
-    Returns:
-        ``n`` bool keep mask; the maximiser of the lower bound is always kept.
-    """
-    return mean + beta * std >= (mean - beta * std).max()
-
-
-def epsilon_grid(gamma_T: float, horizon: int, num_bases: int | None = None) -> list[float]:
-    r"""Base learners' candidates :math:`\hat\epsilon_i = 2^{1-i}/\sqrt{\gamma_T}`, :math:`i = 1..M`.
-
-    :math:`M = \max(1, \lceil 1 + \tfrac12\log_2(T/\gamma_T^2)\rceil)` (Sec. 4; App. E's
-    :math:`\lceil 1 + \log_2(\sqrt T/\gamma_T)\rceil` is the same), or ``num_bases``.
-    """
-    if num_bases is None:
-        num_bases = max(1, math.ceil(1.0 + 0.5 * math.log2(horizon / gamma_T**2)))
-    return [2.0 ** (1 - i) / math.sqrt(gamma_T) for i in range(1, num_bases + 1)]
-
-
-def candidate_regret_bounds(
-    play_count: Tensor, eps_hat: Tensor, gamma_T: float, B: float, c1: float, c2: float, regret_cap: float = 1.0
-) -> Tensor:
-    r"""Eq. 85 with the base's own count: :math:`\min\{c'_1(B\sqrt{\gamma_T} + \gamma_T)\sqrt N + c'_2\hat\epsilon\sqrt{\gamma_T}N,\ r N\}`.
-
-    Args:
-        play_count: ``M`` play counts :math:`N_i` (any float/int tensor).
-        eps_hat: ``M`` candidates :math:`\hat\epsilon_i`.
-        regret_cap: :math:`r`, the largest regret of one round (1 for the paper's
-            :math:`f^* \in [0, 1]`).
-
-    Returns:
-        ``M`` bounds :math:`\mathcal R_i(N_i)`; 0 at :math:`N = 0`, non-decreasing.
-    """
-    N = play_count.to(eps_hat)
-    sqrt_gamma = math.sqrt(gamma_T)
-    concave = c1 * (B * sqrt_gamma + gamma_T) * N.sqrt() + c2 * eps_hat * sqrt_gamma * N
-    return torch.minimum(concave, regret_cap * N)
-
-
-def balancing_eliminations(
-    cumulative_reward: Tensor,
-    play_count: Tensor,
-    bounds: Tensor,
-    active: Tensor,
-    c: float,
-    delta: float,
-    test: str = "normalized",
-) -> Tensor:
-    r"""The bases that fail the consistency test of Eq. 24 this round.
-
-    With :math:`L(N) = \ln(M \ln\max(N, 3)/\delta)` (guarded: the printed
-    :math:`\ln(M\ln N/\delta)` is undefined or negative for :math:`N \le 2`),
-
-    - ``"normalized"`` (default; per-play averages as in Pacchiano et al. 2020):
-      eliminate :math:`i` iff :math:`\frac{J_i + \mathcal R_i(N_i) + c\sqrt{N_i L(N_i)}}{N_i}
-      < \max_j \frac{J_j - c\sqrt{N_j L(N_j)}}{N_j}`, the max over active :math:`j` with
-      :math:`N_j \ge 1`;
-    - ``"as-printed"``: :math:`J_i + \mathcal R_i(N_i) + c\sqrt{N_i L(N_i)} <
-      \max_j J_j - c\sqrt{N_j L(N_j)}` (Eq. 24 literally), the max over all active :math:`j`.
-
-    Only active bases with :math:`N_i \ge 1` are tested; all are tested against the
-    same maximum (simultaneous elimination). The base attaining the maximum never fails.
-
-    Args:
-        cumulative_reward: ``M`` sums :math:`J_i` of observed rewards.
-        play_count: ``M`` counts :math:`N_i`.
-        bounds: ``M`` candidate bounds :math:`\mathcal R_i(N_i)`.
-        active: ``M`` bool mask of :math:`I_t`.
-        c: Confidence constant :math:`c \ge 0`.
-        delta: :math:`\delta`.
-        test: ``"normalized"`` or ``"as-printed"``.
-
-    Returns:
-        ``M`` bool mask of the bases to eliminate.
-    """
-    if test not in ELIMINATION_TESTS:
-        raise ValueError(f"elimination_test must be one of {ELIMINATION_TESTS}, got {test!r}.")
-    M = play_count.shape[0]
-    N = play_count.to(cumulative_reward)
-    log_term = torch.log(M * torch.log(N.clamp_min(3.0)) / delta)
-    confidence = c * (N * log_term).sqrt()
-    upper = cumulative_reward + bounds + confidence
-    lower = cumulative_reward - confidence
-    played = N >= 1
-    if test == "normalized":
-        safe_N = N.clamp_min(1.0)
-        upper, lower = upper / safe_N, lower / safe_N
-        eligible = active & played
-    else:
-        eligible = active
-    if not bool(eligible.any()):
-        return torch.zeros_like(active)
-    best_lower = lower[eligible].max()
-    return active & played & (upper < best_lower)
-
-
-def theoretical_bound_constants(
-    gamma_T: float, B: float, lam: float, noise_std: float, delta: float, true_regret: bool = True
-) -> tuple[float, float]:
-    r""":math:`(c'_1, c'_2)` that make Eq. 85 the explicit Theorem 1 bound (Eq. 39, :math:`T \to N`).
-
-    Eq. 39: :math:`R_N \le 2(\frac{\sigma}{\sqrt\lambda}\sqrt{2\ln(1/\delta) + 2\gamma_T} + B)
-    \sqrt{(2\lambda+1)\gamma_T N} + 2\frac{\epsilon}{\sqrt\lambda}N\sqrt{(2\lambda+1)\gamma_T}`,
-    plus :math:`2\epsilon N` for the true regret :math:`R^*` (``true_regret``). For reports:
-    with these, :math:`\mathcal R_i(N) = N` for every practical :math:`N` (note gotcha 15).
-    """
-    sqrt_gamma = math.sqrt(gamma_T)
-    root = math.sqrt((2.0 * lam + 1.0) * gamma_T)
-    c1 = 2.0 * (noise_std / math.sqrt(lam) * math.sqrt(2.0 * math.log(1.0 / delta) + 2.0 * gamma_T) + B) * root
-    c1 /= B * sqrt_gamma + gamma_T
-    c2 = 2.0 * root / math.sqrt(lam) / sqrt_gamma + (2.0 / sqrt_gamma if true_regret else 0.0)
-    return c1, c2
-
-
-# --------------------------------------------------------------------------- #
-# option checks
-# --------------------------------------------------------------------------- #
-
+from botorch_unknown_hypers.misspecification import (
+    ELIMINATION_TESTS,
+    balancing_eliminations,
+    candidate_regret_bounds,
+    confidence_width,
+    enlarged_width,
+    epsilon_grid,
+    phased_elimination,
+)
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.state import JSONValue
 
 def _real(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -300,23 +77,6 @@ def _check_positive(name: str, value: Any) -> None:
 def _check_positive_int(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}.")
-
-
-def _check_state_list(extra: dict[str, Any], key: str, kind: type, length: int | None = None) -> list:
-    r"""``extra[key]`` as a list of ``kind`` (``float`` accepts finite ints and floats), else ``ValueError``."""
-    values = extra.get(key)
-
-    def ok(v: Any) -> bool:
-        if kind is float:
-            return _real(v)
-        if kind is int:
-            return isinstance(v, int) and not isinstance(v, bool)
-        return isinstance(v, kind)
-
-    if not isinstance(values, list) or not all(ok(v) for v in values) or (length is not None and len(values) != length):
-        size = f" of length {length}" if length is not None else ""
-        raise ValueError(f"state['extra']['{key}'] must be a list{size} of {kind.__name__}.")
-    return values
 
 
 # --------------------------------------------------------------------------- #
@@ -357,13 +117,12 @@ class KnownKernelPolicy(Policy):
         num_restarts: int = 10,
         raw_samples: int = 512,
     ) -> None:
-        super().__init__(domain, seed=seed, device=device, dtype=dtype)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
         _check_positive("lam (lambda)", lam)
         _check_nonnegative("noise_std", noise_std)
         _check_nonnegative("B", B)
         if not _real(delta) or not 0 < delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
-        check_optimizer_options(num_restarts, raw_samples)
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.outputscale = outputscale
@@ -372,8 +131,6 @@ class KnownKernelPolicy(Policy):
         self.noise_std = float(noise_std)
         self.B = float(B)
         self.delta = float(delta)
-        self.num_restarts = num_restarts
-        self.raw_samples = raw_samples
         lower, upper = self.domain.bounds
         self._lower = lower
         span = upper - lower
@@ -458,27 +215,42 @@ class ECGPUCB(KnownKernelPolicy):
         self.last_beta, self.last_width = beta, width
         self.selected = [f"eps={self.eps:g}"]
         self.n_candidates = 1
+        self.diagnostics = {"beta": beta, "width": width}
         return X
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {"last_beta": self.last_beta, "last_width": self.last_width}
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict):
-            raise ValueError("state['extra'] must be a dict.")
-        for key in ("last_beta", "last_width"):
-            value = extra.get(key, float("nan"))
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"state['extra']['{key}'] must be a number.")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self.last_beta = float(extra.get("last_beta", float("nan")))
-        self.last_width = float(extra.get("last_width", float("nan")))
 
 
 # --------------------------------------------------------------------------- #
 # Algorithm 2
 # --------------------------------------------------------------------------- #
+
+
+@dataclass
+class PhasedState:
+    r"""Phased uncertainty sampling's memory.
+
+    Attributes:
+        episode: The current episode :math:`e`.
+        active: Indices (into :math:`D`) of the current :math:`D_e`.
+        active_sets: :math:`[D_1, D_2, \dots]`.
+        episode_X, episode_Y: The current episode's observations.
+        episode_log: Per finished episode: length, :math:`\beta`, :math:`|D_e|`, :math:`|D_{e+1}|`,
+            :math:`\max_{D_e}\sigma_{m_e}` and the lower-bound maximiser.
+        discretization_seed: Seed of the Sobol discretisation of a box.
+    """
+
+    episode: int = 1
+    active: list[int] = field(default_factory=list)
+    active_sets: list[list[int]] = field(default_factory=list)
+    episode_X: list[list[float]] = field(default_factory=list)
+    episode_Y: list[float] = field(default_factory=list)
+    episode_log: list[JSONValue] = field(default_factory=list)
+    discretization_seed: int = 0
+
+    def check(self) -> None:
+        if self.episode < 1 or not self.active:
+            raise ValueError("episode must be >= 1 and active non-empty.")
+        if len(self.episode_X) != len(self.episode_Y) or len(self.episode_X) >= 2 ** (self.episode - 1):
+            raise ValueError("episode_X and episode_Y must be equally long, shorter than the episode.")
 
 
 class PhasedGPUS(KnownKernelPolicy):
@@ -524,23 +296,19 @@ class PhasedGPUS(KnownKernelPolicy):
         _check_positive_int("num_discretization", num_discretization)
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **options)
         self.num_discretization = num_discretization
-        self.discretization_seed = self.seed
+        self.state = PhasedState(discretization_seed=self.seed)
         self._build_pool()
-        self.episode = 1
-        self.active: list[int] = list(range(self.pool.shape[0]))
-        self.active_sets: list[list[int]] = [list(self.active)]
-        self.episode_X: list[list[float]] = []
-        self.episode_Y: list[float] = []
-        self.episode_log: list[dict[str, Any]] = []
+        self.state.active = list(range(self.pool.shape[0]))
+        self.state.active_sets = [list(self.state.active)]
 
     def _build_pool(self) -> None:
-        self.pool = self.domain.discretize(self.num_discretization, self.discretization_seed)
+        self.pool = self.domain.discretize(self.num_discretization, self.state.discretization_seed)
         self._pool_unit_all = self.to_unit(self.pool)
 
     @property
     def episode_length(self) -> int:
         r""":math:`m_e = 2^{e-1}`."""
-        return 2 ** (self.episode - 1)
+        return 2 ** (self.state.episode - 1)
 
     def _episode_tensors(self, X_list: list[list[float]], Y_list: list[float]) -> tuple[Tensor, Tensor]:
         d = self.domain.dim
@@ -549,14 +317,15 @@ class PhasedGPUS(KnownKernelPolicy):
         return X, Y
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        remaining = self.episode_length - len(self.episode_X)
+        st = self.state
+        remaining = self.episode_length - len(st.episode_X)
         if q > remaining:
             raise ValueError(
-                f"q: episode {self.episode} has {remaining} queries left; a batch cannot cross an "
+                f"q: episode {st.episode} has {remaining} queries left; a batch cannot cross an "
                 f"episode boundary (the elimination needs the episode's observations), got q = {q}."
             )
-        X_episode, _ = self._episode_tensors(self.episode_X, self.episode_Y)
-        active = torch.tensor(self.active, dtype=torch.long, device=self.device)
+        X_episode, _ = self._episode_tensors(st.episode_X, st.episode_Y)
+        active = torch.tensor(st.active, dtype=torch.long, device=self.device)
         candidates = self._pool_unit_all[active]
         picks: list[int] = []
         hallucinated = self.to_unit(X_episode)
@@ -567,8 +336,8 @@ class PhasedGPUS(KnownKernelPolicy):
             j = int(torch.argmax(variance))  # Eq. 19 over D_e
             picks.append(int(active[j]))
             hallucinated = torch.cat([hallucinated, candidates[j : j + 1]])
-        self.selected = [f"episode={self.episode}"] * q
-        self.n_candidates = len(self.active)
+        self.selected = [f"episode={st.episode}"] * q
+        self.n_candidates = len(st.active)
         return self.pool[torch.tensor(picks, dtype=torch.long, device=self.device)]
 
     def _eliminate(self, X_list: list[list[float]], Y_list: list[float], active: list[int], episode: int) -> tuple[list[int], dict[str, Any]]:
@@ -579,7 +348,7 @@ class PhasedGPUS(KnownKernelPolicy):
         index = torch.tensor(active, dtype=torch.long, device=self.device)
         mean, variance = model.mean_variance(self._pool_unit_all[index])
         std = variance.sqrt()
-        keep = phased_elimination(mean, std, beta)  # Alg. 2, line 10: Eq. 20, no eps term
+        keep = phased_elimination(mean, variance, beta)  # Alg. 2, line 10: Eq. 20, no eps term
         survivors = index[keep].tolist()
         entry = {
             "episode": episode,
@@ -594,9 +363,10 @@ class PhasedGPUS(KnownKernelPolicy):
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         # Work on copies, then commit: a failure leaves the state unchanged.
-        episode, active = self.episode, list(self.active)
-        X_list, Y_list = list(self.episode_X), list(self.episode_Y)
-        active_sets, log = [list(a) for a in self.active_sets], list(self.episode_log)
+        st = self.state
+        episode, active = st.episode, list(st.active)
+        X_list, Y_list = list(st.episode_X), list(st.episode_Y)
+        active_sets, log = [list(a) for a in st.active_sets], list(st.episode_log)
         for x, y in zip(X.tolist(), Y.reshape(-1).tolist()):  # sequential: an episode may end mid-batch
             X_list.append([float(v) for v in x])
             Y_list.append(float(y))
@@ -606,68 +376,52 @@ class PhasedGPUS(KnownKernelPolicy):
                 episode += 1
                 active_sets.append(list(active))
                 X_list, Y_list = [], []  # reset to the prior (Alg. 2, line 3)
-        self.episode, self.active = episode, active
-        self.episode_X, self.episode_Y = X_list, Y_list
-        self.active_sets, self.episode_log = active_sets, log
+        st.episode, st.active = episode, active
+        st.episode_X, st.episode_Y = X_list, Y_list
+        st.active_sets, st.episode_log = active_sets, log
 
-    def _extra_state(self) -> dict[str, Any]:
-        return {
-            "episode": self.episode,
-            "active": list(self.active),
-            "active_sets": [list(a) for a in self.active_sets],
-            "episode_X": [list(x) for x in self.episode_X],
-            "episode_Y": list(self.episode_Y),
-            "episode_log": [dict(e) for e in self.episode_log],
-            "discretization_seed": self.discretization_seed,
-        }
+    def _check_state(self, state: PhasedState) -> None:
+        size = self.domain.discretization_size(self.num_discretization)
+        if not all(0 <= i < size for i in [*state.active, *(i for s in state.active_sets for i in s)]):
+            raise ValueError(f"state['state']: active sets must hold indices of the {size} points of D.")
+        if not all(len(x) == self.domain.dim for x in state.episode_X):
+            raise ValueError(f"state['state']['episode_X'] must hold points with d = {self.domain.dim}.")
 
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict):
-            raise ValueError("state['extra'] must be a dict.")
-        episode = extra.get("episode")
-        _check_positive_int("state['extra']['episode']", episode)
-        seed = extra.get("discretization_seed", self.discretization_seed)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValueError("state['extra']['discretization_seed'] must be an int.")
-        size = self.pool.shape[0]
-        active = _check_state_list(extra, "active", int)
-        if not active or not all(0 <= i < size for i in active):
-            raise ValueError(f"state['extra']['active'] must be a non-empty list of pool indices in [0, {size}).")
-        sets = extra.get("active_sets")
-        if not isinstance(sets, list) or not all(
-            isinstance(s, list) and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < size for i in s)
-            for s in sets
-        ):
-            raise ValueError("state['extra']['active_sets'] must be a list of lists of pool indices.")
-        Y = _check_state_list(extra, "episode_Y", float)
-        X = extra.get("episode_X")
-        if (
-            not isinstance(X, list)
-            or len(X) != len(Y)
-            or not all(isinstance(x, list) and len(x) == self.domain.dim and all(_real(v) for v in x) for x in X)
-        ):
-            raise ValueError(f"state['extra']['episode_X'] must be a list of {len(Y)} points with d = {self.domain.dim}.")
-        if len(X) >= 2 ** (episode - 1):
-            raise ValueError("state['extra']['episode_X'] must hold fewer points than the episode's length.")
-        if not isinstance(extra.get("episode_log", []), list):
-            raise ValueError("state['extra']['episode_log'] must be a list.")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        seed = extra.get("discretization_seed", self.discretization_seed)
-        if seed != self.discretization_seed:
-            self.discretization_seed = seed
-            self._build_pool()
-        self.episode = int(extra["episode"])
-        self.active = [int(i) for i in extra["active"]]
-        self.active_sets = [[int(i) for i in s] for s in extra["active_sets"]]
-        self.episode_X = [[float(v) for v in x] for x in extra["episode_X"]]
-        self.episode_Y = [float(v) for v in extra["episode_Y"]]
-        self.episode_log = [dict(e) for e in extra.get("episode_log", [])]
-
+    def _after_load(self) -> None:
+        self._build_pool()  # the discretisation of a box depends on the state's seed
 
 # --------------------------------------------------------------------------- #
 # Algorithm 3
 # --------------------------------------------------------------------------- #
+
+
+@dataclass
+class BalancingBasesState:
+    r"""Regret-bound balancing's memory over the :math:`M` bases.
+
+    Attributes:
+        play_count, cumulative_reward, active: :math:`N_i`, :math:`J_i`, :math:`I_t`.
+        base_of_round: The base played in each observed round.
+        eliminated_at: Base -> round of its elimination.
+        pending_base: The base whose point awaits its observation.
+    """
+
+    play_count: list[int] = field(default_factory=list)
+    cumulative_reward: list[float] = field(default_factory=list)
+    active: list[bool] = field(default_factory=list)
+    base_of_round: list[int] = field(default_factory=list)
+    eliminated_at: dict[int, int] = field(default_factory=dict)
+    pending_base: int | None = None
+
+    def check(self) -> None:
+        M = len(self.active)
+        if not (M and any(self.active) and len(self.play_count) == len(self.cumulative_reward) == M):
+            raise ValueError("play_count, cumulative_reward and active must describe the same bases, one active.")
+        if any(n < 0 for n in self.play_count) or len(self.base_of_round) != sum(self.play_count):
+            raise ValueError("play_count must be non-negative and sum to the number of rounds.")
+        indices = [*self.base_of_round, *self.eliminated_at, *([] if self.pending_base is None else [self.pending_base])]
+        if not all(0 <= i < M for i in indices):
+            raise ValueError(f"base indices must lie in [0, {M}).")
 
 
 class RegretBalancing(KnownKernelPolicy):
@@ -698,9 +452,7 @@ class RegretBalancing(KnownKernelPolicy):
 
     Attributes:
         eps_grid: :math:`\hat\epsilon_1 > \dots > \hat\epsilon_M`.
-        play_count, cumulative_reward, active: :math:`N_i`, :math:`J_i`, :math:`I_t`.
-        base_of_round: The base played in each observed round.
-        eliminated_at: Base index -> round of its elimination.
+        state: :class:`BalancingBasesState`.
     """
 
     name = "regret-balancing"
@@ -752,12 +504,7 @@ class RegretBalancing(KnownKernelPolicy):
         self.share_data = share_data
         self.elimination_test = elimination_test
         M = len(self.eps_grid)
-        self.play_count = [0] * M
-        self.cumulative_reward = [0.0] * M
-        self.active = [True] * M
-        self.base_of_round: list[int] = []
-        self.eliminated_at: dict[int, int] = {}
-        self.pending_base: int | None = None
+        self.state = BalancingBasesState(play_count=[0] * M, cumulative_reward=[0.0] * M, active=[True] * M)
         self.last_beta = float("nan")
         self.last_width = float("nan")
 
@@ -767,25 +514,24 @@ class RegretBalancing(KnownKernelPolicy):
 
     def bounds(self, play_count: list[int] | None = None) -> Tensor:
         r"""``M`` candidate bounds :math:`\mathcal R_i(N_i)` (Eq. 85) at ``play_count`` (default: current)."""
-        counts = torch.tensor(self.play_count if play_count is None else play_count, dtype=self.dtype)
+        counts = torch.tensor(self.state.play_count if play_count is None else play_count, dtype=self.dtype)
         eps_hat = torch.tensor(self.eps_grid, dtype=self.dtype)
         return candidate_regret_bounds(counts, eps_hat, self.gamma_T, self.B, self.c1, self.c2, self.regret_cap)
 
     def choose_base(self) -> int:
         r"""Eq. 23: :math:`\arg\min_{i \in I_t}\mathcal R_i(N_i(t-1))`, lowest index on ties."""
         bounds = self.bounds()
-        bounds[~torch.tensor(self.active)] = math.inf
+        bounds[~torch.tensor(self.state.active)] = math.inf
         return int(torch.argmin(bounds))
 
     def _base_data(self, base: int, train_X: Tensor, train_Y: Tensor) -> tuple[Tensor, Tensor]:
         if self.share_data:
             return train_X, train_Y
-        n_initial = train_X.shape[0] - len(self.base_of_round)
+        played = self.state.base_of_round
+        n_initial = train_X.shape[0] - len(played)
         if n_initial < 0:
-            raise ValueError(
-                f"train_X: {train_X.shape[0]} rows, but the policy observed {len(self.base_of_round)} rounds."
-            )
-        rounds = torch.tensor(self.base_of_round, dtype=torch.long, device=train_X.device)
+            raise ValueError(f"train_X: {train_X.shape[0]} rows, but the policy observed {len(played)} rounds.")
+        rounds = torch.tensor(played, dtype=torch.long, device=train_X.device)
         mask = torch.cat([torch.ones(n_initial, dtype=torch.bool, device=train_X.device), rounds == base])
         return train_X[mask], train_Y[mask]
 
@@ -797,17 +543,19 @@ class RegretBalancing(KnownKernelPolicy):
         beta = self.width(model)
         width = enlarged_width(beta, self.eps_grid[base], model.num_observations + 1, self.lam)
         X = self.maximize_ucb(model, width)  # Alg. 3, line 5: Base_{i_t} plays
-        self.pending_base = base
+        self.state.pending_base = base
         self.last_beta, self.last_width = beta, width
         self.selected = [f"eps={self.eps_grid[base]:.6g}"]
-        self.n_candidates = sum(self.active)
+        self.n_candidates = sum(self.state.active)
+        self.diagnostics = {"base": base, "beta": beta, "width": width}
         return X
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        base = self.pending_base if self.pending_base is not None else self.choose_base()
-        play_count, cumulative_reward = list(self.play_count), list(self.cumulative_reward)
-        active, eliminated_at = list(self.active), dict(self.eliminated_at)
-        rounds = list(self.base_of_round)
+        st = self.state
+        base = st.pending_base if st.pending_base is not None else self.choose_base()
+        play_count, cumulative_reward = list(st.play_count), list(st.cumulative_reward)
+        active, eliminated_at = list(st.active), dict(st.eliminated_at)
+        rounds = list(st.base_of_round)
         for y in Y.reshape(-1).tolist():
             play_count[base] += 1  # Alg. 3, line 6 (N_{i_t}(t) = N_{i_t}(t-1) + 1)
             cumulative_reward[base] += float(y)
@@ -824,73 +572,13 @@ class RegretBalancing(KnownKernelPolicy):
             for i in fails.nonzero().flatten().tolist():
                 active[i] = False
                 eliminated_at[i] = len(rounds)
-        self.play_count, self.cumulative_reward = play_count, cumulative_reward
-        self.active, self.eliminated_at, self.base_of_round = active, eliminated_at, rounds
-        self.pending_base = None
+        st.play_count, st.cumulative_reward = play_count, cumulative_reward
+        st.active, st.eliminated_at, st.base_of_round = active, eliminated_at, rounds
+        st.pending_base = None
 
-    def _extra_state(self) -> dict[str, Any]:
-        return {
-            "gamma_T": self.gamma_T,
-            "eps_grid": list(self.eps_grid),
-            "play_count": list(self.play_count),
-            "cumulative_reward": list(self.cumulative_reward),
-            "active": list(self.active),
-            "base_of_round": list(self.base_of_round),
-            "eliminated_at": {str(k): v for k, v in self.eliminated_at.items()},
-            "pending_base": self.pending_base,
-            "last_beta": self.last_beta,
-            "last_width": self.last_width,
-        }
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict):
-            raise ValueError("state['extra'] must be a dict.")
-        _check_positive("state['extra']['gamma_T']", extra.get("gamma_T"))
-        grid = _check_state_list(extra, "eps_grid", float)
-        if not grid or not all(v > 0 for v in grid):
-            raise ValueError("state['extra']['eps_grid'] must be a non-empty list of positive numbers.")
-        M = len(grid)
-        counts = _check_state_list(extra, "play_count", int, M)
-        if any(v < 0 for v in counts):
-            raise ValueError("state['extra']['play_count'] must be non-negative.")
-        _check_state_list(extra, "cumulative_reward", float, M)
-        if not any(_check_state_list(extra, "active", bool, M)):
-            raise ValueError("state['extra']['active'] must keep at least one base.")
-        rounds = _check_state_list(extra, "base_of_round", int)
-        if not all(0 <= r < M for r in rounds) or len(rounds) != sum(counts):
-            raise ValueError("state['extra']['base_of_round'] must list a base in [0, M) for every counted play.")
-        eliminated = extra.get("eliminated_at", {})
-        if not isinstance(eliminated, dict) or not all(
-            isinstance(k, str) and k.isdigit() and int(k) < M and isinstance(v, int) for k, v in eliminated.items()
-        ):
-            raise ValueError("state['extra']['eliminated_at'] must map base indices (str) to rounds (int).")
-        pending = extra.get("pending_base")
-        if pending is not None and (isinstance(pending, bool) or not isinstance(pending, int) or not 0 <= pending < M):
-            raise ValueError(f"state['extra']['pending_base'] must be None or an int in [0, {M}).")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self.gamma_T = float(extra["gamma_T"])
-        self.eps_grid = [float(v) for v in extra["eps_grid"]]
-        self.play_count = [int(v) for v in extra["play_count"]]
-        self.cumulative_reward = [float(v) for v in extra["cumulative_reward"]]
-        self.active = [bool(a) for a in extra["active"]]
-        self.base_of_round = [int(r) for r in extra["base_of_round"]]
-        self.eliminated_at = {int(k): int(v) for k, v in extra.get("eliminated_at", {}).items()}
-        self.pending_base = extra.get("pending_base")
-        self.last_beta = float(extra.get("last_beta", float("nan")))
-        self.last_width = float(extra.get("last_width", float("nan")))
+    def _check_state(self, state: BalancingBasesState) -> None:
+        if len(state.active) != self.num_bases:
+            raise ValueError(f"state['state'] must describe the {self.num_bases} bases of this policy.")
 
 
-__all__ = [
-    "ECGPUCB",
-    "PhasedGPUS",
-    "RegretBalancing",
-    "KnownKernelPolicy",
-    "confidence_width",
-    "enlarged_width",
-    "phased_elimination",
-    "epsilon_grid",
-    "candidate_regret_bounds",
-    "balancing_eliminations",
-    "theoretical_bound_constants",
-]
+__all__ = ["ECGPUCB", "KnownKernelPolicy", "PhasedGPUS", "RegretBalancing"]

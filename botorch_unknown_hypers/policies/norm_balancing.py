@@ -23,7 +23,7 @@ After round :math:`t`:
 
 :math:`\Theta` and :math:`\mathcal B` never shrink; only pairs are eliminated.
 
-Printed typos fixed (implementer's note, Sec. 1.4 and trap 20): the length-scale
+Printed typos fixed: the length-scale
 test is printed with ``<`` (inverted, as in Alg. 1); line 20 pairs
 :math:`v(|\mathcal B_{t+1}| + 1)` where the value just added is meant; and the
 counters start at :math:`|\Theta_1| = |\mathcal B_1| = 1`, which would skip
@@ -41,14 +41,22 @@ LNB), also under ``"authors-code"``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.confidence import norm_bound
-from botorch_unknown_hypers.policies.balancing import LBGPUCB, growth, initial_ladder, next_candidate
+from botorch_unknown_hypers.regret_bounds import norm_bound
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.policies.balancing import (
+    LBGPUCB,
+    LengthScaleState,
+    growth,
+    initial_ladder,
+    next_candidate,
+)
+from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState
 
 
 def next_norm(num_norms: int, N0: float, b_next: float) -> float | None:
@@ -56,6 +64,33 @@ def next_norm(num_norms: int, N0: float, b_next: float) -> float | None:
     :math:`N_0\, b(t+1)`, else ``None``."""
     value = N0 * math.exp(num_norms)
     return value if value < N0 * b_next else None
+
+
+@dataclass
+class NormBalancingState(LengthScaleState):
+    r"""Length-scale balancing state plus the two ladders and each candidate's (theta, N) pair.
+
+    Attributes:
+        thetas: :math:`\Theta_t`, every length scale introduced.
+        norm_values: :math:`\mathcal B_t`, every norm introduced.
+        pair_theta, pair_norm: Per candidate, its index into ``thetas`` and ``norm_values``.
+    """
+
+    thetas: list[float] = field(default_factory=list)
+    norm_values: list[float] = field(default_factory=list)
+    pair_theta: list[int] = field(default_factory=list)
+    pair_norm: list[int] = field(default_factory=list)
+
+    def check(self) -> None:
+        super().check()
+        if not len(self.pair_theta) == len(self.pair_norm) == len(self.active):
+            raise ValueError("pair_theta and pair_norm must have one entry per candidate.")
+        if not (
+            all(0 <= i < len(self.thetas) for i in self.pair_theta)
+            and all(0 <= j < len(self.norm_values) for j in self.pair_norm)
+            and all(v > 0 for v in self.thetas + self.norm_values)
+        ):
+            raise ValueError("the (theta, N) pairs must index positive ladder values.")
 
 
 class LNBGPUCB(LBGPUCB):
@@ -70,6 +105,7 @@ class LNBGPUCB(LBGPUCB):
     """
 
     name = "lnb-gp-ucb"
+    state_type: ClassVar[type[BalancingState]] = NormBalancingState
 
     def __init__(self, domain: Domain, N0: float = 1.0, norm_growth_exponent: float = 0.5, **kwargs: Any) -> None:
         if not (N0 > 0 and math.isfinite(N0)):
@@ -79,80 +115,48 @@ class LNBGPUCB(LBGPUCB):
         super().__init__(domain, **kwargs)
         self.N0 = float(N0)
         self.norm_growth_exponent = float(norm_growth_exponent)
-        self.thetas: list[float] = []  # Theta_t, every length scale introduced
-        self.norm_values: list[float] = []  # B_t, every norm introduced
-        self.pair_theta: list[int] = []  # per candidate: index into thetas
-        self.pair_norm: list[int] = []  # per candidate: index into norm_values
 
     def _b(self, t: float) -> float:
         return growth(t, 1.0, self.norm_growth_exponent)
 
     def _pairs(self, theta_idx: list[int], norm_idx: list[int]) -> tuple[KernelCandidates, Tensor]:
         r"""Candidates and norm bounds :math:`B(\theta, N)` for the given index pairs (recorded)."""
-        self.pair_theta.extend(theta_idx)
-        self.pair_norm.extend(norm_idx)
-        theta = self._tensor([self.thetas[i] for i in theta_idx])
-        N = self._tensor([self.norm_values[j] for j in norm_idx])
+        st = self.state
+        st.pair_theta.extend(theta_idx)
+        st.pair_norm.extend(norm_idx)
+        theta = self._tensor([st.thetas[i] for i in theta_idx])
+        N = self._tensor([st.norm_values[j] for j in norm_idx])
         return self._spec(theta.tolist()), norm_bound(theta, self.theta0, N, self.domain.dim)
 
     def _initial_candidates(self, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
         super()._initial_candidates(train_X, train_Y)  # sets theta0
-        self.thetas = initial_ladder(self.theta0, self.constants.ratio, self._g(1))
-        self.norm_values = [self.N0]
-        return self._pairs(list(range(len(self.thetas))), [0] * len(self.thetas))
+        st = self.state
+        st.thetas = initial_ladder(self.theta0, self.constants.ratio, self._g(1))
+        st.norm_values = [self.N0]
+        return self._pairs(list(range(len(st.thetas))), [0] * len(st.thetas))
 
     def _propose(self, t: int) -> tuple[KernelCandidates, Tensor] | None:
+        st = self.state
         theta_idx: list[int] = []
         norm_idx: list[int] = []
-        nxt = next_candidate(self.thetas[-1], self.theta0, self.constants.ratio, self._g(t + 1))
+        nxt = next_candidate(st.thetas[-1], self.theta0, self.constants.ratio, self._g(t + 1))
         if nxt is not None:  # lines 14-16: new theta x every norm
-            self.thetas.append(nxt)
-            theta_idx += [len(self.thetas) - 1] * len(self.norm_values)
-            norm_idx += list(range(len(self.norm_values)))
-        new_norm = next_norm(len(self.norm_values), self.N0, self._b(t + 1))
+            st.thetas.append(nxt)
+            theta_idx += [len(st.thetas) - 1] * len(st.norm_values)
+            norm_idx += list(range(len(st.norm_values)))
+        new_norm = next_norm(len(st.norm_values), self.N0, self._b(t + 1))
         if new_norm is not None:  # lines 18-20: new norm x every theta (incl. one just added)
-            self.norm_values.append(new_norm)
-            theta_idx += list(range(len(self.thetas)))
-            norm_idx += [len(self.norm_values) - 1] * len(self.thetas)
+            st.norm_values.append(new_norm)
+            theta_idx += list(range(len(st.thetas)))
+            norm_idx += [len(st.norm_values) - 1] * len(st.thetas)
         return self._pairs(theta_idx, norm_idx) if theta_idx else None
 
     def _diagnostics(self, t: int) -> dict[str, Any]:
+        st = self.state
         return {
             **super()._diagnostics(t),
-            "thetas": list(self.thetas),
-            "norm_values": list(self.norm_values),
-            "pairs": [[i, j] for i, j in zip(self.pair_theta, self.pair_norm)],
+            "thetas": list(st.thetas),
+            "norm_values": list(st.norm_values),
+            "pairs": [[i, j] for i, j in zip(st.pair_theta, st.pair_norm)],
             "norm_lower": self.N0 * self._b(t),
         }
-
-    # ----------------------------------------------------------------- state
-    def _extra_state(self) -> dict[str, Any]:
-        return {
-            **super()._extra_state(),
-            "thetas": list(self.thetas),
-            "norm_values": list(self.norm_values),
-            "pair_theta": list(self.pair_theta),
-            "pair_norm": list(self.pair_norm),
-        }
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        super()._check_extra_state(extra)
-        try:
-            n = len(extra["active"])
-            ok = (
-                len(extra["pair_theta"]) == len(extra["pair_norm"]) == n
-                and all(0 <= int(i) < len(extra["thetas"]) for i in extra["pair_theta"])
-                and all(0 <= int(j) < len(extra["norm_values"]) for j in extra["pair_norm"])
-                and all(float(v) > 0 for v in extra["thetas"] + extra["norm_values"])
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"state['extra'] is not an lnb-gp-ucb state: {e}") from None
-        if not ok:
-            raise ValueError("state['extra'] has inconsistent (theta, N) pairs.")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        super()._load_extra_state(extra)
-        self.thetas = [float(v) for v in extra["thetas"]]
-        self.norm_values = [float(v) for v in extra["norm_values"]]
-        self.pair_theta = [int(v) for v in extra["pair_theta"]]
-        self.pair_norm = [int(v) for v in extra["pair_norm"]]

@@ -23,28 +23,23 @@ with :math:`\beta = 1` (the code's value). The :math:`S` samples are loaded into
 one :class:`~botorch_unknown_hypers.models.CandidateGP` with ``batch_shape = (S,)``,
 so :math:`\alpha` is one batched posterior call (CPU or CUDA).
 
-Choices (implementer's note, Sec. 2.2 and trap 16):
+Choices where the code and the paper differ:
 
 - the code averages posterior **variances** and calls them standard deviations;
   we average the standard deviations, which is the expected UCB the paper cites;
 - noise variance 0.05 as in the code (``noise`` option); the LB/MLE runs use 1e-4;
 - if sampling fails (e.g. a Cholesky error), the previous round's samples are
   reused with a warning, as the code does;
-- the code's MCMC script runs 50 rounds; the experiments state how many we ran.
-
-NUTS runs on :math:`z = \log\theta` through Pyro's ``potential_fn`` interface
-(potential :math:`-\log p(z \mid D)`, Jacobian included), started at the prior
-mean. The covariance comes from a GPyTorch kernel whose length scale is fixed to
-1, applied to inputs divided by :math:`\theta`. Measured on a 2-core CPU: a
-``potential_fn`` run takes 0.73 s for n = 13 points where the equivalent
-``pyro.sample`` model takes 1.7 s (the trace overhead dominates small n).
+- NUTS runs on :math:`z = \log\theta` through Pyro's ``potential_fn`` (Jacobian included),
+  started at the prior mean (0.73 s against 1.7 s for the equivalent ``pyro.sample`` model at
+  n = 13 on a 2-core CPU: the trace overhead dominates small n).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from dataclasses import dataclass
 
 import pyro.distributions as dist
 import torch
@@ -55,10 +50,9 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.kernels import KERNELS
+from botorch_unknown_hypers.kernels import KERNELS, check_kernel
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.baselines import check_gp_options
 from botorch_unknown_hypers.domains import Domain
 
 
@@ -133,6 +127,20 @@ def sample_lengthscales(
     return mcmc.get_samples()["log_lengthscale"].detach().reshape(-1).exp()
 
 
+@dataclass
+class NUTSState:
+    r"""The last round's posterior length-scale samples and the count of failed NUTS runs."""
+
+    samples: list[float] | None = None
+    failures: int = 0
+
+    def check(self) -> None:
+        if self.samples is not None and (not self.samples or not all(v > 0 for v in self.samples)):
+            raise ValueError("samples must be None or a non-empty list of positive numbers.")
+        if self.failures < 0:
+            raise ValueError("failures must be >= 0.")
+
+
 class NUTSGPUCB(Policy):
     r"""GP-UCB with a NUTS-sampled length scale and the expected UCB; see the module docstring.
 
@@ -164,8 +172,10 @@ class NUTSGPUCB(Policy):
         num_restarts: int = 10,
         raw_samples: int = 512,
     ) -> None:
-        super().__init__(domain, seed=seed, device=device, dtype=dtype)
-        check_gp_options(kernel, noise, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        check_kernel(kernel)
+        if not (isinstance(noise, (int, float)) and noise > 0):
+            raise ValueError(f"noise must be positive, got {noise!r}.")
         if not (beta >= 0 and math.isfinite(beta)):
             raise ValueError(f"beta must be finite and >= 0, got {beta}.")
         if len(prior) != 2 or not all(p > 0 for p in prior):
@@ -178,11 +188,7 @@ class NUTSGPUCB(Policy):
         self.prior = (float(prior[0]), float(prior[1]))
         self.num_samples = num_samples
         self.warmup_steps = warmup_steps
-        self.num_restarts = num_restarts
-        self.raw_samples = raw_samples
-        self.samples: list[float] | None = None  # last round's posterior samples
-        self.failures = 0
-        self.diagnostics: dict[str, Any] = {}
+        self.state = NUTSState()
 
     def _sample(self, train_X: Tensor, train_Y: Tensor) -> Tensor:
         X = (train_X - self.domain.bounds[0]) / (self.domain.bounds[1] - self.domain.bounds[0])
@@ -195,17 +201,17 @@ class NUTSGPUCB(Policy):
                     X, y, self.kernel, self.noise, *self.prior, self.num_samples, self.warmup_steps
                 )
         except (RuntimeError, ValueError) as e:
-            if self.samples is None:
+            if self.state.samples is None:
                 raise
-            self.failures += 1
+            self.state.failures += 1
             warnings.warn(f"NUTS failed ({e}); reusing the previous samples.", RuntimeWarning, stacklevel=3)
-            return torch.tensor(self.samples, dtype=self.dtype, device=self.device)
+            return torch.tensor(self.state.samples, dtype=self.dtype, device=self.device)
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         if q != 1:
             raise ValueError(f"q: nuts-gp-ucb proposes one point per round (q = 1), got {q}.")
         theta = self._sample(train_X, train_Y)
-        self.samples = theta.tolist()
+        self.state.samples = theta.tolist()
         S = theta.numel()
         cands = KernelCandidates.from_lengthscales(theta, kernel=self.kernel, noise=self.noise)
         model = CandidateGP(
@@ -214,6 +220,7 @@ class NUTSGPUCB(Policy):
             cands,
             input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
             outcome_transform=Standardize(m=1),
+            check_data=False,
         )
         weights = torch.full((S,), 1.0 / S, dtype=self.dtype, device=self.device)
         acqf = CandidateUCB(model, beta=self.beta, reduction="weighted", weights=weights)
@@ -225,22 +232,6 @@ class NUTSGPUCB(Policy):
             "lengthscale_mean": float(theta.mean()),
             "lengthscale_q10": q10,
             "lengthscale_q90": q90,
-            "failures": self.failures,
+            "failures": self.state.failures,
         }
         return X
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {"samples": self.samples, "failures": self.failures}
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        if not isinstance(extra, dict) or "samples" not in extra:
-            raise ValueError("state['extra'] is not a nuts-gp-ucb state (missing 'samples').")
-        s = extra["samples"]
-        if s is not None and (
-            not isinstance(s, list) or not s or not all(isinstance(v, (int, float)) and v > 0 for v in s)
-        ):
-            raise ValueError("state['extra']['samples'] must be None or a non-empty list of positive numbers.")
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self.samples = None if extra["samples"] is None else [float(v) for v in extra["samples"]]
-        self.failures = int(extra.get("failures", 0))

@@ -16,14 +16,8 @@ from botorch_unknown_hypers.policies.elimination import HEGPUCB
 from botorch_unknown_hypers.policies.hyperparameter_balancing import HyperparameterBalancing
 from botorch_unknown_hypers.policies.misspecified import ECGPUCB, PhasedGPUS, RegretBalancing
 from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB
-from botorch_unknown_hypers.policies.prior_selection import (
-    HPGPTS,
-    MAPGPTS,
-    PEGPTS,
-    PEGPUCB,
-    OracleGPTS,
-    OracleGPUCB,
-)
+from botorch_unknown_hypers.policies.hyperprior import HPGPTS, MAPGPTS
+from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB, OracleGPTS, OracleGPUCB
 from botorch_unknown_hypers.policies.nuts import NUTSGPUCB
 from botorch_unknown_hypers.policies.stableopt import HEStableOpt, StableOptMLE
 from botorch_unknown_hypers.domains import Domain

@@ -15,7 +15,7 @@ ball, :math:`d = L_2`, clipped to the domain), at round :math:`t`:
    :math:`\beta\sigma_{t-1}(x_t + \delta_t)` of each recorded at selection time;
 4. (lines 16-21) two index sets :math:`S^{u_t} \ni t`, :math:`\hat S^{v_t} \ni t` and two
    elimination tests (as HE-GP-UCB's); both candidates go if both tests fire
-   (printed line 20 overwrites line 17, ambiguity A4); the last survivor stays.
+   (the printed line 20 overwrites line 17); the last survivor stays.
 
 The :math:`\epsilon`-regret :math:`\max_x \min_\delta f(x+\delta) - \min_\delta f(x_t + \delta)`
 is measured at :math:`x_t` (not at the queried point): the policy exposes
@@ -32,22 +32,65 @@ neighbourhood mask is ``N x N``; the robust UCB of all candidates is one
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.robust import robust_min
+from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.policies.baselines import fit_single_task_gp
-from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, elimination_statistics, he_xi
-from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.confidence import elimination_statistics
+from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.fitted import fit_single_task_gp
+from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, SurvivorState, elimination_xi
+
+
+@dataclass
+class RobustPending:
+    r"""A robust selection awaiting its observation: the optimistic candidate ``u`` and the
+    pessimistic ``v``, with :math:`\mu` and :math:`\beta\sigma` of each at the queried point."""
+
+    u: int
+    v: int
+    mean_u: float
+    mean_v: float
+    width_u: float
+    width_v: float
+
+
+@dataclass
+class RobustEliminationState(SurvivorState):
+    r"""HE-StableOpt's memory: the surviving set and, per round, both candidates' records."""
+
+    u: list[int] = field(default_factory=list)
+    eta: list[float] = field(default_factory=list)
+    width_u: list[float] = field(default_factory=list)
+    v: list[int] = field(default_factory=list)
+    eta_hat: list[float] = field(default_factory=list)
+    width_v: list[float] = field(default_factory=list)
+    round: int = 0
+    pending: RobustPending | None = None
+
+    def check(self) -> None:
+        super().check()
+        series = (self.u, self.eta, self.width_u, self.v, self.eta_hat, self.width_v)
+        if len({len(values) for values in series}) != 1:
+            raise ValueError("the records u, eta, width_u, v, eta_hat and width_v must be equally long.")
+        n = len(self.alive)
+        pending = [] if self.pending is None else [self.pending.u, self.pending.v]
+        if not all(0 <= k < n for k in self.u + self.v + pending):
+            raise ValueError(f"candidate indices must lie in [0, {n}).")
+
 
 class HEStableOpt(CandidateSetPolicy):
     r"""HE-StableOpt (Alg. 2) on a pool; see the module docstring.
 
     Args:
-        domain: A pool (:class:`~botorch_unknown_hypers.problems.base.FiniteDomain`).
+        domain: A pool (:class:`~botorch_unknown_hypers.domains.FiniteDomain`); a box is refused
+            (the perturbation set must be exact: discretise it into a grid).
         epsilon: Perturbation radius :math:`\epsilon` (domain units).
         perturbation: ``"box"`` (:math:`L_\infty`) or ``"ball"`` (:math:`L_2`).
         Other args: as :class:`~botorch_unknown_hypers.policies.elimination.CandidateSetPolicy`.
@@ -57,63 +100,46 @@ class HEStableOpt(CandidateSetPolicy):
     eliminate = True
 
     def __init__(self, domain: Domain, epsilon: float = 0.05, perturbation: str = "box", **kwargs: Any) -> None:
-        if not isinstance(domain, FiniteDomain):
-            raise ValueError(
-                "domain: he-stableopt needs a pool (FiniteDomain) so that the perturbation set is exact; "
-                "discretise a box into a grid."
-            )
-        if not (epsilon >= 0 and math.isfinite(epsilon)):
-            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon}.")
+        if not (isinstance(epsilon, (int, float)) and epsilon >= 0 and math.isfinite(epsilon)):
+            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}.")
         super().__init__(domain, **kwargs)
         self.epsilon = float(epsilon)
         self.perturbation = perturbation
-        self.mask = self.domain.neighbourhoods(self.epsilon, perturbation)
-        n = len(self.candidates)
-        self.alive: list[bool] = [True] * n
-        self.eliminated_at: dict[int, int] = {}
-        self.kept_last: list[int] = []
-        self.records: dict[str, list] = {"u": [], "eta": [], "width_u": [], "v": [], "eta_hat": [], "width_v": []}
-        self.pending: dict[str, Any] | None = None
-        self.robust_point: Tensor | None = None
+        self.mask = self.domain.neighbourhoods(self.epsilon, perturbation)  # refuses a box
+        self.state = RobustEliminationState(alive=[True] * len(self.candidates))
 
-    def _round_model(self, train_X: Tensor, train_Y: Tensor) -> tuple[Any, list[int]]:
-        alive = [u for u, a in enumerate(self.alive) if a]
+    def _round_model(self, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateGP, list[int]]:
+        alive = [u for u, a in enumerate(self.state.alive) if a]
         return self._model(train_X, train_Y, alive), alive
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         if q != 1:
             raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
-        t = self.round + 1
         model, alive = self._round_model(train_X, train_Y)
-        betas = self._betas(model, t)
+        betas = self._betas(model, self.state.round + 1).unsqueeze(-1)
         points = self.domain.points
         with torch.no_grad():
             mean, var = model.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
-        mean, sigma = mean[0], var[0].clamp_min(0).sqrt()  # K x N
-        ucb = mean + betas.unsqueeze(-1) * sigma
-        lcb = mean - betas.unsqueeze(-1) * sigma
-        robust = robust_min(ucb, self.mask)  # K x N
-        flat = int(robust.argmax())
-        k_u, i = divmod(flat, robust.shape[-1])
+        mean, var, sigma = mean[0], var[0], var[0].clamp_min(0).sqrt()  # K x N
+        robust = robust_min(upper_confidence_bound(mean, var, betas), self.mask)  # line 8: K x N
+        k_u, i = divmod(int(robust.argmax()), robust.shape[-1])
         nb = self.mask[i].nonzero().flatten()
-        sub = lcb[:, nb]  # K x |nb|
-        flat_v = int(sub.argmin())
-        k_v, j_local = divmod(flat_v, sub.shape[-1])
+        lcb = upper_confidence_bound(mean[:, nb], var[:, nb], -betas)  # line 9: K x |nb|
+        k_v, j_local = divmod(int(lcb.argmin()), lcb.shape[-1])
         j = int(nb[j_local])
-        self.pending = {
-            "u": alive[k_u],
-            "v": alive[k_v],
-            "mean_u": float(mean[k_u, j]),
-            "mean_v": float(mean[k_v, j]),
-            "width_u": float(betas[k_u] * sigma[k_u, j]),
-            "width_v": float(betas[k_v] * sigma[k_v, j]),
-        }
+        self.state.pending = RobustPending(
+            u=alive[k_u],
+            v=alive[k_v],
+            mean_u=float(mean[k_u, j]),
+            mean_v=float(mean[k_v, j]),
+            width_u=float(betas[k_u, 0] * sigma[k_u, j]),
+            width_v=float(betas[k_v, 0] * sigma[k_v, j]),
+        )
         self.robust_point = points[i].unsqueeze(0)
-        labels = self._labels(alive)
-        self.selected = [labels[k_u]]
+        self.selected = self._labels([alive[k_u]])
         self.n_candidates = len(alive)
         self.diagnostics = {
-            "alive": list(self.alive),
+            "alive": list(self.state.alive),
             "u": alive[k_u],
             "v": alive[k_v],
             "x_robust": points[i].tolist(),
@@ -122,70 +148,48 @@ class HEStableOpt(CandidateSetPolicy):
         }
         return points[j].unsqueeze(0)
 
-    def _test(self, key: str, width_key: str, who: str, u: int, xi_t: float) -> tuple[bool, float, float]:
-        stats, thresholds = elimination_statistics(
-            self.records[who], self.records[key], self.records[width_key], len(self.alive), xi_t
-        )
-        return bool(stats[u] > thresholds[u]), float(stats[u]), float(thresholds[u])
-
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        if self.pending is None:
+        st = self.state
+        if st.pending is None:
             return
-        p, self.pending = self.pending, None
-        self.round += 1
-        t = self.round
-        y = float(Y.squeeze())
-        for key, value in (
-            ("u", p["u"]),
-            ("eta", y - p["mean_u"]),
-            ("width_u", p["width_u"]),
-            ("v", p["v"]),
-            ("eta_hat", y - p["mean_v"]),
-            ("width_v", p["width_v"]),
-        ):
-            self.records[key].append(value)
+        p, st.pending = st.pending, None
+        st.round += 1
+        t, y = st.round, float(Y.squeeze())
+        st.u.append(p.u)
+        st.eta.append(y - p.mean_u)
+        st.width_u.append(p.width_u)
+        st.v.append(p.v)
+        st.eta_hat.append(y - p.mean_v)
+        st.width_v.append(p.width_v)
         if not self.eliminate:
             return
-        xi_t = he_xi(t, len(self.alive), self.noise_std, self.delta)
-        fire_u, stat_u, th_u = self._test("eta", "width_u", "u", p["u"], xi_t)
-        fire_v, stat_v, th_v = self._test("eta_hat", "width_v", "v", p["v"], xi_t)
-        for fire, u in ((fire_u, p["u"]), (fire_v, p["v"])):
+        xi_t = elimination_xi(t, len(st.alive), self.noise_std, self.delta)
+        n = len(st.alive)
+        stats_u, thresholds_u = elimination_statistics(st.u, st.eta, st.width_u, n, xi_t)
+        stats_v, thresholds_v = elimination_statistics(st.v, st.eta_hat, st.width_v, n, xi_t)
+        fire_u = bool(stats_u[p.u] > thresholds_u[p.u])
+        fire_v = bool(stats_v[p.v] > thresholds_v[p.v])
+        for fire, u in ((fire_u, p.u), (fire_v, p.v)):  # lines 16-21: both go if both tests fire
             if fire:
-                self._eliminate(u, t)
+                st.eliminate(u, t)
         self.diagnostics.update(
             {
                 "xi": xi_t,
-                "statistic_u": stat_u,
-                "threshold_u": th_u,
-                "statistic_v": stat_v,
-                "threshold_v": th_v,
-                "eliminated": {str(k): v for k, v in self.eliminated_at.items()},
+                "statistic_u": float(stats_u[p.u]),
+                "threshold_u": float(thresholds_u[p.u]),
+                "statistic_v": float(stats_v[p.v]),
+                "threshold_v": float(thresholds_v[p.v]),
+                "eliminated": {str(k): v for k, v in st.eliminated_at.items()},
             }
         )
-
-    def _extra_state(self) -> dict[str, Any]:
-        return {**self._elimination_state(), "records": {k: list(v) for k, v in self.records.items()}}
-
-    def _check_extra_state(self, extra: dict[str, Any]) -> None:
-        try:
-            rec = extra["records"]
-            series = [rec[k] for k in self.records]
-        except (KeyError, TypeError) as e:
-            raise ValueError(f"state['extra'] is not a {self.name} state: {e}") from None
-        self._check_elimination_state(extra, rec["u"], *series)
-        self._check_elimination_state(extra, rec["v"], *series)
-
-    def _load_extra_state(self, extra: dict[str, Any]) -> None:
-        self._load_elimination_state(extra)
-        self.records = {k: list(v) for k, v in extra["records"].items()}
 
 
 class StableOptMLE(HEStableOpt):
     r"""StableOpt with the length scale refitted by maximum likelihood every round (no elimination).
 
-    The robust baseline of the issue: a Matern-5/2 ``SingleTaskGP`` with output scale 1 and
-    noise variance :math:`R^2`, the length scale fitted by ``fit_gpytorch_mll`` on all data
-    (inputs in the unit cube), then the same robust selection with :math:`K = 1`.
+    The robust baseline: a Matern-5/2 ``SingleTaskGP`` with output scale 1 and noise variance
+    :math:`R^2`, the length scale fitted by ``fit_gpytorch_mll`` on all data (inputs in the unit
+    cube), then the same robust selection with :math:`K = 1`.
     """
 
     name = "stableopt-mle"
@@ -195,10 +199,10 @@ class StableOptMLE(HEStableOpt):
         kwargs.setdefault("candidates", KernelCandidates.from_lengthscales(torch.ones(1, dtype=torch.float64)))
         super().__init__(domain, **kwargs)
 
-    def _round_model(self, train_X: Tensor, train_Y: Tensor) -> tuple[Any, list[int]]:
+    def _round_model(self, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateGP, list[int]]:
         with self.seeded():
             fitted = fit_single_task_gp(train_X, train_Y, self.domain.bounds, noise=self.noise_std**2)
         theta = fitted.covar_module.base_kernel.lengthscale.reshape(1).detach()
         self.candidates = KernelCandidates.from_lengthscales(theta, kernel="matern52", noise=self.noise_std**2)
-        self.alive = [True]
+        self.state.alive = [True]
         return self._model(train_X, train_Y, [0]), [0]

@@ -27,11 +27,10 @@ Encoding by annotation:
   their defaults. Once built, its ``check()`` (if any) is called; a
   ``ValueError`` from it is re-raised with the path prefixed.
 - a class with ``to_dict()`` and ``from_dict(data, dtype=..., device=...)``
-  (e.g. a candidate set): its ``to_dict()``; errors of ``from_dict`` become a
-  ``ValueError`` naming the path.
-- a base declared with :func:`register_serialisable`: the subclass's
-  ``to_dict()``, decoded by the subclass registered with
-  :func:`register_subclass` under ``data[type_key]``.
+  (e.g. a candidate set; an abstract base such as
+  :class:`~botorch_unknown_hypers.candidates.CandidateSpec` dispatches on a type tag in its
+  own ``from_dict``): its ``to_dict()``; errors of ``from_dict`` become a ``ValueError``
+  naming the path.
 - ``JSONValue`` and ``Any``: a JSON value, checked (str keys, finite floats, at
   most ``MAX_JSON_DEPTH`` nested containers) and copied.
 """
@@ -56,9 +55,6 @@ r"""Annotation marker for "any JSON value" (checked recursively by the codec).""
 MAX_JSON_DEPTH = 32
 r"""The most containers a ``JSONValue`` may nest."""
 
-_REGISTRY: dict[type, tuple[str, dict[str, type]]] = {}
-r"""The only mutable module state: registered base -> (type key, {type name: subclass})."""
-
 _INT_KEY = re.compile(r"-?(?:0|[1-9][0-9]{0,3000})")
 _SCALARS = {
     "bool": (bool, "a bool"),
@@ -68,43 +64,6 @@ _SCALARS = {
 }
 _TENSOR_KEYS = ["dtype", "shape", "data"]
 _TENSOR_DTYPES = {"float": torch.float64, "int": torch.long, "bool": torch.bool}
-
-
-def register_serialisable(base: type, type_key: str = "type") -> None:
-    r"""Declare a base class whose subclasses encode themselves by ``to_dict()``.
-
-    Args:
-        base: The (abstract) class used as a field annotation.
-        type_key: The key of each subclass's ``to_dict()`` that names its type.
-    """
-    if not isinstance(base, type):
-        raise TypeError(f"base: expected a class, got {_short(base)}.")
-    if not isinstance(type_key, str) or not type_key:
-        raise ValueError(f"type_key: expected a non-empty str, got {_short(type_key)}.")
-    old = _REGISTRY.setdefault(base, (type_key, {}))[0]
-    if old != type_key:
-        raise ValueError(f"type_key: {base.__qualname__} is registered with {old!r}, got {type_key!r}.")
-
-
-def register_subclass(base: type, type_name: str, cls: type) -> None:
-    r"""Decode dicts with ``data[type_key] == type_name`` under ``base`` by ``cls.from_dict``.
-
-    Args:
-        base: A class declared with :func:`register_serialisable`.
-        type_name: The value of ``type_key`` in ``cls``'s ``to_dict()``.
-        cls: A subclass of ``base`` with ``to_dict()`` and ``from_dict(data, dtype=..., device=...)``.
-    """
-    if base not in _REGISTRY:
-        raise ValueError(f"base: {_short(base)} is not registered; call register_serialisable first.")
-    if not isinstance(type_name, str) or not type_name:
-        raise ValueError(f"type_name: expected a non-empty str, got {_short(type_name)}.")
-    if not (isinstance(cls, type) and issubclass(cls, base) and _has_codec(cls)):
-        raise TypeError(f"cls: expected a subclass of {base.__qualname__} with to_dict / from_dict, got {_short(cls)}.")
-    table = _REGISTRY[base][1]
-    old = table.get(type_name, cls)
-    if (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):  # equal: a module reload
-        raise ValueError(f"type_name: {type_name!r} is already registered to {old.__qualname__}, got {cls.__qualname__}.")
-    table[type_name] = cls
 
 
 def encode_state(state: Any) -> dict[str, Any]:
@@ -180,8 +139,6 @@ def _kind(hint: Any, path: str) -> tuple[str, tuple[Any, ...]]:
             return hint.__name__, ()
         if issubclass(hint, torch.Tensor):
             return "tensor", ()
-        if hint in _REGISTRY:
-            return "registered", ()
         if _has_codec(hint):
             return "custom", ()
         if dataclasses.is_dataclass(hint):
@@ -265,12 +222,6 @@ def _walk(value: Any, hint: Any, path: str, opts: tuple[torch.dtype, Any] | None
         return _decode_tensor(value, path, *opts)
     if kind == "dataclass":
         return _decode_dataclass(value, hint, path, opts)
-    if kind == "registered":
-        key, table = _REGISTRY[hint]
-        name = value.get(key)
-        if not isinstance(name, str) or name not in table:
-            raise _fail(_key(path, key), f"a {hint.__qualname__} type ({', '.join(sorted(table)) or 'none'})", name)
-        hint = table[name]
     copy = _json(value, path)  # from_dict gets a checked copy: the input stays untouched
     try:
         return hint.from_dict(copy, dtype=opts[0], device=opts[1])
@@ -303,10 +254,6 @@ def _encode_object(value: Any, kind: str, hint: type, path: str) -> dict[str, An
     data = _json(value.to_dict(), path)
     if not isinstance(data, dict):
         raise _fail(path, f"{type(value).__qualname__}.to_dict() to give a dict", data)
-    if kind == "registered":
-        key, table = _REGISTRY[hint]
-        if not isinstance(data.get(key), str) or data[key] not in table:
-            raise _fail(_key(path, key), f"a registered {hint.__qualname__} type ({', '.join(sorted(table))})", data.get(key))
     return data
 
 

@@ -25,6 +25,8 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec
+from botorch_unknown_hypers.policies.tasks import TaskInfo
 
 
 @dataclass
@@ -86,6 +88,12 @@ class Problem(ABC):
             eps = torch.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
             return f + self.noise_std * eps, f
         return f.clone(), f
+
+    def task_info(self) -> TaskInfo:
+        r"""What the problem tells a rule about itself: its name and, for the TS-RSR benchmarks,
+        the paper's fixed surrogate (``metadata["paper_surrogate"]``). Subclasses add more."""
+        spec = self.metadata.get("paper_surrogate")
+        return TaskInfo(name=self.name, surrogate=None if spec is None else SurrogateSpec.from_dict(spec))
 
     def instance(self, seed: int) -> Problem:
         r"""The black box of run ``seed``: ``self`` unless the problem draws a function per seed

@@ -1,107 +1,38 @@
 r"""The synthetic and GP-prior benchmarks of the TS-RSR paper (Ren & Li [Ren2024]_, Sec. 6).
 
-TS-RSR is a batch rule (:mod:`~botorch_unknown_hypers.acquisition.ts_rsr`); the
-paper compares it with six batch baselines on the problems below (implementer's
-report, Sec. 2.2, the benchmark table). The paper *minimises*; every problem here
-is in maximisation form (:mod:`.base`), :math:`f = -g` for the paper's :math:`g`,
-and :attr:`~.base.Problem.optimal_value` is the negated known minimum. The
-objectives are deterministic (``noise_std = 0``): the paper's
-:math:`\sigma_n = 10^{-3}` is the *surrogate's* likelihood noise, stored with the
-surrogate settings below, not observation noise. Every problem uses 15 uniform
-initial points.
+The paper compares its batch rule (:mod:`~botorch_unknown_hypers.acquisition.ts_rsr`)
+with six batch baselines on these problems. It *minimises*; every problem here is in
+maximisation form (:mod:`.base`), :math:`f = -g`, with
+:attr:`~.base.Problem.optimal_value` the negated known minimum. The objectives are
+deterministic (the paper's :math:`\sigma_n = 10^{-3}` is the surrogate's likelihood
+noise), with 15 uniform initial points.
 
-**Synthetic functions** (BoTorch's test functions, negated, on the paper's boxes):
+**Synthetic functions** (:func:`synthetic_benchmark`): BoTorch's Ackley-2/3, Rosenbrock,
+Hartmann-6, Griewank-8 and Michalewicz-10, negated, on the paper's boxes, and
+:class:`Bird` (not in BoTorch), :math:`g(x) = \sin x_1\, e^{(1 - \cos x_2)^2} +
+\cos x_2\, e^{(1 - \sin x_1)^2} + (x_1 - x_2)^2` on :math:`[-2\pi, 2\pi]^2`.
 
-.. math::
-
-    \text{Ackley-}d:\ & g(x) = -20\, e^{-0.2 \sqrt{\frac1d \|x\|^2}}
-        - e^{\frac1d \sum_i \cos 2\pi x_i} + 20 + e,
-        && x \in [-5, 5]^d,\ d \in \{2, 3\},\ g^* = 0 \text{ at } 0, \\
-    \text{Rosenbrock:}\ & g(x) = (1 - x_1)^2 + 100 (x_2 - x_1^2)^2,
-        && x \in [-2, 2] \times [-1, 3],\ g^* = 0 \text{ at } (1, 1), \\
-    \text{Bird:}\ & g(x) = \sin x_1\, e^{(1 - \cos x_2)^2} + \cos x_2\, e^{(1 - \sin x_1)^2}
-        + (x_1 - x_2)^2, && x \in [-2\pi, 2\pi]^2,\ g^* = -106.764537, \\
-    \text{Hartmann-6:}\ & \text{the standard } A, P, \alpha,
-        && x \in [0, 1]^6,\ g^* = -3.32237, \\
-    \text{Griewank-8:}\ & g(x) = \tfrac{\|x\|^2}{4000} - \prod_i \cos\tfrac{x_i}{\sqrt i} + 1,
-        && x \in [-1, 4]^8,\ g^* = 0 \text{ at } 0, \\
-    \text{Michalewicz-10:}\ & g(x) = -\sum_{i=1}^{10} \sin x_i \sin\!\big(\tfrac{i x_i^2}{\pi}\big)^{20},
-        && x \in [0, \pi]^{10},\ g^* = -9.66015.
-
-BoTorch has no Bird function, so :class:`Bird` adds it as a
-:class:`~botorch.test_functions.synthetic.SyntheticTestFunction`. The report's
-transcription of Griewank writes :math:`\cos(x_i / i)`; BoTorch's (the standard
-form) uses :math:`\cos(x_i/\sqrt i)`; both have :math:`g^* = 0` at the origin.
-Michalewicz is separable, so its maximum is the sum of ten 1-d maxima:
-:math:`9.6601517156\ldots`. The paper's rounded 9.66015 lies *below* that, which
-would make regrets slightly negative, so ``michalewicz10`` uses the precise value
-(``metadata["paper_optimal_value"]`` keeps the paper's). The other rounded values
-(Bird, Hartmann-6) lie above the true maxima by :math:`< 3 \cdot 10^{-6}` and are
-kept as the paper gives them.
-
-**GP-prior functions** (``gp-rbf2``, ``gp-rbf3``): one function per seed,
-drawn *exactly* from a zero-mean GP prior with the RBF kernel
-:math:`k(x, x') = s \exp(-\|x - x'\|^2 / (2\ell^2))` (GPyTorch's convention) on
-a product grid :math:`G = G_1 \times \cdots \times G_d`. On such a grid the kernel
-matrix is a Kronecker product, :math:`K = s\, K_1 \otimes \cdots \otimes K_d` with
-:math:`K_i` the 1-d kernel matrix of the nodes :math:`G_i`, so with
-:math:`A_i = K_i^{1/2}`
+**GP-prior functions** (``gp-rbf2``, ``gp-rbf3``, :class:`GPPriorGridProblem`): one
+function per seed, drawn *exactly* from a zero-mean GP prior with the RBF kernel
+:math:`k(x, x') = s \exp(-\|x - x'\|^2 / (2\ell^2))` on a product grid
+:math:`G = G_1 \times \cdots \times G_d`. There :math:`K = s\, K_1 \otimes \cdots \otimes K_d`, so
 
 .. math::
 
-    f(G) = \sqrt{s}\, (A_1 \otimes \cdots \otimes A_d)\, z,
+    f(G) = \sqrt{s}\, (A_1 \otimes \cdots \otimes A_d)\, z, \qquad A_i = K_i^{1/2},
     \qquad z \sim \mathcal{N}(0, I_{|G|}),
-    \qquad \operatorname{Cov}[f(G)] = s\, (A_1 A_1^\top) \otimes \cdots \otimes (A_d A_d^\top) = K,
 
-which costs :math:`d` small eigendecompositions and :math:`d` mode products instead
-of a Cholesky factor of the :math:`|G| \times |G|` matrix. The 1-d matrices are
-numerically singular (neighbouring nodes are far closer than :math:`\ell`), so
-:math:`A_i = V_i \operatorname{diag}(\max(\lambda_i, 0))^{1/2} V_i^\top` from a
-symmetric eigendecomposition :math:`K_i = V_i \operatorname{diag}(\lambda_i) V_i^\top`
-with the round-off eigenvalues clipped at 0 (no jitter, which would inflate the
-variance). The *symmetric* square root does not depend on the signs LAPACK gives
-the eigenvectors, so a seed gives the same function on every machine. A query is
-snapped to its nearest grid node, and :math:`f^*` is the grid maximum.
-
-- ``gp-rbf3`` follows the authors' code: :math:`[0, 1]^3`, step 0.04 (26 nodes per
-  axis), :math:`\ell = 0.15`, :math:`s = 10`.
-- ``gp-rbf2``: :math:`[-5, 5]^2`, :math:`\ell = 0.25`, :math:`s = 1`, step 0.05
-  (201 nodes per axis). The step is chosen so that :math:`h / \ell = 0.2`, finer than
-  the authors' own 3-d grid (:math:`0.04 / 0.15 \approx 0.27`): snapping moves a query
-  by at most :math:`r = \sqrt d\, h / 2 \approx 0.035`, and
-  :math:`\operatorname{sd}[f(x) - f(\text{node})] = \sqrt{2 s (1 - e^{-r^2 / 2\ell^2})}
-  \approx 0.14 \sqrt s` (0.23 in the authors' 3-d grid); the sampled spectrum
-  (Gaussian, standard deviation :math:`1 / (2\pi\ell) \approx 0.64` cycles per unit)
-  is negligible at the grid's Nyquist frequency :math:`1 / (2h) = 10`. The authors'
-  regret minimum came from a :math:`200 \times 200` grid, about the same step.
-  **Deviation from the authors' code:** their 2-d "GP samples" were
-  random-Fourier-feature functions :math:`\sum_{j=1}^{256} \theta_j \sqrt{2/256}
-  \cos(w_j^\top x + b_j)` with :math:`\theta_j \sim U[0, 1]` (not
-  :math:`\mathcal{N}(0, 1)`), i.e. not draws from the prior the surrogate assumes;
-  here both problems are exact prior draws (report, gotcha 13).
-
-Functions are drawn on the CPU in float64 from a generator seeded by the seed (and
-a per-problem offset), so every method and every device sees the same function
-given the seed (:meth:`GPPriorGridProblem.instance`).
-
-**Paper settings** (``metadata``), for policies that reproduce the paper:
-``paper_batch_size`` (:math:`m`), ``paper_iterations`` (:math:`T`), ``paper_runs``
-(trials pooled in the tables) and ``paper_surrogate``, the authors' fixed
-(never fitted) GP: ``{"kernel", "lengthscale", "outputscale", "noise_variance"}``
-with length scales in raw input units (no input normalisation, gotcha 9). These
-follow the authors' *code*, which produced the tables (gotcha 8): Matérn
-:math:`\nu = 2.5` (GPyTorch's default; the paper text says 1.5) with GPyTorch's
-untrained defaults :math:`\ell = s = \ln 2` for the synthetic problems, except
-Hartmann-6 (ARD :math:`\ell = 0.2`); RBF :math:`\ell = 0.25, s = 1` (``gp-rbf2``)
-and :math:`\ell = 0.15, s = 10` (``gp-rbf3``); noise variance :math:`10^{-6}`.
+with symmetric square roots whose round-off eigenvalues are clipped at 0
+(:func:`sample_kronecker_rbf`). A query snaps to its nearest grid node; :math:`f^*` is
+the grid maximum. ``metadata`` holds the paper's settings (``paper_batch_size``,
+``paper_iterations``, ``paper_runs``, ``paper_surrogate``: the authors' fixed GP). The
+formulas, boxes and optima, the grids, the settings table and the deviations from the
+authors' code are in ``docs/ts-rsr.md``.
 
 Example:
     >>> problem = synthetic_benchmark("bird2")
     >>> problem.optimal_value, problem.metadata["paper_batch_size"]
     (106.764537, 5)
-    >>> gp = gp_rbf3().instance(3)
-    >>> gp.evaluate_true(gp.grid_points()).max().item() == gp.optimal_value
-    True
 
 References:
 
@@ -171,7 +102,7 @@ def paper_surrogate(
 def paper_metadata(
     batch_size: int, iterations: int, runs: int, surrogate: dict, **extra: object
 ) -> dict:
-    r"""The paper's experiment settings of one problem (report, Sec. 2.2, the benchmark table).
+    r"""The paper's experiment settings of one problem (the table in ``docs/ts-rsr.md``).
 
     Args:
         batch_size: :math:`m`, points per round.
@@ -323,7 +254,7 @@ def synthetic_benchmark(name: str, noise_std: float = 0.0) -> BoTorchTestProblem
 
     Returns:
         A :class:`~botorch_unknown_hypers.problems.synthetic.BoTorchTestProblem` with
-        15 initial points and the paper's settings in ``metadata`` (module docstring);
+        15 initial points and the paper's settings in ``metadata`` (``docs/ts-rsr.md``);
         ``metadata["optimizer"]`` is a maximiser (a tuple of floats).
 
     Example:
@@ -606,7 +537,7 @@ def gp_rbf2(seed: int = 0, grid_size: int = 201, noise_std: float = 0.0) -> GPPr
 
     Args:
         seed: The run's seed.
-        grid_size: Nodes per axis (201: step 0.05, module docstring).
+        grid_size: Nodes per axis (201: step 0.05, the choice explained in ``docs/ts-rsr.md``).
         noise_std: Observation noise standard deviation (0 in the paper).
     """
     bounds = torch.tensor([[-5.0, -5.0], [5.0, 5.0]], dtype=torch.float64)

@@ -1,16 +1,30 @@
 r"""The synthetic tasks of the hyperparameter elimination paper (Sec. 7), reconstructed.
 
-Ziomek, Adachi, Osborne, "Beyond Lengthscales". The text dump lost one formula
-and cites two others; each reconstruction below is documented where it is made
-(implementer's note, ambiguities A12 and Sec. 2.4-2.5).
+Ziomek, Adachi, Osborne [ZiomekHE]_, tasks (b)-(d). The paper prints the second piece
+of Eq. (14) without an argument, only cites the function of task (c) and shows the hill
+means of task (d) in a figure only; each reconstruction is documented where it is made
+and in ``docs/hyperparameter-elimination.md`` ("The tasks", "Where the code and the paper
+differ").
 
 - ``period`` (task b): a piecewise sine signal on :math:`[0, 1)` repeated on
   :math:`[1, 2]` (true period 1), maximised on :math:`[0, 2]`, 5 initial points;
-- ``additive3d`` (task c): the cited 3-d function of Ziomek & Bou-Ammar (2023),
-  additive-looking away from the optimum, with a correlated (non-separable) mode
-  at :math:`(0.8, 0.8)`; :math:`x_3` is redundant;
+- ``additive3d`` (task c): the cited 3-d function of Ziomek & Bou-Ammar
+  [ZiomekBouAmmar2023]_ (App. C), additive-looking away from the optimum, with a
+  correlated (non-separable) mode at :math:`(0.8, 0.8)`; :math:`x_3` is redundant;
 - ``hills`` (task d): functions drawn, per seed, from a GP whose prior mean has ten
   hills, one of them taller (or none): the candidate index is the tallest hill.
+
+:func:`task_candidates` builds each task's candidate set :math:`U` by name.
+
+References:
+
+.. [ZiomekHE]
+    J. Ziomek, M. Adachi, M. A. Osborne. Beyond Lengthscales: No-regret Bayesian
+    Optimisation With Unknown Hyperparameters Of Any Type.
+
+.. [ZiomekBouAmmar2023]
+    J. Ziomek, H. Bou-Ammar. Are Random Decompositions all we need in High
+    Dimensional Bayesian Optimisation? ICML 2023.
 """
 
 from __future__ import annotations
@@ -39,7 +53,7 @@ def period_signal(X: Tensor) -> Tensor:
             0.8 \sin(8\pi(x - 5/7)) & 5/7 \le x
         \end{cases}
 
-    The second piece prints as ``1.5 sin(28/3 pi)`` without an argument (A12); the
+    The paper prints the second piece as ``1.5 sin(28/3 pi)``, without an argument; the
     text says every interval holds a sine wave, so we restore the argument
     :math:`x - 1/4` (a zero at the interval start, like the first piece). Its
     amplitude 1.5 makes it the global maximum, :math:`f^* = 1.5` at
@@ -94,22 +108,18 @@ def additive3d(X: Tensor) -> Tensor:
 
     .. math::
 
-        f(x) = rac{w_1}{2\pi\sqrt{v^2(1 - 
-ho^2)}}
-            \exp\!\Big(rac{-	frac12 (x_1 - 0.8)^2/v - 	frac12 (x_2 - 0.8)^2/v
-                + 
-ho (x_1 - 0.8)(x_2 - 0.8)/v}{1 - 
-ho^2}\Big)
-            + rac{w_2}{2\pi\sqrt{s}}\Big(e^{-(x_1 - 0.3)^2/(2s)} + e^{-(x_2 - 0.3)^2/(2s)}\Big),
+        f(x) = \frac{w_1}{2\pi\sqrt{v^2(1 - \rho^2)}}
+            \exp\!\Big(\frac{-\tfrac12 (x_1 - 0.8)^2/v - \tfrac12 (x_2 - 0.8)^2/v
+                + \rho (x_1 - 0.8)(x_2 - 0.8)/v}{1 - \rho^2}\Big)
+            + \frac{w_2}{2\pi\sqrt{s}}\Big(e^{-(x_1 - 0.3)^2/(2s)} + e^{-(x_2 - 0.3)^2/(2s)}\Big),
 
-    with :math:`v = 0.02`, :math:`
-ho = 0.75`, :math:`s = 0.01`, :math:`w_1 = 1/3.5`,
+    with :math:`v = 0.02`, :math:`\rho = 0.75`, :math:`s = 0.01`, :math:`w_1 = 1/3.5`,
     :math:`w_2 = 2.5/3.5` (the normalising constants are theirs, including the
     :math:`2\pi\sqrt{s}` of the one-dimensional terms), on :math:`[0, 1]^3`.
     Two one-dimensional ridges at :math:`x_1 = 0.3` and :math:`x_2 = 0.3` make the
     function look additive over most of the domain (local maximum
-    :math:`pprox 2.27` at :math:`(0.3, 0.3)`); the global maximum
-    :math:`f^* pprox 3.4374` is the correlated mode at :math:`(0.8, 0.8)`, where
+    :math:`\approx 2.27` at :math:`(0.3, 0.3)`); the global maximum
+    :math:`f^* \approx 3.4374` is the correlated mode at :math:`(0.8, 0.8)`, where
     :math:`x_1` and :math:`x_2` are not separable; :math:`x_3` is redundant.
     """
     x1, x2 = X[..., 0], X[..., 1]

@@ -1,7 +1,7 @@
 r"""Pool-based materials-science black boxes of the LB-GP-UCB paper (Sec. 5).
 
-Two experimental data sets from the Liang et al. (2021) benchmarking collection
-(implementer's report Sec. 2.3, items 3 and 4; ``shared/data/materials/README.md``):
+Two experimental data sets from the benchmarking collection of Liang et al.
+[Liang2021]_, used by Ziomek et al. [Ziomek2024lb]_:
 
 =================  ================================  =========================================
 name               file                              inputs -> objective
@@ -22,6 +22,19 @@ How a table becomes a black box (following the authors' code):
 3. The domain is the finite set of unique configurations, sorted lexicographically
    by their raw inputs and min-max scaled per input column to ``[0, 1]``; a query
    returns its configuration's value and points may be queried again.
+
+The CSV files are read from ``data_dir``, ``BUH_DATA_DIR`` or :func:`default_data_dir`
+(:func:`resolve_data_dir`); see ``docs/length-scale-balancing.md``.
+
+References:
+
+.. [Liang2021]
+    Q. Liang et al. Benchmarking the performance of Bayesian optimization across
+    multiple experimental materials science domains. npj Computational Materials, 2021.
+
+.. [Ziomek2024lb]
+    J. Ziomek, M. Adachi, M. A. Osborne. Bayesian Optimisation with Unknown
+    Hyperparameters: Regret Bounds Logarithmically Closer to Optimal. NeurIPS 2024.
 """
 
 from __future__ import annotations
@@ -75,10 +88,10 @@ MATERIALS_DATASETS: dict[str, MaterialsDataset] = {
 
 
 def default_data_dir() -> Path:
-    r"""``<repo root>/../shared/data/materials``, resolved.
+    r"""``data/materials`` in the ``shared`` folder beside the repository root, resolved.
 
     The repository root is the folder that contains the ``botorch_unknown_hypers``
-    package.
+    package; the ``shared`` folder sits in its parent folder, ``<repo root>/..``.
     """
     repo_root = Path(__file__).resolve().parents[2]
     return (repo_root / ".." / "shared" / "data" / "materials").resolve()

@@ -1,41 +1,42 @@
 r"""Misspecified test functions: an RKHS function of known norm plus a sup-norm-:math:`\epsilon` perturbation.
 
-The empirical check of Bogunovic & Krause (NeurIPS 2021), which has no experiments
-of its own, as proposed in the implementer's note (Sec. 2):
+An empirical check of Bogunovic & Krause [Bogunovic2021]_, which has no experiments of
+its own; the test functions are this package's design. On a regular grid :math:`D` of
+:math:`[0, 1]^d`, the objective is :math:`f^* = \tilde f + m` with
 
-1. :math:`\tilde f(x) = \sum_{j=1}^J \alpha_j k(x, z_j)` with random centres
-   :math:`z_j \sim U[0, 1]^d` and :math:`\alpha \sim N(0, I)`, rescaled so that
+1. :math:`\tilde f(x) = \sum_{j=1}^J \alpha_j k(x, z_j)`, random centres
+   :math:`z_j \sim U[0, 1]^d` and :math:`\alpha \sim N(0, I)` rescaled so that
    :math:`\lVert \tilde f \rVert_k = \sqrt{\alpha^\top K_Z \alpha} = B` **exactly** (so
    :math:`|\tilde f| \le B` when :math:`k(x, x) \le 1`, Eq. 76);
-2. a perturbation :math:`m` with :math:`\max_{x \in D} |m(x)| = \epsilon` exactly on the
-   finite domain :math:`D` (a regular grid of :math:`[0, 1]^d`), of one of four kinds:
+2. a perturbation :math:`m` with :math:`\max_{x \in D} |m(x)| = \epsilon` exactly, of
+   one of four kinds (:data:`PERTURBATIONS`):
 
-   - ``"rough"``: :math:`m(x) = \epsilon u(x)/\max|u|`, :math:`u(x) \sim U[-1, 1]` drawn once
-     per grid point (note (a));
+   - ``"rough"``: :math:`m(x) = \epsilon u(x)/\max|u|`, :math:`u(x) \sim U[-1, 1]` per grid point;
    - ``"high-frequency"``: :math:`m(x) = \epsilon\sin(2\pi\omega\langle a, x\rangle + \phi)`,
-     normalised to sup :math:`\epsilon` on the grid, :math:`\omega = 10` (period 0.1, half
-     the default length scale), random unit direction :math:`a` and phase (note (b));
-   - ``"adversarial"``: a needle. :math:`m = +\epsilon` on a small ball around
-     :math:`x_n` and :math:`-\epsilon` everywhere else (note (c), in its limiting form
-     where the :math:`-\epsilon` ball around :math:`x_1 = \arg\max\tilde f` covers the rest
-     of the domain), with :math:`x_n` the point *farthest* from :math:`x_1` among those with
-     :math:`\tilde f(x) \ge \max\tilde f - \tfrac32\epsilon`. The needle then always holds
-     the maximiser of :math:`f^*` (it beats every other point by at least
-     :math:`\epsilon/2`), as far from the smooth model's optimum as the sup-norm budget
-     allows: a learner that trusts the smooth model stays at :math:`x_1`;
-   - ``"biased"``: with the second mode :math:`x_2 = \arg\max\{\tilde f(x) :
-     \lVert x - x_1\rVert \ge \rho\}` (:math:`\rho = 1.5` length scales),
-     :math:`m = -\epsilon` on the half of the domain closer to :math:`x_1` than to :math:`x_2` and :math:`+\epsilon` on the other half, a broad sign pattern
-     that biases the posterior mean toward the suboptimal region (note (d)).
+     normalised to sup :math:`\epsilon` on the grid, :math:`\omega = 10`, random unit
+     direction :math:`a` and phase;
+   - ``"adversarial"``: a needle, :math:`m = +\epsilon` on a small ball around the point
+     :math:`x_n` farthest from :math:`x_1 = \arg\max\tilde f` among those with
+     :math:`\tilde f(x) \ge \max\tilde f - \tfrac32\epsilon`, and :math:`-\epsilon`
+     elsewhere, so the needle always holds the maximiser of :math:`f^*`;
+   - ``"biased"``: :math:`m = -\epsilon` on the half of the domain closer to :math:`x_1`
+     than to the second mode :math:`x_2` (the best point at least 1.5 length scales from
+     :math:`x_1`) and :math:`+\epsilon` on the other half.
 
    :math:`\epsilon = 0` gives :math:`m = 0` for every kind.
 
-:math:`f^* = \tilde f + m` is the objective (``evaluate_true``); :math:`\tilde f` is
-available as :meth:`MisspecifiedProblem.evaluate_best_in_class` so that both the true
-regret :math:`R^*_T` and the best-in-class regret :math:`R_T` can be reported. The
-function :math:`\tilde f` depends only on the seed (the same for every kind and
-:math:`\epsilon`), the perturbation on the seed and the kind, so comparisons across
-:math:`\epsilon` are paired.
+``evaluate_true`` is :math:`f^*` and :meth:`MisspecifiedProblem.evaluate_best_in_class`
+is :math:`\tilde f`, so both the true regret :math:`R^*_T` and the best-in-class regret
+:math:`R_T` can be reported. :math:`\tilde f` depends only on the seed, the perturbation
+on the seed and the kind, so comparisons across :math:`\epsilon` are paired. The full
+construction and the study that uses it are in ``docs/misspecified-bandits.md``
+("Reproduction").
+
+References:
+
+.. [Bogunovic2021]
+    I. Bogunovic, A. Krause. Misspecified Gaussian Process Bandit Optimization.
+    NeurIPS 2021.
 """
 
 from __future__ import annotations

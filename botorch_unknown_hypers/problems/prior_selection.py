@@ -14,12 +14,12 @@ rules of :mod:`~botorch_unknown_hypers.policies.prior_selection` must find the
 best arm without knowing :math:`p^*`.
 
 - ``gp-kernel``: six zero-mean kernels (SE, Matérn-5/2, Matérn-3/2, periodic,
-  linear, rational quadratic), :func:`~botorch_unknown_hypers.models.tabular.kernel_task_priors`;
+  linear, rational quadratic), :func:`~botorch_unknown_hypers.problems.prior_tasks.kernel_task_priors`;
 - ``gp-lengthscale``: zero-mean SE with :math:`\ell \in \{4, 2, 1, 1/2\}`,
-  :func:`~botorch_unknown_hypers.models.tabular.lengthscale_task_priors`;
+  :func:`~botorch_unknown_hypers.problems.prior_tasks.lengthscale_task_priors`;
 - ``gp-hill``: an SE kernel with five "hill" means (reconstructed, see
-  :func:`~botorch_unknown_hypers.models.tabular.hill_means`),
-  :func:`~botorch_unknown_hypers.models.tabular.hill_task_priors`.
+  :func:`~botorch_unknown_hypers.problems.prior_tasks.hill_means`),
+  :func:`~botorch_unknown_hypers.problems.prior_tasks.hill_task_priors`.
 
 Per seed (:meth:`PriorSelectionProblem.instance`), :math:`p^*` and :math:`f`
 come from a generator seeded by the seed (and the task), on the CPU in
@@ -29,7 +29,8 @@ function is drawn with the prior factor of
 :class:`~botorch_unknown_hypers.models.tabular.TabularPriorGP` (an eigen-factor
 with the numerical-rank cutoff: the SE prior with :math:`\ell = 4` and the
 rank-one linear prior are singular, and a jittered Cholesky would inflate
-them). The paper starts the rules from no data, so ``n_init = 0``.
+them). The paper starts the rules from no data, so ``n_init = 0``. The kernels,
+tasks and reconstructions are described in ``docs/prior-selection.md``.
 
 References:
 
@@ -45,15 +46,10 @@ import math
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.models.tabular import (
-    PAPER_NOISE,
-    PAPER_NUM_ARMS,
-    TabularPriorGP,
-    TabularPriors,
-    hill_task_priors,
-    kernel_task_priors,
-    lengthscale_task_priors,
-)
+from botorch_unknown_hypers.models.tabular import TabularPriorGP
+from botorch_unknown_hypers.problems.prior_tasks import PAPER_NOISE, PAPER_NUM_ARMS, hill_task_priors, kernel_task_priors, lengthscale_task_priors
+from botorch_unknown_hypers.models.tabular_priors import TabularPriors
+from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
 
@@ -62,7 +58,7 @@ PRIOR_SELECTION_TASKS = {
     "gp-lengthscale": lengthscale_task_priors,
     "gp-hill": hill_task_priors,
 }
-r"""Task name -> builder of its :class:`~botorch_unknown_hypers.models.tabular.TabularPriors`."""
+r"""Task name -> builder of its :class:`~botorch_unknown_hypers.models.tabular_priors.TabularPriors`."""
 
 _SEED_OFFSETS = {"gp-kernel": 30_011, "gp-lengthscale": 40_009, "gp-hill": 50_021}
 r"""Per-task offset of the function generator's seed (independent draws across tasks)."""
@@ -109,7 +105,7 @@ class PriorSelectionProblem(Problem):
         dtype: Of the domain and the function values (the draw itself is float64).
 
     Attributes:
-        priors: The task's :class:`~botorch_unknown_hypers.models.tabular.TabularPriors`
+        priors: The task's :class:`~botorch_unknown_hypers.models.tabular_priors.TabularPriors`
             (read by the rules' ``bind_problem``).
         true_prior: Index of :math:`p^*` in ``priors`` (also ``metadata["true_prior"]``).
 
@@ -167,6 +163,10 @@ class PriorSelectionProblem(Problem):
     def true_prior(self) -> int:
         r"""Index of the true prior :math:`p^*` in :attr:`priors`."""
         return self.metadata["true_prior"]
+
+    def task_info(self) -> TaskInfo:
+        r"""The task's priors and true prior :math:`p^*` (the rules select among them; oracles use :math:`p^*`)."""
+        return TaskInfo(name=self.task, priors=self.priors, true_prior=self.true_prior)
 
     def instance(self, seed: int) -> PriorSelectionProblem:
         return PriorSelectionProblem(

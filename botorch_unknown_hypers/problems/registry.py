@@ -4,14 +4,17 @@ A *factory* is a callable ``factory(data_dir: Path | str | None = None) -> Probl
 that returns a fresh problem in ``float64`` on the CPU, with the noise level the
 paper uses; factories that need no data simply ignore ``data_dir``.
 :func:`get_problem` then overrides the noise level if asked and moves the problem
-to the requested device and dtype.
+to the requested device and dtype. :func:`resolve_task_options` turns task names
+given as text (``--option candidates=period``) into the objects the rules take.
 
 Registered problems:
 
-- ``berkenkamp``: the 1-d toy problem of Berkenkamp et al., noiseless.
-- ``berkenkamp-noisy``: the same with observation noise ``noise_std = 0.01``.
+- ``berkenkamp``: the 1-d toy problem of Berkenkamp et al., noiseless;
+  ``berkenkamp-noisy``: the same with observation noise ``noise_std = 0.01``.
 - ``michalewicz5``: negated 5-d Michalewicz on ``[0, 3.14]^5``, noiseless.
 - ``crossed-barrel``, ``agnp``: the materials pools (need the CSV files), noiseless.
+- ``period``, ``additive3d``, ``hills``: the hyperparameter-elimination tasks (b)-(d);
+  ``robust-peak``: this package's robust task for HE-StableOpt.
 - ``gp-kernel``, ``gp-lengthscale``, ``gp-hill``: the prior-selection tasks (a function
   drawn per seed from one of K GP priors on 500 arms, noise 0.25, no initial design).
 - ``ackley2``, ``rosenbrock2``, ``bird2``, ``ackley3``, ``hartmann6``, ``griewank8``,
@@ -23,15 +26,14 @@ Registered problems:
   per seed, noisy push velocity (needs ``pip install "botorch-unknown-hypers[robot]"``).
 
 Every TS-RSR problem carries the paper's batch size, iterations and fixed surrogate in
-``metadata`` (``paper_batch_size``, ``paper_iterations``, ``paper_surrogate``).
-
-More problems are added with the decorator or a plain dict entry::
+``metadata``. More problems are added with the decorator or a plain dict entry
+(``docs/harness.md``)::
 
     @register_problem("holder")
     def _holder(data_dir=None) -> Problem:
         ...
 
-    PROBLEMS["hills"] = make_hills
+    PROBLEMS["my-problem"] = make_my_problem
 """
 
 from __future__ import annotations
@@ -39,15 +41,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.problems.batch_benchmarks import gp_rbf2, gp_rbf3, synthetic_benchmark
-from botorch_unknown_hypers.problems.elimination_tasks import Additive3dProblem, HillsProblem, PeriodProblem
+from botorch_unknown_hypers.problems.elimination_tasks import (
+    Additive3dProblem,
+    HillsProblem,
+    PeriodProblem,
+    task_candidates,
+)
 from botorch_unknown_hypers.problems.robust import RobustPeakProblem
 from botorch_unknown_hypers.problems.materials import load_materials_problem
-from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
+from botorch_unknown_hypers.problems.prior_selection import PRIOR_SELECTION_TASKS, PriorSelectionProblem, task_priors
 from botorch_unknown_hypers.problems.robot_push import robot_push3, robot_push4
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
@@ -125,6 +133,32 @@ def get_problem(
     if noise_std is not None:
         problem.noise_std = float(noise_std)
     return problem.to(device=device, dtype=dtype)
+
+
+def resolve_task_options(options: dict[str, Any], problem: Problem) -> dict[str, Any]:
+    r"""Method options with named task sets replaced by the objects the rules take.
+
+    The ``buh`` command passes options as text (``--option candidates=period``); the rules take
+    candidate sets and priors as objects, never names. A string ``candidates`` becomes that
+    elimination task's set (:func:`~botorch_unknown_hypers.problems.elimination_tasks.task_candidates`,
+    with the option ``noise_std`` or the rules' default 0.01); a string ``priors`` that prior-selection
+    task's priors over the problem's pool
+    (:func:`~botorch_unknown_hypers.problems.prior_selection.task_priors`).
+
+    Raises:
+        ValueError: for an unknown task name.
+    """
+    options = dict(options)
+    if isinstance(options.get("candidates"), str):
+        noise_std = options.get("noise_std", 0.01)
+        options["candidates"] = task_candidates(options["candidates"], noise_std=noise_std)
+    if isinstance(options.get("priors"), str):
+        name = options["priors"]
+        if name not in PRIOR_SELECTION_TASKS:
+            raise ValueError(f"priors must be one of {', '.join(PRIOR_SELECTION_TASKS)}, got {name!r}.")
+        num_arms = int(problem.domain.discretization_size(0))
+        options["priors"] = task_priors(name, num_arms=num_arms)
+    return options
 
 
 @register_problem("berkenkamp")

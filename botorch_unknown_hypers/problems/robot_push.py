@@ -1,64 +1,33 @@
 r"""Robot pushing, the real-world benchmarks of the TS-RSR paper (Ren & Li [Ren2024]_, Sec. 6).
 
-A rectangular robot hand pushes a circular object on a table, simulated with
-Box2D; the task is to choose the push so that the object stops as close as
-possible to a goal :math:`g` (report Sec. 2.2, "Robot pushing", and gotcha 12).
-The set-up is Wang & Jegelka's [Wang2017]_ (the paper cites the wrong reference;
-the authors' code adapts Wang's Max-value Entropy Search repository). It is
-reconstructed here from that description, not copied:
-
-- a frictionless-gravity world (top view), time step 0.01 s, 10 velocity and 10
-  position solver iterations; a large static table;
-- the object: a disc of radius 1 at the origin (density 0.05, friction 0.01),
-  held back by a friction joint to the table (max force 5, max torque 2);
-- the hand: a box with half-extents :math:`0.3 \times 1` (density 0.1, friction
-  0.1; friction joint max force 2, max torque 2), placed at :math:`(r_x, r_y)` with
-  angle :math:`\theta`;
-- the push: the hand is driven towards the object's initial position at speed 5,
-  :math:`v = 5\, (-r) / \|r\| + \eta`, by a proportional controller (force
-  :math:`30\, m\, (v - \dot p)` and torque :math:`-30\, m\, \omega` on the hand of
-  mass :math:`m`) for :math:`\lfloor 10\, t_r \rfloor` steps; then the world runs
-  100 more steps without control so that the object comes to rest;
-- :math:`\eta \sim \mathcal{N}(0, 0.1^2 I_2)` is drawn once per push: the paper's
-  objective is stochastic.
-
-Inputs and objective (maximisation form of the paper's distance):
+A rectangular robot hand pushes a circular object on a table, simulated with Box2D;
+the task is to choose the push so that the object stops as close as possible to a goal
+:math:`g`, drawn per seed uniformly from :math:`[-5, 5]^2`. The set-up is Wang &
+Jegelka's [Wang2017]_ (the paper cites the wrong reference; the authors' code adapts
+Wang's Max-value Entropy Search repository), reconstructed from its description, not
+copied. The hand starts at :math:`(r_x, r_y)` with angle :math:`\theta` and is driven
+towards the object's initial position for :math:`\lfloor 10\, t_r \rfloor` steps of
+0.01 s with the commanded velocity :math:`v = 5\, (-r) / \|r\| + \eta`,
+:math:`\eta \sim \mathcal{N}(0, 0.1^2 I_2)` drawn once per push (the paper's objective
+is stochastic); then the world runs 100 more steps so that the object comes to rest.
+In maximisation form,
 
 .. math::
 
     f(r_x, r_y, t_r[, \theta]) = -\|g - p_{\text{final}}(r_x, r_y, t_r, \theta)\|,
-    \qquad f^* = 0,
+    \qquad f^* = 0
+
+(the paper's assumption; an upper bound, since a goal need not be exactly reachable).
 
 - ``robot-push3``: :math:`(r_x, r_y, t_r) \in [-5, 5]^2 \times [1, 30]`, hand angle
-  :math:`\theta = \operatorname{atan2}(r_y, r_x)`, so the hand's long side faces the
-  object. Wang's code uses :math:`\arctan(r_y / r_x)`, which differs by
-  :math:`\pi` when :math:`r_x < 0`; the box is symmetric under a half turn, so the
-  pushes are the same (and ``atan2`` is defined at :math:`r_x = 0`).
-- ``robot-push4``: adds :math:`\theta \in [0, 2\pi]`, the paper's box (Table 7);
-  **the authors' code used** :math:`[0, \pi]`, which by the same symmetry already
-  covers every hand orientation. The push direction is the same as in 3-d.
-  (Wang's original 4-d script pushed at speed 10; the TS-RSR report gives 5 for
-  both, which is used here; ``push_speed`` changes it.)
+  :math:`\theta = \operatorname{atan2}(r_y, r_x)`;
+- ``robot-push4``: adds :math:`\theta \in [0, 2\pi]`, the paper's box (Table 7).
 
-:math:`f^* = 0` is the paper's assumption (regret = final distance); a goal need
-not be exactly reachable, so it is an upper bound. The goal is drawn per seed
-uniformly from :math:`[-5, 5]^2` (:meth:`RobotPushProblem.instance`), the same
-for every method given the seed.
-
-:meth:`RobotPushProblem.evaluate_true` is the noise-free simulation
-(:math:`\eta = 0`, the ``f`` column of the results), and
-:meth:`RobotPushProblem.evaluate` runs the noisy simulation for ``y`` with
-:math:`\eta` drawn from the caller's generator (``noise_std`` adds Gaussian
-observation noise on top; 0 by default). Each evaluation runs one Box2D world
-per point, in a Python loop (Box2D is a serial C++ engine with a Python API;
-about a millisecond per push).
-
-Box2D is an optional dependency: ``pip install "botorch-unknown-hypers[robot]"``.
-
-Paper settings (``metadata``): :math:`m = 5`, :math:`T = 30`, 10 runs (one goal
-each); surrogate Matérn-5/2 with GPyTorch's defaults :math:`\ell = s = \ln 2`,
-except the authors' code override for ``robot-push3``: ARD
-:math:`\ell = (1, 1, 0.1)`, :math:`s = 0.2`.
+:meth:`RobotPushProblem.evaluate_true` is the noise-free push (:math:`\eta = 0`, the
+``f`` column) and :meth:`RobotPushProblem.evaluate` the noisy one for ``y``. Box2D is an
+optional dependency: ``pip install "botorch-unknown-hypers[robot]"``. The world's
+physical constants, the paper's settings and the deviations from Wang's and the
+authors' code are in ``docs/ts-rsr.md``.
 
 References:
 
@@ -88,7 +57,7 @@ from botorch_unknown_hypers.problems.batch_benchmarks import (
     paper_surrogate,
 )
 
-# Physics of the push world (Wang & Jegelka's settings, report Sec. 2.2).
+# Physics of the push world (Wang & Jegelka's settings; see docs/ts-rsr.md).
 TIME_STEP = 0.01
 VELOCITY_ITERATIONS = 10
 POSITION_ITERATIONS = 10

@@ -13,7 +13,12 @@ is the left flank of the tall hill, :math:`x \approx 0.66`, whose neighbourhood 
 avoids the pit (:math:`\max_x \min_{|\delta| \le \epsilon} f \approx 0.686`); the top
 of the tall hill is worth about 0.1. A long length scale (what maximum likelihood
 picks before the pit is seen) trusts the top; a short one keeps the pit plausible.
-Length-scale candidates: 0.01, 0.03, 0.1, 0.3 (``candidates="robust-peak"``).
+Length-scale candidates: 0.01, 0.03, 0.1, 0.3 (``candidates="robust-peak"``). The task
+is described with the paper's tasks in ``docs/hyperparameter-elimination.md``.
+
+References:
+    I. Bogunovic, J. Scarlett, S. Jegelka, V. Cevher. Adversarially Robust Optimization
+    with Gaussian Processes. NeurIPS 2018 (StableOpt).
 """
 
 from __future__ import annotations

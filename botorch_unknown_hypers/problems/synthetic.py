@@ -3,7 +3,7 @@ r"""Synthetic benchmark problems of the LB-GP-UCB paper (Ziomek et al. 2024, Sec
 All problems are *maximisation* problems (see :mod:`.base`).
 
 **Berkenkamp toy problem** (``d = 1``; the function of Berkenkamp et al. 2019 shown
-in Fig. 1 of the paper; implementer's report Sec. 2.3, item 1):
+in Fig. 1 of the paper):
 
 .. math::
 
@@ -21,7 +21,7 @@ points and no observation noise.
 **BoTorch test functions** (:class:`BoTorchTestProblem`): any
 :class:`botorch.test_functions.SyntheticTestFunction` built with ``negate=True``
 (i.e. in maximisation form), on a possibly custom box and with an explicitly given
-optimum. The paper's ``michalewicz5`` (Sec. 2.3, item 2) is
+optimum. The paper's ``michalewicz5`` is
 
 .. math::
 
@@ -29,7 +29,15 @@ optimum. The paper's ``michalewicz5`` (Sec. 2.3, item 2) is
     \qquad x \in [0, 3.14]^5,
 
 i.e. ``Michalewicz(dim=5, negate=True)`` on the authors' box ``[0, 3.14]^5`` (not the
-canonical ``[0, \pi]^5``), with :math:`f^* = 4.687658`, 10 initial points, noiseless.
+canonical ``[0, \pi]^5``), with :math:`f^* = 4.687658`, 10 initial points, noiseless
+(``docs/length-scale-balancing.md``).
+
+References:
+    J. Ziomek, M. Adachi, M. A. Osborne. Bayesian Optimisation with Unknown Hyperparameters:
+    Regret Bounds Logarithmically Closer to Optimal. NeurIPS 2024.
+
+    F. Berkenkamp, A. P. Schoellig, A. Krause. No-Regret Bayesian Optimization with Unknown
+    Hyperparameters. JMLR 2019.
 """
 
 from __future__ import annotations

@@ -119,9 +119,9 @@ def test_policy_state_round_trips_through_metadata(lb_campaign):
         policy.load_state_dict(state)
         assert policy.state_dict() == state
         # the state after round t's suggest: t - 1 plays recorded, round t pending
-        assert state["extra"]["round"] == index - N_INIT
-        assert len(state["extra"]["play_candidate"]) == index - N_INIT
-        assert state["extra"]["pending"] is not None
+        assert state["state"]["round"] == index - N_INIT
+        assert len(state["state"]["play_candidate"]) == index - N_INIT
+        assert state["state"]["pending"] is not None
 
 
 def test_node_runs_the_same_rule_as_ask_tell(lb_campaign):
@@ -174,10 +174,10 @@ def test_he_gp_ucb_experiment_and_failed_trial():
     assert sum(t.status == TrialStatus.COMPLETED for t in experiment.trials.values()) == N_TRIALS - 1
     last = policy_state(generator_run(client, nxt))
     failed = policy_state(generator_run(client, index))
-    assert last["extra"]["round"] == failed["extra"]["round"] == N_TRIALS - 1 - N_INIT
+    assert last["state"]["round"] == failed["state"]["round"] == N_TRIALS - 1 - N_INIT
     labels = {generator_run(client, i).gen_metadata[SELECTED_KEY] for i in range(N_INIT, N_TRIALS)}
     assert labels <= {"0.3", "0.4", "0.5", "0.7", "1"}  # task (a)'s length scales, the default set
-    assert sum(last["extra"]["alive"]) >= 1
+    assert sum(last["state"]["alive"]) >= 1
     node = client._generation_strategy.nodes_by_name["he-gp-ucb"]
     expected = torch.tensor(_json_store_precision([reward(p) for _, p in trials]), dtype=torch.float64)
     assert torch.equal(node.train_Y.squeeze(-1), expected)  # maximised objective: not negated

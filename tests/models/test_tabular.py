@@ -20,20 +20,7 @@ from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.kernels import MaternKernel, PeriodicKernel, RBFKernel, RQKernel
 
 from botorch_unknown_hypers.models import TabularPriorGP, TabularPriors
-from botorch_unknown_hypers.models.tabular import (
-    NUM_HILLS,
-    TALL_HILLS,
-    hill_means,
-    hill_task_priors,
-    kernel_task_priors,
-    lengthscale_task_priors,
-    paper_arms,
-    paper_linear,
-    paper_matern,
-    paper_periodic,
-    paper_rbf,
-    paper_rq,
-)
+from botorch_unknown_hypers.problems.prior_tasks import NUM_HILLS, TALL_HILLS, hill_means, hill_task_priors, kernel_task_priors, lengthscale_task_priors, paper_arms, paper_linear, paper_matern, paper_periodic, paper_rbf, paper_rq
 
 DEVICES = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
 DTYPES = [torch.float32, torch.float64]

@@ -4,17 +4,11 @@ import math
 import pytest
 import torch
 
-from botorch_unknown_hypers.confidence import suspected_regret_bound
+from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.balancing import (
-    LBGPUCB,
-    elimination_keep,
-    growth,
-    initial_ladder,
-    next_candidate,
-    preset_constants,
-)
+from botorch_unknown_hypers.policies.balancing import LBGPUCB, growth, initial_ladder, next_candidate, preset_constants
+from botorch_unknown_hypers.confidence import balancing_keep
 from botorch_unknown_hypers.problems import get_problem
 
 FAST = {"num_restarts": 2, "raw_samples": 32}
@@ -66,11 +60,11 @@ def test_elimination_two_candidates_both_factors():
     width = torch.tensor([0.4, 0.6], dtype=torch.float64)
     xi_t = 0.04  # sqrt(xi / n) = 0.1
     # L = [0.9, 0.5]; upper(c=1) = [1.2, 0.85] -> 0.85 < 0.9 -> eliminate 1
-    keep, lower = elimination_keep(reward, counts, width, xi_t, 1.0)
+    keep, lower = balancing_keep(reward, counts, width, xi_t, 1.0)
     assert lower.tolist() == pytest.approx([0.9, 0.5])
     assert keep.tolist() == [True, False]
     # upper(c=2) = [1.3, 1.0] -> 1.0 >= 0.9 -> keep both
-    keep2, _ = elimination_keep(reward, counts, width, xi_t, 2.0)
+    keep2, _ = balancing_keep(reward, counts, width, xi_t, 2.0)
     assert keep2.tolist() == [True, True]
 
 
@@ -84,7 +78,7 @@ def test_fresh_candidates_have_zero_bound_and_are_played_first():
     played = []
     for _ in range(6):
         X = opt.ask()
-        played.append(policy.pending["candidate"])
+        played.append(policy.state.pending.candidate)
         opt.tell(X, problem.evaluate(X)[0])
     start = len(initial_ladder(policy.theta0, policy.constants.ratio, policy.constants.g0))
     assert start == 6
@@ -104,7 +98,7 @@ def test_state_round_trip_gives_identical_next_suggestion():
     clone = AskTellOptimizer(make_policy("lb-gp-ucb", problem.domain, seed=99, **FAST))
     clone.load_state_dict(state)
     assert torch.equal(opt.ask(), clone.ask())
-    assert clone.policy.pending == opt.policy.pending
+    assert clone.policy.state.pending == opt.policy.state.pending
 
 
 def test_recorded_width_is_play_time_posterior():
@@ -113,11 +107,11 @@ def test_recorded_width_is_play_time_posterior():
     X0 = initial_design(problem.domain, problem.n_init, seed=0)
     Y0 = problem.evaluate(X0)[0].unsqueeze(-1)
     X = policy.suggest(X0, Y0)
-    k = policy.pending["candidate"]
-    model = policy._model(X0, Y0, [k])
+    k = policy.state.pending.candidate
+    model = policy._build_model(X0, Y0, policy.state.candidates.subset([k]))
     _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=True)
     sigma_std = float(var.sqrt()) / float(Y0.std())
-    assert policy.pending["width"] == pytest.approx(policy.pending["beta"] * sigma_std, rel=1e-9)
+    assert policy.state.pending.width == pytest.approx(policy.state.pending.beta * sigma_std, rel=1e-9)
 
 
 def test_bad_inputs():
@@ -130,8 +124,10 @@ def test_bad_inputs():
     X0 = initial_design(problem.domain, 3, seed=0)
     with pytest.raises(ValueError, match="q"):
         policy.suggest(X0, problem.evaluate(X0)[0], q=2)
-    with pytest.raises(ValueError, match="extra"):
-        policy.load_state_dict({**policy.state_dict(), "extra": {"lengthscales": [1.0]}})
+    good = policy.state_dict()
+    with pytest.raises(ValueError, match="unknown field 'lengthscales'"):
+        policy.load_state_dict({**good, "state": {**good["state"], "lengthscales": [1.0]}})
+    assert policy.state_dict() == good
 
 
 def test_lb_finds_berkenkamp_optimum_a_gp_ucb_shrinks():
@@ -177,7 +173,7 @@ def test_a_gp_ucb_snapped_variant_of_the_elimination_paper():
     policy = make_policy(
         "a-gp-ucb", problem.domain, seed=0, theta0=1.0, growth_floor=1.0, growth_exponent=0.9, snap=snap, **FAST
     )
-    policy.theta0 = 1.0
+    policy.state.theta0 = 1.0  # theta0 is read-only (policy.theta0 reads the state)
     # g(t) = t^0.9: theta_t = t^-0.9 -> 1.0, 0.536, 0.372, 0.287, ... snapped (log distance)
     assert [policy.current_lengthscale(t) for t in (1, 2, 3, 4, 10)] == [1.0, 0.5, 0.4, 0.3, 0.3]
     opt = AskTellOptimizer(policy)

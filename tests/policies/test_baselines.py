@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from botorch_unknown_hypers.confidence import information_gain
+from botorch_unknown_hypers.regret_bounds import information_gain
 from botorch_unknown_hypers.loop import run
 from botorch_unknown_hypers.policies.baselines import MLEGPUCB, GPThompsonSampling, RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
@@ -95,8 +95,8 @@ def test_mle_gp_ucb_default_beta_and_label(box):
     assert isinstance(pol, MLEGPUCB)
     x = pol.suggest(X, Y)
     assert x.shape == (1, 2) and box.contains(x).all()
-    assert len(pol.lengthscale) == 1
-    ls = pol.lengthscale[0]
+    assert len(pol.state.lengthscale) == 1
+    ls = pol.state.lengthscale[0]
     assert 0 < ls < 100
     # The selected label is the fitted length scale.
     assert pol.selected == [f"{ls:.6g}"]
@@ -108,8 +108,8 @@ def test_mle_gp_ucb_default_beta_and_label(box):
     info = float(information_gain(K, 1e-4))
     assert info > 1.0
     expected = 1.0 + 1e-4 * math.sqrt(2.0 * (info + 1.0 + math.log(2.0 / 0.01)))
-    assert pol.last_beta == pytest.approx(expected, rel=1e-6)
-    assert pol.last_beta == pytest.approx(1.0, abs=1e-2) and pol.last_beta > 1.0
+    assert pol.diagnostics["beta"] == pytest.approx(expected, rel=1e-6)
+    assert pol.diagnostics["beta"] == pytest.approx(1.0, abs=1e-2) and pol.diagnostics["beta"] > 1.0
     # The fitted model has that length scale.
     model = pol.fit_model(X, Y)
     assert model.covar_module.base_kernel.lengthscale.item() == pytest.approx(ls, rel=1e-6)
@@ -125,12 +125,12 @@ def test_mle_gp_ucb_on_pool_is_brute_force_argmax(pool, beta):
     x = pol.suggest(X, Y)
     assert pool.contains(x).all()
     if beta is not None:
-        assert pol.last_beta == beta
+        assert pol.diagnostics["beta"] == beta
     model = pol.fit_model(X, Y)  # deterministic refit: the same model as in suggest
     post = model.posterior(pool.points)
     mu = post.mean.squeeze(-1)
     sigma = post.variance.squeeze(-1).clamp_min(0).sqrt()
-    ucb = mu + pol.last_beta * sigma
+    ucb = mu + pol.diagnostics["beta"] * sigma
     best = int(ucb.argmax())
     assert torch.equal(x[0], pool.points[best])
     # The data make the check sharp: the pure mean and (for beta = 3) the squared
@@ -156,7 +156,7 @@ def test_mle_gp_ucb_batch_and_gp_ts(box, pool):
         assert out.shape == (q, 2)
         idx = pool.index_of(out)
         assert (idx >= 0).all() and torch.equal(out, pool.points[idx])
-    assert ts.selected == [f"{ts.lengthscale[0]:.6g}"] * 2
+    assert ts.selected == [f"{ts.state.lengthscale[0]:.6g}"] * 2
 
     tsb = make_policy("mle-gp-ts", box, seed=0, **FAST)
     out = tsb.suggest(X, Y, q=2)
@@ -212,8 +212,8 @@ def test_load_state_dict_rejects_bad_states_unchanged(box, name):
         dict(good, n_candidates="x"),
     ]
     if name != "random":
-        bad_states.append(dict(good, extra={"lengthscale": "abc"}))
-        bad_states.append(dict(good, extra={"lengthscale": [-1.0]}))
+        bad_states.append(dict(good, state={**good["state"], "lengthscale": "abc"}))
+        bad_states.append(dict(good, state={**good["state"], "lengthscale": [-1.0]}))
     for bad in bad_states:
         with pytest.raises(ValueError):
             pol.load_state_dict(bad)

@@ -3,7 +3,9 @@ import json
 import pytest
 import torch
 
+from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec
 from botorch_unknown_hypers.policies.batch import TSRSR, SurrogatePolicy
+from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
 SPEC = {"kernel": "matern52", "lengthscale": 0.7, "outputscale": 1.0, "noise_variance": 1e-6}
@@ -32,7 +34,7 @@ def test_ts_rsr_box_deterministic_and_state_round_trip():
     c = TSRSR(BOX, seed=99, surrogate="paper", surrogate_spec=SPEC, **KW)
     c.load_state_dict(json.loads(json.dumps(a.state_dict())))
     assert torch.equal(a.suggest(X2, Y2, q=3), c.suggest(X2, Y2, q=3))
-    assert len(a.history) == 2 and len(a.history[-1]["slots"]) == 3
+    assert len(a.state.history) == 2 and len(a.state.history[-1].slots) == 3
 
 
 def test_ts_rsr_pool_points_and_distinct():
@@ -44,16 +46,14 @@ def test_ts_rsr_pool_points_and_distinct():
     assert len({tuple(x) for x in Xn.tolist()}) == 5  # conditioning spreads the batch
 
 
-def test_surrogate_modes_and_bind_problem():
+def test_surrogate_modes_and_bind_task():
     X, Y = _data()
-
-    class P:
-        metadata = {"paper_surrogate": {"kernel": "rbf", "lengthscale": 0.3, "outputscale": 2.0}}
+    task = TaskInfo(surrogate=SurrogateSpec.from_dict({"kernel": "rbf", "lengthscale": 0.3, "outputscale": 2.0}))
 
     p = TSRSR(BOX, surrogate="auto", **KW)
     p.build_model(X, Y)
     assert p.last_label.startswith("fitted:")
-    p.bind_problem(P())
+    p.bind_task(task)
     p.build_model(X, Y)
     assert p.last_label == "rbf:0.3"
     with pytest.raises(ValueError, match="surrogate='paper'"):
@@ -79,11 +79,21 @@ def test_bad_state_leaves_policy_unchanged():
     p = TSRSR(BOX, seed=0, surrogate_spec=SPEC, **KW)
     p.suggest(X, Y, q=2)
     state = p.state_dict()
-    bad = json.loads(json.dumps(state))
-    bad["extra"]["history"][0]["max_mean"] = "x"
-    with pytest.raises(ValueError, match="max_mean"):
-        p.load_state_dict(bad)
-    assert p.state_dict() == state
+    for path, value, match in [
+        (("max_mean",), "x", r"\['history'\]\[0\]\['max_mean'\]"),
+        (("max_mean",), None, "max_mean"),
+        (("slots",), 5, r"\['slots'\]"),
+        (("slots", 0, "sigma"), "nan", r"\['slots'\]\[0\]\['sigma'\]"),
+        (("slots", 0, "resamples"), 1.5, "resamples"),
+    ]:
+        bad = json.loads(json.dumps(state))
+        entry = bad["state"]["history"][0]
+        for key in path[:-1]:
+            entry = entry[key]
+        entry[path[-1]] = value
+        with pytest.raises(ValueError, match=match):
+            p.load_state_dict(bad)
+        assert p.state_dict() == state
     assert issubclass(TSRSR, SurrogatePolicy)
 
 

@@ -11,7 +11,6 @@ from botorch.models.deterministic import GenericDeterministicModel
 
 from botorch_unknown_hypers.acquisition.pending import observation_noise_variance
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-from botorch_unknown_hypers.policies import batch_baselines
 from botorch_unknown_hypers.policies.batch_baselines import BATCH_BASELINES, BUCB, UCBPE, DPPThompsonSampling, KrigingBelieverEI, QLogNEI, StochasticPolicy, boltzmann_probabilities, bucb_beta, dpp_acceptance_probability, dpp_log_det
 from botorch_unknown_hypers.acquisition.pending import ConditionalUCB
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
@@ -101,7 +100,7 @@ def test_batch_in_domain_deterministic_and_resumable(name, kind, box, box_data, 
     assert batch.shape == (q, 2)
     assert domain.contains(batch).all()
     assert first.selected == [SurrogateSpec.from_dict(SPEC).label()] * q
-    assert first.n_candidates == 1 and first.n == 1
+    assert first.n_candidates == 1 and first.state.n == 1
     n_distinct = torch.unique(batch, dim=0).shape[0]
     if kind == "box" or name in NO_REPEATS_ON_POOL:
         assert torch.pdist(batch).min() > 1e-4
@@ -116,10 +115,10 @@ def test_batch_in_domain_deterministic_and_resumable(name, kind, box, box_data, 
     state = json.loads(json.dumps(first.state_dict()))
     fresh = make(name, domain, seed=99)
     fresh.load_state_dict(state)
-    assert fresh.n == 1 and fresh.history == first.history
+    assert fresh.state.n == 1 and fresh.state.history == first.state.history
     X2, Y2 = torch.cat([X, batch]), torch.cat([Y, objective(batch)])
     assert torch.equal(fresh.suggest(X2, Y2, q=q), first.suggest(X2, Y2, q=q))
-    assert first.n == 2
+    assert first.state.n == 2
 
 
 @pytest.mark.parametrize(
@@ -144,10 +143,10 @@ def test_bad_state_is_rejected_unchanged(box, box_data):
     policy = make("bucb", box)
     policy.suggest(*box_data, q=2)
     state = policy.state_dict()
-    state["extra"]["n"] = -1
+    state["state"]["n"] = -1
     with pytest.raises(ValueError, match="n"):
         policy.load_state_dict(state)
-    assert policy.n == 1
+    assert policy.state.n == 1
 
 
 # --------------------------------------------------------------------------- #
@@ -258,7 +257,7 @@ def test_sp_uniform_when_mean_is_flat_and_n_init_recorded():
     assert beta == 0.0 and torch.allclose(probs, torch.full((5,), 0.2, dtype=DT))
     policy = StochasticPolicy(FiniteDomain(points), seed=0, surrogate="paper", surrogate_spec=SPEC)
     policy.suggest(points[:3], torch.tensor([[0.0], [1.0], [0.5]], dtype=DT), q=2)
-    assert policy.n_init == 3 and policy.state_dict()["extra"]["n_init"] == 3
+    assert policy.state.n_init == 3 and policy.state_dict()["state"]["n_init"] == 3
 
 
 # --------------------------------------------------------------------------- #

@@ -7,7 +7,8 @@ import torch
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import HEGPUCB, elimination_statistics, he_xi
+from botorch_unknown_hypers.policies.elimination import HEGPUCB, PendingSelection, elimination_xi
+from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.problems import get_problem
 from botorch_unknown_hypers.domains import FiniteDomain
 
@@ -16,9 +17,9 @@ FAST = {"num_restarts": 2, "raw_samples": 32}
 
 def test_xi_uses_pi_squared_and_original_set_size():
     # the note's table: xi_t / R^2 at delta = 0.1: |U| = 5 -> 10.206 (t = 1), 25.854 (t = 50)
-    assert he_xi(1, 5, 1.0, 0.1) == pytest.approx(10.206, abs=1e-3)
-    assert he_xi(50, 5, 1.0, 0.1) == pytest.approx(25.854, abs=1e-3)
-    assert he_xi(100, 11, 1.0, 0.1) == pytest.approx(30.203, abs=1e-3)
+    assert elimination_xi(1, 5, 1.0, 0.1) == pytest.approx(10.206, abs=1e-3)
+    assert elimination_xi(50, 5, 1.0, 0.1) == pytest.approx(25.854, abs=1e-3)
+    assert elimination_xi(100, 11, 1.0, 0.1) == pytest.approx(30.203, abs=1e-3)
 
 
 def test_elimination_fires_only_when_signed_sum_exceeds_threshold():
@@ -43,13 +44,13 @@ def test_uses_widths_stored_at_selection_time(monkeypatch):
     X0 = points[[0, 20, 40]]
     Y0 = torch.zeros(3, 1, dtype=torch.float64)
     X = policy.suggest(X0, Y0)
-    stored = dict(policy.pending)
+    stored = policy.state.pending
     # the stored width is beta * sigma_{t-1}(x_t) of the selected candidate, before y_t enters
     model = policy._model(X0, Y0, [0, 1])
     _, var = model.marginal_mean_variance(X.unsqueeze(0))
-    assert stored["width"] == pytest.approx(2.0 * float(var[stored["candidate"], 0].sqrt()), rel=1e-9)
+    assert stored.width == pytest.approx(2.0 * float(var[stored.candidate, 0].sqrt()), rel=1e-9)
     policy.observe(X, torch.zeros(1, 1, dtype=torch.float64))
-    assert policy.play_width == [stored["width"]]  # not recomputed on the updated posterior
+    assert policy.state.play_width == [stored.width]  # not recomputed on the updated posterior
 
 
 @pytest.mark.parametrize(
@@ -64,21 +65,21 @@ def test_uses_widths_stored_at_selection_time(monkeypatch):
 def test_hand_computed_sequence(residuals, eliminated_at):
     policy, points = _pool_policy(beta=1.0)
     for y in residuals:  # candidate 0 plays with stored mean 0 and width 0.01, so eta_t = y_t
-        policy.pending = {"candidate": 0, "mean": 0.0, "width": 0.01, "beta": 1.0}
+        policy.state.pending = PendingSelection(candidate=0, mean=0.0, width=0.01, beta=1.0)
         policy.observe(points[:1], torch.tensor([[y]], dtype=torch.float64))
-        if not policy.alive[0]:
+        if not policy.state.alive[0]:
             break
-    assert policy.eliminated_at.get(0) == eliminated_at
-    thresholds = [math.sqrt(he_xi(t, 2, 0.01, 0.1) * t) + 0.01 * t for t in (1, 2, 3)]
+    assert policy.state.eliminated_at.get(0) == eliminated_at
+    thresholds = [math.sqrt(elimination_xi(t, 2, 0.01, 0.1) * t) + 0.01 * t for t in (1, 2, 3)]
     assert thresholds == pytest.approx([0.0389, 0.0672, 0.0919], abs=1e-4)
 
 
 def test_last_survivor_is_kept_and_logged():
     policy, points = _pool_policy(beta=1.0)
-    policy.alive = [False, True]
-    policy.pending = {"candidate": 1, "mean": 0.0, "width": 0.0, "beta": 1.0}
+    policy.state.alive = [False, True]
+    policy.state.pending = PendingSelection(candidate=1, mean=0.0, width=0.0, beta=1.0)
     policy.observe(points[:1], torch.tensor([[10.0]], dtype=torch.float64))
-    assert policy.alive == [False, True] and policy.kept_last == [1]
+    assert policy.state.alive == [False, True] and policy.state.kept_last == [1]
     assert policy.diagnostics["kept_last_survivor"] == [1]
 
 
@@ -97,8 +98,8 @@ def test_short_lengthscales_selected_on_berkenkamp_and_state_round_trip():
     clone = AskTellOptimizer(make_policy("he-gp-ucb", problem.domain, seed=7, **FAST))
     clone.load_state_dict(saved)
     assert torch.equal(clone.ask(), X)
-    with pytest.raises(ValueError, match="he-gp-ucb|inconsistent"):
-        clone.policy.load_state_dict({**saved["policy"], "extra": {**saved["policy"]["extra"], "alive": [False] * 5}})
+    with pytest.raises(ValueError, match=r"state\['state'\].*alive"):
+        clone.policy.load_state_dict({**saved["policy"], "state": {**saved["policy"]["state"], "alive": [False] * 5}})
 
 
 def test_validation():

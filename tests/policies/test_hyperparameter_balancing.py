@@ -1,4 +1,5 @@
 import math
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -38,32 +39,32 @@ def test_elimination_and_beta_match_brute_force():
     for t in range(1, 13):
         X_train = opt.train_X.numpy().copy()
         X = opt.ask()
-        p = dict(policy.pending)
+        p = asdict(policy.state.pending)  # a PendingPlay dataclass, copied as a dict
         k = p["candidate"]
         # beta^u = B^u + sigma_N sqrt(2 (I + 1 + ln(2/delta))), I = 1/2 logdet(I + K / noise)
         K = _matern52(X_train, float(ls[k]))
         info = 0.5 * np.linalg.slogdet(np.eye(len(K)) + K / 1e-2)[1]
         beta = [1.0, 2.0, 3.0][k] + 0.1 * math.sqrt(2 * (info + 1 + math.log(2 / delta)))
         assert p["beta"] == pytest.approx(beta, rel=1e-9)
-        active_before = list(policy.active)
+        active_before = list(policy.state.active)
         opt.tell(X, problem.evaluate(X)[0])
         # brute-force elimination test (proof-supported sign, c = 2, |A| = 3, delta_B = delta / 2)
-        counts = [policy.play_candidate.count(i) for i in range(3)]
+        counts = [policy.state.play_candidate.count(i) for i in range(3)]
         if all(counts[i] > 0 for i in range(3) if active_before[i]):
             xi_t = 2 * 0.1**2 * math.log(3 * math.pi**2 * t**2 / (6 * delta / 2))
             act = [i for i in range(3) if active_before[i]]
-            ys = {i: [(y - p["y_mean"]) / p["y_std"] for y, c in zip(policy.play_y, policy.play_candidate) if c == i] for i in act}
-            ws = {i: [w for w, c in zip(policy.play_width, policy.play_candidate) if c == i] for i in act}
+            ys = {i: [(y - p["y_mean"]) / p["y_std"] for y, c in zip(policy.state.play_y, policy.state.play_candidate) if c == i] for i in act}
+            ws = {i: [w for w, c in zip(policy.state.play_width, policy.state.play_candidate) if c == i] for i in act}
             lower = {i: np.mean(ys[i]) - math.sqrt(xi_t / counts[i]) for i in act}
             best = max(lower.values())
             for i in act:
                 upper = np.mean(ys[i]) + math.sqrt(xi_t / counts[i]) + 2 * np.mean(ws[i])
-                assert policy.active[i] == (upper >= best)
-                if not policy.active[i]:
-                    assert policy.eliminated_at[i] == t
+                assert policy.state.active[i] == (upper >= best)
+                if not policy.state.active[i]:
+                    assert policy.state.eliminated_at[i] == t
         else:
-            assert policy.active == active_before
-    assert policy.eliminated_at  # the test ran through at least one elimination
+            assert policy.state.active == active_before
+    assert policy.state.eliminated_at  # the test ran through at least one elimination
 
 
 def test_fresh_candidates_first_and_proposals_enter():
@@ -78,13 +79,13 @@ def test_fresh_candidates_first_and_proposals_enter():
     played = []
     for _ in range(10):
         X = opt.ask()
-        played.append(policy.pending["candidate"])
+        played.append(policy.state.pending.candidate)
         opt.tell(X, problem.evaluate(X)[0])
     # default a(0): eight length scales 2^{-i/2}; R(1) = 0 -> each fresh candidate is played
     # once, first index first; the candidate proposed after round 4 gets index 8.
     assert played[:9] == list(range(9))
-    assert len(policy.active) == 9
-    assert policy.candidates.labels()[8] == "0.01"
+    assert len(policy.state.active) == 9
+    assert policy.state.candidates.labels()[8] == "0.01"
 
 
 def test_custom_bound_drives_selection():
@@ -104,7 +105,7 @@ def test_custom_bound_drives_selection():
         X = opt.ask()
         opt.tell(X, problem.evaluate(X)[0])
     counts = policy.counts().tolist()
-    assert policy.active == [True, True]  # a huge width factor never eliminates
+    assert policy.state.active == [True, True]  # a huge width factor never eliminates
     assert counts == [9.0, 3.0]
 
 

@@ -9,18 +9,8 @@ import pytest
 import torch
 
 from botorch_unknown_hypers.models.kernel_ridge import make_known_kernel
-from botorch_unknown_hypers.policies.misspecified import (
-    ECGPUCB,
-    PhasedGPUS,
-    RegretBalancing,
-    balancing_eliminations,
-    candidate_regret_bounds,
-    confidence_width,
-    enlarged_width,
-    epsilon_grid,
-    phased_elimination,
-    theoretical_bound_constants,
-)
+from botorch_unknown_hypers.policies.misspecified import ECGPUCB, PhasedGPUS, RegretBalancing
+from botorch_unknown_hypers.misspecification import balancing_eliminations, candidate_regret_bounds, confidence_width, enlarged_width, epsilon_grid, phased_elimination, theoretical_bound_constants
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
 DTYPES = (torch.float64, torch.float32)
@@ -188,7 +178,7 @@ def test_phased_elimination_rule_hand_computed():
     mean = torch.tensor([0.0, 1.0, 0.5, 0.9])
     std = torch.tensor([0.1, 0.1, 0.2, 0.05])
     # UCB = [0.1, 1.1, 0.7, 0.95]; LCB = [-0.1, 0.9, 0.3, 0.85]; max LCB = 0.9
-    assert phased_elimination(mean, std, 1.0).tolist() == [False, True, False, True]
+    assert phased_elimination(mean, std.square(), 1.0).tolist() == [False, True, False, True]  # takes the variance
 
 
 def test_phased_episode_schedule_and_first_elimination_hand_computed():
@@ -208,9 +198,9 @@ def test_phased_episode_schedule_and_first_elimination_hand_computed():
     lcb = [m - beta * s for m, s in zip(mean, std)]
     keep = [i for i in range(3) if ucb[i] >= max(lcb)]
     assert keep == [0, 1]  # x_2 is eliminated: 0.49 < 0.75
-    assert policy.active == keep and policy.active_sets == [[0, 1, 2], [0, 1]]
-    assert policy.episode_log[0]["beta"] == pytest.approx(beta)
-    assert policy.episode == 2 and policy.episode_length == 2 and policy.episode_X == []
+    assert policy.state.active == keep and policy.state.active_sets == [[0, 1, 2], [0, 1]]
+    assert policy.state.episode_log[0]["beta"] == pytest.approx(beta)
+    assert policy.state.episode == 2 and policy.episode_length == 2 and policy.state.episode_X == []
     # episode 2 restarts from the prior on D_2 = {0, 1}: first x_0 (tie), then the farther x_1
     x = policy.suggest(*empty)
     assert x.tolist() == [[0.0]]
@@ -223,13 +213,13 @@ def test_phased_schedule_lengths_batches_and_maximisation_within_active_set():
     domain = pool_domain(30)
     policy = PhasedGPUS(domain, **RBF)
     X, Y = play(policy, 15)  # episodes of 1, 2, 4, 8 = 15 evaluations
-    assert [e["length"] for e in policy.episode_log] == [1, 2, 4, 8]
-    assert policy.episode == 5 and len(policy.active_sets) == 5
-    for before, after in zip(policy.active_sets, policy.active_sets[1:]):
+    assert [e["length"] for e in policy.state.episode_log] == [1, 2, 4, 8]
+    assert policy.state.episode == 5 and len(policy.state.active_sets) == 5
+    for before, after in zip(policy.state.active_sets, policy.state.active_sets[1:]):
         assert set(after) <= set(before) and after
     # a batch within an episode is the sequential variance-maximising design, all inside D_e
     batch = policy.suggest(X, Y, q=3)
-    assert set(domain.index_of(batch).tolist()) <= set(policy.active)
+    assert set(domain.index_of(batch).tolist()) <= set(policy.state.active)
     with pytest.raises(ValueError, match="q"):
         policy.suggest(X, Y, q=17)
 
@@ -265,11 +255,11 @@ def test_candidate_bounds_eq85_hand_computed():
 def test_regret_balancing_picks_smallest_candidate_bound():
     policy = RegretBalancing(pool_domain(20), gamma_T=4.0, num_bases=3, c1=0.1, c2=1.0, **RBF)
     assert policy.eps_grid == pytest.approx([0.5, 0.25, 0.125])
-    policy.play_count = [1, 1, 1]  # bounds [1, 1, 0.85]
+    policy.state.play_count = [1, 1, 1]  # bounds [1, 1, 0.85]
     assert policy.choose_base() == 2
-    policy.play_count = [1, 1, 4]  # bounds [1, 1, 2.2]: tie between 0 and 1 -> lowest index
+    policy.state.play_count = [1, 1, 4]  # bounds [1, 1, 2.2]: tie between 0 and 1 -> lowest index
     assert policy.choose_base() == 0
-    policy.active = [False, True, True]
+    policy.state.active = [False, True, True]
     assert policy.choose_base() == 1
 
 
@@ -306,17 +296,17 @@ def test_regret_balancing_eliminates_a_base_with_low_rewards():
     bases = []
     for _ in range(6):
         x = policy.suggest(X, Y)
-        base = policy.pending_base
+        base = policy.state.pending_base
         bases.append(base)
         y = torch.tensor([[1.0 if base == 0 else -1.0]], dtype=torch.float64)  # base 1 is "inconsistent"
         policy.observe(x, y)
         X, Y = torch.cat([X, x]), torch.cat([Y, y])
     # round 1 plays base 0 (tie), round 2 base 1; then -1 + R_1(1) / 1 = -1 + 0.6 + 0.5 < 1 -> eliminated
     assert bases[:2] == [0, 1]
-    assert policy.active == [True, False] and policy.eliminated_at == {1: 2}
+    assert policy.state.active == [True, False] and policy.state.eliminated_at == {1: 2}
     assert bases[2:] == [0, 0, 0, 0]
-    assert policy.play_count == [5, 1] and policy.cumulative_reward == pytest.approx([5.0, -1.0])
-    assert policy.base_of_round == bases
+    assert policy.state.play_count == [5, 1] and policy.state.cumulative_reward == pytest.approx([5.0, -1.0])
+    assert policy.state.base_of_round == bases
 
 
 def test_regret_balancing_bases_use_their_own_data():
@@ -325,7 +315,7 @@ def test_regret_balancing_bases_use_their_own_data():
     X, Y = play(policy, 6)
     base = policy.choose_base()
     X_base, _ = policy._base_data(base, X, Y)
-    own = [i for i, b in enumerate(policy.base_of_round) if b == base]
+    own = [i for i, b in enumerate(policy.state.base_of_round) if b == base]
     assert torch.equal(X_base, X[own])
     shared = RegretBalancing(domain, gamma_T=4.0, num_bases=2, share_data=True, **RBF)
     assert torch.equal(shared._base_data(base, X, Y)[0], X)
@@ -425,9 +415,9 @@ def test_bad_calls_and_states_leave_state_unchanged(cls):
     with pytest.raises(ValueError):
         policy.observe(torch.tensor([[0.123456]], dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64))
     bad = json.loads(json.dumps(before))
-    key = next(iter(bad["extra"])) if bad["extra"] else None
+    key = next(iter(bad["state"])) if bad["state"] else None
     if key is not None:
-        bad["extra"][key] = "garbage"
+        bad["state"][key] = "garbage"
         with pytest.raises(ValueError):
             policy.load_state_dict(bad)
     assert policy.state_dict() == before
@@ -438,12 +428,12 @@ def test_phased_rejects_inconsistent_episode_state():
     play(policy, 4)
     state = json.loads(json.dumps(policy.state_dict()))
     before = policy.state_dict()
-    state["extra"]["active"] = [999]
+    state["state"]["active"] = [999]
     with pytest.raises(ValueError, match="active"):
         policy.load_state_dict(state)
     state = json.loads(json.dumps(before))
-    state["extra"]["episode_X"] = [[0.5]] * 4  # more than the episode's length (4)
-    state["extra"]["episode_Y"] = [0.0] * 4
+    state["state"]["episode_X"] = [[0.5]] * 4  # more than the episode's length (4)
+    state["state"]["episode_Y"] = [0.0] * 4
     with pytest.raises(ValueError, match="episode_X"):
         policy.load_state_dict(state)
     assert policy.state_dict() == before
@@ -454,11 +444,11 @@ def test_regret_balancing_rejects_bad_counts():
     play(policy, 3)
     before = policy.state_dict()
     state = json.loads(json.dumps(before))
-    state["extra"]["play_count"] = [5, 5]  # does not match base_of_round
-    with pytest.raises(ValueError, match="base_of_round"):
+    state["state"]["play_count"] = [5, 5]  # does not match base_of_round (3 rounds)
+    with pytest.raises(ValueError, match="play_count must .* sum to the number of rounds"):
         policy.load_state_dict(state)
     state = json.loads(json.dumps(before))
-    state["extra"]["active"] = [False, False]
+    state["state"]["active"] = [False, False]
     with pytest.raises(ValueError, match="active"):
         policy.load_state_dict(state)
     assert policy.state_dict() == before

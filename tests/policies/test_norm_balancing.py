@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from botorch_unknown_hypers.confidence import norm_bound
+from botorch_unknown_hypers.regret_bounds import norm_bound
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB, next_norm
@@ -24,9 +24,9 @@ def test_pairs_grow_as_specified():
     domain = get_problem("berkenkamp").domain  # d = 1
     policy = LNBGPUCB(domain, seed=0, **FAST)
     c = policy.constants
-    policy.theta0 = 1.0
-    policy.thetas = [1.0]
-    policy.norm_values = [1.0]
+    policy.state.theta0 = 1.0
+    policy.state.thetas = [1.0]
+    policy.state.norm_values = [1.0]
     spec, norms = policy._pairs([0], [0])
     policy._add(spec, norms)
     # hand-computed schedule for d = 1: g(t) = max(e^{5/6}, sqrt t), b(t) = max(1, sqrt t), r = e^{1/6}
@@ -46,18 +46,18 @@ def test_pairs_grow_as_specified():
         if v < b(t + 1):
             expected_norms.append(v)
             expected_pairs |= {(i, len(expected_norms) - 1) for i in range(len(expected_thetas))}
-        assert policy.thetas == pytest.approx(expected_thetas)
-        assert policy.norm_values == pytest.approx(expected_norms)
-        pairs = list(zip(policy.pair_theta, policy.pair_norm))
-        assert len(pairs) == len(set(pairs)) == len(policy.active)  # each pair once
+        assert policy.state.thetas == pytest.approx(expected_thetas)
+        assert policy.state.norm_values == pytest.approx(expected_norms)
+        pairs = list(zip(policy.state.pair_theta, policy.state.pair_norm))
+        assert len(pairs) == len(set(pairs)) == len(policy.state.active)  # each pair once
         assert set(pairs) == expected_pairs
     # v(1) = e enters when sqrt(t + 1) > e, i.e. after round 7; v(2) = e^2 after round 54
-    assert len(policy.norm_values) == 3
+    assert len(policy.state.norm_values) == 3
     # every candidate's model length scale and norm bound B(theta, N) = (theta0/theta)^{d/2} N
-    theta = torch.tensor([policy.thetas[i] for i in policy.pair_theta], dtype=torch.float64)
-    N = torch.tensor([policy.norm_values[j] for j in policy.pair_norm], dtype=torch.float64)
-    assert policy.candidates.lengthscale[:, 0] == pytest.approx(theta)
-    assert policy.norms == pytest.approx(norm_bound(theta, 1.0, N, 1))
+    theta = torch.tensor([policy.state.thetas[i] for i in policy.state.pair_theta], dtype=torch.float64)
+    N = torch.tensor([policy.state.norm_values[j] for j in policy.state.pair_norm], dtype=torch.float64)
+    assert policy.state.candidates.lengthscale[:, 0] == pytest.approx(theta)
+    assert policy.state.norms == pytest.approx(norm_bound(theta, 1.0, N, 1))
 
 
 def test_lnb_runs_and_round_trips_state():
@@ -69,19 +69,19 @@ def test_lnb_runs_and_round_trips_state():
     for _ in range(11):
         X = opt.ask()
         opt.tell(X, problem.evaluate(X)[0])
-    assert policy.round == 11
-    assert len(policy.norm_values) == 2  # v(1) = e entered after round 7
+    assert policy.state.round == 11
+    assert len(policy.state.norm_values) == 2  # v(1) = e entered after round 7
     saved = opt.state_dict()
     X = opt.ask()
     clone = make_policy("lnb-gp-ucb", problem.domain, seed=3, **FAST)
     clone_opt = AskTellOptimizer(clone)
     clone_opt.load_state_dict(json.loads(json.dumps(saved)))
-    assert clone.thetas == policy.thetas and clone.pair_norm == policy.pair_norm
+    assert clone.state.thetas == policy.state.thetas and clone.state.pair_norm == policy.state.pair_norm
     assert torch.equal(clone_opt.ask(), X)
     state = policy.state_dict()
     with pytest.raises(ValueError, match="pairs"):
-        clone.load_state_dict({**state, "extra": {**state["extra"], "pair_norm": [99] * len(policy.active)}})
-    assert clone.pair_norm == policy.pair_norm  # unchanged after the failed load
+        clone.load_state_dict({**state, "state": {**state["state"], "pair_norm": [99] * len(policy.state.active)}})
+    assert clone.state.pair_norm == policy.state.pair_norm  # unchanged after the failed load
 
 
 def test_lnb_validates_options():

@@ -40,7 +40,7 @@ def test_expected_ucb_is_mean_of_per_sample_ucbs():
     Y0 = f(X0).unsqueeze(-1)
     policy = NUTSGPUCB(domain, seed=0, beta=2.0, **SMALL)
     X = policy.suggest(X0, Y0)
-    theta = torch.tensor(policy.samples, dtype=torch.float64)
+    theta = torch.tensor(policy.state.samples, dtype=torch.float64)
     values = torch.zeros(60, dtype=torch.float64)
     for s in range(theta.numel()):
         single = KernelCandidates.from_lengthscales(theta[s : s + 1], noise=0.05)
@@ -66,7 +66,7 @@ def test_deterministic_and_state_round_trip():
         torch.manual_seed(len(runs))  # the caller's global RNG must not matter
         X = opt.ask()
         opt.tell(X, problem.evaluate(X)[0])
-        runs.append((X, policy.samples, opt))
+        runs.append((X, policy.state.samples, opt))
     assert torch.equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1]
     opt = runs[0][2]
     state = json.loads(json.dumps(opt.state_dict()))
@@ -74,7 +74,7 @@ def test_deterministic_and_state_round_trip():
     clone.load_state_dict(state)
     assert torch.equal(clone.ask(), opt.ask())
     with pytest.raises(ValueError, match="samples"):
-        clone.policy.load_state_dict({**state["policy"], "extra": {"samples": [-1.0]}})
+        clone.policy.load_state_dict({**state["policy"], "state": {**state["policy"]["state"], "samples": [-1.0]}})
 
 
 def test_failed_sampling_reuses_previous_samples(monkeypatch):
@@ -83,7 +83,7 @@ def test_failed_sampling_reuses_previous_samples(monkeypatch):
     X0 = initial_design(problem.domain, 3, seed=0)
     Y0 = problem.evaluate(X0)[0]
     policy.suggest(X0, Y0)
-    previous = list(policy.samples)
+    previous = list(policy.state.samples)
 
     def boom(*args, **kwargs):
         raise RuntimeError("cholesky failed")
@@ -91,7 +91,7 @@ def test_failed_sampling_reuses_previous_samples(monkeypatch):
     monkeypatch.setattr(nuts_module, "sample_lengthscales", boom)
     with pytest.warns(RuntimeWarning, match="reusing the previous samples"):
         policy.suggest(X0, Y0)
-    assert policy.samples == previous and policy.failures == 1
+    assert policy.state.samples == previous and policy.state.failures == 1
     fresh = NUTSGPUCB(problem.domain, seed=0, **SMALL)
     with pytest.raises(RuntimeError, match="cholesky"):
         fresh.suggest(X0, Y0)

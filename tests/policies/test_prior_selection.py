@@ -8,6 +8,7 @@ hand from the Theorem 4.1 formulas.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -16,7 +17,10 @@ import torch
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Normalize
 
-from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
+from botorch_unknown_hypers.acquisition.optimize import (
+    optimize_ucb_joint,
+    random_argmax,
+)
 from botorch_unknown_hypers.acquisition.prior_sampling import sample_candidate_maxima
 from botorch_unknown_hypers.candidate_families import (
     MeanFunctionCandidates,
@@ -26,29 +30,31 @@ from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.confidence import (
     bayesian_beta_continuous,
     bayesian_beta_finite,
+    box_num_arms,
+    pe_beta,
 )
 from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, run
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from botorch_unknown_hypers.models.tabular import (
-    TabularPriors,
+from botorch_unknown_hypers.models.tabular_priors import TabularPriors
+from botorch_unknown_hypers.policies import make_policy
+from botorch_unknown_hypers.policies.elimination import elimination_xi
+from botorch_unknown_hypers.policies.hyperprior import HPGPTS, MAPGPTS
+from botorch_unknown_hypers.policies.prior_elimination import (
+    PEGPTS,
+    PEGPUCB,
+    OracleGPTS,
+)
+from botorch_unknown_hypers.policies.prior_selection import PendingPrior
+from botorch_unknown_hypers.problems import BoxDomain, FiniteDomain, get_problem
+from botorch_unknown_hypers.problems.prior_selection import (
+    PriorSelectionProblem,
+    task_priors,
+)
+from botorch_unknown_hypers.problems.prior_tasks import (
     paper_matern,
     paper_periodic,
     paper_rbf,
 )
-from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import he_xi
-from botorch_unknown_hypers.policies.prior_selection import (
-    HPGPTS,
-    MAPGPTS,
-    PEGPTS,
-    PEGPUCB,
-    OracleGPTS,
-    box_num_arms,
-    pe_beta,
-    random_argmax,
-)
-from botorch_unknown_hypers.problems import BoxDomain, FiniteDomain, get_problem
-from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
 from tests.contract import CONTRACT_COLUMNS
 
 RULES = ["pe-gp-ts", "pe-gp-ucb", "hp-gp-ts", "map-gp-ts", "oracle-gp-ts", "oracle-gp-ucb"]
@@ -110,7 +116,7 @@ def data(priors: TabularPriors, indices: list[int], seed: int = 0):
 def started(name: str, problem, seed: int = 0, rounds: int = 3, **options) -> AskTellOptimizer:
     r"""An optimiser bound to ``problem`` (as ``run`` does), no initial design, ``rounds`` rounds played."""
     policy = make_policy(name, problem.domain, seed=seed, **options)
-    policy.bind_problem(problem)
+    policy.bind_task(problem.task_info())
     opt = AskTellOptimizer(policy)
     opt.skip_initial_design()
     gen = torch.Generator().manual_seed(100 + seed)
@@ -132,8 +138,8 @@ def test_theorem_4_1_constants():
     assert pe_beta(500, 500, 4, 0.05) == pytest.approx(49.8, abs=0.05)
     # the oracles (|P| = 1): 47.05, which the note rounds to "47.1"
     assert pe_beta(500, 500, 1, 0.05) == pytest.approx(47.05, abs=0.005)
-    assert he_xi(1, 6, 0.25, 0.05) == pytest.approx(0.75, abs=0.005)
-    assert he_xi(500, 6, 0.25, 0.05) == pytest.approx(2.30, abs=0.005)
+    assert elimination_xi(1, 6, 0.25, 0.05) == pytest.approx(0.75, abs=0.005)
+    assert elimination_xi(500, 6, 0.25, 0.05) == pytest.approx(2.30, abs=0.005)
     # the delta-split reading: sqrt(beta_t) is Srinivas' finite-domain multiplier at delta / 4
     for t in (1, 7, 500):
         assert math.sqrt(pe_beta(t, 500, 5, 0.05)) == pytest.approx(float(bayesian_beta_finite(t, 2500, 0.0125)))
@@ -164,15 +170,16 @@ def test_selection_and_recorded_values_match_the_textbook_posterior(cls, dtype, 
     X, Y = data(priors, observed)
     generator_before = policy.generator.get_state()
     x = policy.suggest(X, Y)  # four rows of data the rule did not play: t = 1
-    pending = dict(policy.pending)
+    pending = dataclasses.replace(policy.state.pending)
     mean, variance = textbook_posterior(priors, observed, Y.reshape(-1))
-    prior, arm = pending["prior"], pending["arm"]
+    # the pending selection stores the point; its arm is the point's index in the pool
+    prior, arm = pending.prior, int(FiniteDomain(priors.arms).index_of(x.new_tensor([pending.x])))
     tol = TOLERANCE[dtype]
-    assert torch.equal(x, priors.arms[arm].unsqueeze(0))
-    assert pending["mean"] == pytest.approx(float(mean[prior, arm]), abs=tol)
-    assert pending["sigma"] == pytest.approx(math.sqrt(float(variance[prior, arm])), abs=tol)  # latent, no noise
+    assert arm >= 0 and torch.equal(x, priors.arms[arm].unsqueeze(0))
+    assert pending.mean == pytest.approx(float(mean[prior, arm]), abs=tol)
+    assert pending.sigma == pytest.approx(math.sqrt(float(variance[prior, arm])), abs=tol)  # latent, no noise
     sqrt_beta = math.sqrt(pe_beta(1, 15, 3, 0.05))
-    assert pending["sqrt_beta"] == pytest.approx(sqrt_beta) and pending["width"] == pytest.approx(sqrt_beta * pending["sigma"])
+    assert pending.sqrt_beta == pytest.approx(sqrt_beta) and pending.width == pytest.approx(sqrt_beta * pending.sigma)
     assert policy.selected == [["se4", "m32", "per"][prior]] and policy.n_candidates == 3
     if cls is PEGPUCB:  # the doubly optimistic argmax over (prior, arm)
         ucb = mean + sqrt_beta * variance.clamp_min(0).sqrt()
@@ -186,9 +193,9 @@ def test_selection_and_recorded_values_match_the_textbook_posterior(cls, dtype, 
     # y_t: eta_t = y_t - mu_{t, p_t}(x_t); the stored width is not recomputed after conditioning
     y = torch.tensor([[0.7]], dtype=dtype, device=device)
     policy.observe(x, y)
-    assert policy.play_prior == [prior]
-    assert policy.play_eta[0] == pytest.approx(0.7 - pending["mean"], abs=tol)
-    assert policy.play_width == [pending["width"]]
+    assert policy.state.play_prior == [prior]
+    assert policy.state.play_eta[0] == pytest.approx(0.7 - pending.mean, abs=tol)
+    assert policy.state.play_width == [pending.width]
     assert policy.model.num_observations == 5  # every prior saw every observation
     mean5, _ = textbook_posterior(priors, observed + [arm], torch.cat([Y.reshape(-1), y.reshape(-1)]))
     torch.testing.assert_close(policy.model.mean_variance()[0].double().cpu(), mean5, rtol=0, atol=10 * tol)
@@ -201,7 +208,8 @@ def hand_policy() -> PEGPTS:
 
 def play(policy: PEGPTS, prior: int, y: float, width: float) -> None:
     r"""One round of ``prior`` with a stored mean 0 and a stored width (so eta_t = y_t)."""
-    policy.pending = {"prior": prior, "arm": 0, "mean": 0.0, "sigma": 1.0, "sqrt_beta": 1.0, "width": width}
+    # the width is the property sqrt_beta * sigma: sqrt_beta = 1 stores exactly ``width``
+    policy.state.pending = PendingPrior(prior, policy.domain.points[0].tolist(), mean=0.0, sigma=width, sqrt_beta=1.0)
     policy.observe(policy.domain.points[:1], torch.tensor([[y]], dtype=torch.float64))
 
 
@@ -222,10 +230,10 @@ def test_elimination_fires_only_when_the_signed_sum_exceeds_the_threshold(residu
         play(policy, 0, y, width=0.1)  # stored widths 0.1, far below the model's sqrt(beta) sigma (> 5)
         assert policy.diagnostics["threshold"] == pytest.approx(thresholds[t - 1])
         assert policy.diagnostics["statistic"] == pytest.approx(abs(sum(residuals[:t])))
-        if not policy.alive[0]:
+        if not policy.state.survivors.alive[0]:
             break
-    assert policy.eliminated_at.get(0) == eliminated_at
-    assert policy.alive == [eliminated_at is None, True]
+    assert policy.state.survivors.eliminated_at.get(0) == eliminated_at
+    assert policy.state.survivors.alive == [eliminated_at is None, True]
     if eliminated_at is not None:
         assert policy.diagnostics["eliminated"] == 0 and policy.diagnostics["n_active"] == 1
         assert policy.statistics()["statistic"][0] > policy.statistics()["threshold"][0]
@@ -236,32 +244,32 @@ def test_only_the_played_prior_is_tested_and_each_keeps_its_own_record():
     play(policy, 1, 0.85, width=0.1)  # prior 1: 0.85 < 0.881
     play(policy, 0, 0.0, width=0.1)  # prior 0 at t = 2 with |S_0| = 1: 0 < threshold
     play(policy, 1, 0.7, width=0.1)  # prior 1 at t = 3, |S_1| = 2: 1.55 > sqrt(2 xi_3) + 0.2 = 1.530
-    assert math.sqrt(2 * he_xi(3, 2, 0.25, 0.05)) + 0.2 == pytest.approx(1.530, abs=1e-3)
-    assert policy.alive == [True, False] and policy.eliminated_at == {1: 3}
+    assert math.sqrt(2 * elimination_xi(3, 2, 0.25, 0.05)) + 0.2 == pytest.approx(1.530, abs=1e-3)
+    assert policy.state.survivors.alive == [True, False] and policy.state.survivors.eliminated_at == {1: 3}
     # the threshold sums the widths stored at selection time: the same residuals 0.85, 0.7 at
     # t = 1, 2 fire with widths 0.1, 0.1 (1.55 > 1.452) and not with widths 0.1, 0.4 (1.55 < 1.752)
     for widths, alive in (((0.1, 0.1), False), ((0.1, 0.4), True)):
         policy = hand_policy()
         for y, width in zip((0.85, 0.7), widths):
             play(policy, 1, y, width=width)
-        threshold = math.sqrt(2 * he_xi(2, 2, 0.25, 0.05)) + sum(widths)
+        threshold = math.sqrt(2 * elimination_xi(2, 2, 0.25, 0.05)) + sum(widths)
         assert policy.diagnostics["threshold"] == pytest.approx(threshold)
-        assert policy.alive[1] is alive and abs(threshold - 1.55) > 0.09
+        assert policy.state.survivors.alive[1] is alive and abs(threshold - 1.55) > 0.09
 
 
 def test_the_last_active_prior_is_never_eliminated():
     policy = hand_policy()
-    policy.alive = [False, True]
+    policy.state.survivors.alive = [False, True]
     play(policy, 1, 50.0, width=0.0)
-    assert policy.alive == [False, True] and policy.kept_last == [1] and policy.eliminated_at == {}
+    assert policy.state.survivors.alive == [False, True] and policy.state.survivors.kept_last == [1] and policy.state.survivors.eliminated_at == {}
     assert policy.diagnostics["kept_last"] is True and policy.diagnostics["eliminated"] is None
     # the oracle (|P| = 1) keeps its only prior too
     problem = PriorSelectionProblem("gp-lengthscale", seed=2, num_arms=30)
     oracle = OracleGPTS(problem.domain)
-    oracle.bind_problem(problem)
+    oracle.bind_task(problem.task_info())
     play(oracle, 0, 50.0, width=0.0)
-    assert oracle.alive == [True] and oracle.kept_last == [1]
-    assert oracle.xi(1) == pytest.approx(he_xi(1, 1, 0.25, 0.05))
+    assert oracle.state.survivors.alive == [True] and oracle.state.survivors.kept_last == [1]
+    assert oracle.xi(1) == pytest.approx(elimination_xi(1, 1, 0.25, 0.05))
 
 
 @pytest.mark.parametrize("cls", [PEGPTS, PEGPUCB])
@@ -273,12 +281,12 @@ def test_eliminated_priors_are_never_selected_again(cls):
     policy = cls(FiniteDomain(priors.arms), priors=priors, seed=0)
     X, Y = data(priors, [3, 9])
     policy.suggest(X, Y)
-    assert policy.pending["prior"] == 1
-    policy.alive = [True, False, True]
+    assert policy.state.pending.prior == 1
+    policy.state.survivors.alive = [True, False, True]
     chosen = set()
     for _ in range(20):
         policy.suggest(X, Y)
-        chosen.add(policy.pending["prior"])
+        chosen.add(policy.state.pending.prior)
     assert chosen <= {0, 2} and policy.n_candidates == 2
 
 
@@ -287,9 +295,9 @@ def test_pe_ucb_breaks_the_first_round_tie_at_random():
     problem = PriorSelectionProblem("gp-lengthscale", num_arms=40)
     picks = set()
     for seed in range(12):
-        policy = PEGPUCB(problem.domain, priors="gp-lengthscale", seed=seed)
+        policy = PEGPUCB(problem.domain, priors=task_priors("gp-lengthscale", num_arms=40), seed=seed)
         x = policy.suggest(torch.empty(0, 1, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
-        picks.add((policy.pending["prior"], float(x)))
+        picks.add((policy.state.pending.prior, float(x)))
     assert len({p for p, _ in picks}) >= 3 and len({x for _, x in picks}) >= 6
 
 
@@ -318,7 +326,7 @@ def test_hyperposterior_is_hyperprior_times_evidence(cls, dtype, device):
     tol = TOLERANCE[dtype]
     torch.testing.assert_close(policy.hyperposterior, expected, rtol=0, atol=tol)
     torch.testing.assert_close(policy.log_evidence, evidence, rtol=0, atol=tol if dtype == torch.float64 else 1e-3)
-    assert policy.round == 8 and policy.model.num_observations == 10
+    assert policy.state.round == 8 and policy.model.num_observations == 10
     diag = policy.diagnostics
     assert diag["hyperposterior"] == pytest.approx(expected.tolist(), abs=tol)
     assert diag["entropy"] == pytest.approx(float(-(expected * expected.log()).sum()), abs=10 * tol)
@@ -338,8 +346,8 @@ def test_hp_samples_its_prior_from_the_hyperposterior_and_never_zeroes_one():
         return labels
 
     assert drawn(40) == {"se4", "m32", "per"}  # uniform hyperprior: each prior is drawn
-    policy.log_hyperposterior = torch.tensor([-60.0, 0.0, -60.0], dtype=torch.float64)
-    policy.log_hyperposterior -= torch.logsumexp(policy.log_hyperposterior, 0)
+    log_p = torch.tensor([-60.0, 0.0, -60.0], dtype=torch.float64)
+    policy.state.log_hyperposterior = (log_p - torch.logsumexp(log_p, 0)).tolist()
     assert drawn(20) == {"m32"}
     # a wildly wrong observation leaves every prior a positive (log-)probability
     x = policy.suggest(empty, empty)
@@ -353,7 +361,7 @@ def test_map_ties_are_random_but_seeded():
     empty = torch.empty(0, 1, dtype=torch.float64)
 
     def first_prior(seed: int) -> str:
-        policy = MAPGPTS(problem.domain, priors="gp-kernel", seed=seed)
+        policy = MAPGPTS(problem.domain, priors=task_priors("gp-kernel", num_arms=30), seed=seed)
         policy.suggest(empty, empty)  # uniform hyperposterior: a six-way tie
         return policy.selected[0]
 
@@ -361,8 +369,8 @@ def test_map_ties_are_random_but_seeded():
     assert len(set(firsts)) >= 4  # not the first index every time
     assert firsts == [first_prior(s) for s in range(24)]  # but seeded
     # without a tie MAP takes the most probable prior
-    policy = MAPGPTS(problem.domain, priors="gp-kernel", seed=0)
-    policy.log_hyperposterior = torch.log(torch.tensor([0.1, 0.1, 0.1, 0.4, 0.2, 0.1], dtype=torch.float64))
+    policy = MAPGPTS(problem.domain, priors=task_priors("gp-kernel", num_arms=30), seed=0)
+    policy.state.log_hyperposterior = torch.log(torch.tensor([0.1, 0.1, 0.1, 0.4, 0.2, 0.1], dtype=torch.float64)).tolist()
     policy.suggest(empty, empty)
     assert policy.selected == ["periodic"]
 
@@ -389,28 +397,28 @@ def test_oracle_receives_the_true_prior_through_run(name):
 def test_unbound_rules_raise_clear_errors_at_suggest():
     problem = PriorSelectionProblem("gp-lengthscale", num_arms=20)
     empty = torch.empty(0, 1, dtype=torch.float64)
-    oracle = make_policy("oracle-gp-ts", problem.domain, priors="gp-lengthscale")
-    with pytest.raises(ValueError, match="true prior.*bind_problem"):
+    oracle = make_policy("oracle-gp-ts", problem.domain, priors=task_priors("gp-lengthscale", num_arms=20))
+    with pytest.raises(ValueError, match="true prior.*bind_task"):
         oracle.suggest(empty, empty)
     with pytest.raises(ValueError, match="priors"):
         make_policy("pe-gp-ts", problem.domain).suggest(empty, empty)
-    with pytest.raises(ValueError, match="true_prior"):
-        oracle.bind_problem(get_problem("berkenkamp"))
+    with pytest.raises(ValueError, match="true prior"):
+        oracle.bind_task(get_problem("berkenkamp").task_info())
     # a rejected binding leaves the policy unbound
     hp = make_policy("hp-gp-ts", problem.domain, hyperprior=[0.5, 0.3, 0.2])
     with pytest.raises(ValueError, match="hyperprior"):
-        hp.bind_problem(problem)
-    assert hp.priors is None and hp.model is None and hp.true_prior is None
+        hp.bind_task(problem.task_info())
+    assert hp.priors is None and hp.model is None and hp.state.true_prior is None
     # a non-oracle rule learns the priors (and p*, for the diagnostics) from the problem
     pe = make_policy("hp-gp-ts", problem.domain)
-    pe.bind_problem(problem.instance(3))
-    assert pe.model.num_priors == 4 and pe.true_prior == problem.instance(3).true_prior
+    pe.bind_task(problem.instance(3).task_info())
+    assert pe.model.num_priors == 4 and pe.state.true_prior == problem.instance(3).true_prior
 
 
 def test_validation():
     priors = small_priors()
     domain = FiniteDomain(priors.arms)
-    with pytest.raises(ValueError, match="domain"):
+    with pytest.raises(ValueError, match="on a box.*FiniteDomain"):
         PEGPTS(BoxDomain(torch.tensor([[0.0], [20.0]], dtype=torch.float64)), priors=priors)
     with pytest.raises(ValueError, match="priors"):
         PEGPTS(domain, priors="gp-nope")
@@ -427,7 +435,7 @@ def test_validation():
     with pytest.raises(ValueError, match="hyperprior"):
         MAPGPTS(domain, priors=priors, hyperprior=[0.5, 0.0, 0.5])
     policy = PEGPTS(domain, priors=priors, noise_std=0.5)
-    assert policy.model.noise == pytest.approx(0.25) and policy.xi(1) == pytest.approx(he_xi(1, 3, 0.5, 0.05))
+    assert policy.model.noise == pytest.approx(0.25) and policy.xi(1) == pytest.approx(elimination_xi(1, 3, 0.5, 0.05))
     with pytest.raises(ValueError, match="q"):
         policy.suggest(torch.empty(0, 1, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64), q=2)
 
@@ -455,8 +463,11 @@ def test_state_round_trip_gives_identical_next_suggestions(name):
     opt = started(name, problem, seed=2, rounds=6)
     X = opt.ask()  # save mid-round: the pending selection is part of the state
     state = json.loads(json.dumps(opt.state_dict()))
-    # a fresh, unbound policy with another seed: everything must come from the state
-    restored = AskTellOptimizer(make_policy(name, problem.domain, seed=99))
+    # a fresh policy with another seed: everything but the priors must come from the state. The
+    # library no longer rebuilds a named task's priors from a state, so the task is bound first.
+    fresh = make_policy(name, problem.domain, seed=99)
+    fresh.bind_task(problem.task_info())
+    restored = AskTellOptimizer(fresh)
     restored.load_state_dict(state)
     assert restored.policy.state_dict() == opt.policy.state_dict()
     assert torch.equal(restored.policy.model.state.cholesky, opt.policy.model.state.cholesky)
@@ -477,21 +488,25 @@ def test_load_state_dict_rejects_bad_states_unchanged():
     opt = started("pe-gp-ts", problem, rounds=3)
     good = json.loads(json.dumps(opt.policy.state_dict()))
     before = json.dumps(opt.policy.state_dict())
-    extra = good["extra"]
+    st = good["state"]
+    survivors, arm = st["survivors"], st["train_X"][0]  # arm: a point of the pool
     bad = [
-        {**extra, "alive": [False] * 5},
-        {**extra, "alive": [True] * 4},
-        {**extra, "train_indices": extra["train_indices"][:-1]},
-        {**extra, "train_indices": [999] * len(extra["train_indices"])},
-        {**extra, "play_eta": extra["play_eta"][:-1]},
-        {**extra, "prior_ids": [0, 1]},
-        {**extra, "priors": {**extra["priors"], "checksum": [1.0, 2.0]}},
-        {**extra, "pending": {"prior": 9, "arm": 0}},
-        {key: value for key, value in extra.items() if key != "round"},
+        {**st, "survivors": {**survivors, "alive": [False] * 5}},
+        {**st, "survivors": {**survivors, "alive": [True] * 4}},
+        {**st, "train_X": st["train_X"][:-1]},
+        {**st, "train_X": [[999.0]] * len(st["train_X"])},  # not points of the pool
+        {**st, "play_eta": st["play_eta"][:-1]},
+        {**st, "prior_ids": [0, 1]},
+        {**st, "priors": {**st["priors"], "checksum": [1.0, 2.0]}},
+        {**st, "pending": {"prior": 9, "x": arm}},
+        {**st, "pending": {"prior": 0, "x": [999.0]}},  # a pending point outside the pool
+        {**st, "pending": {"prior": 0, "arm": 0}},  # the old format: no point, an unknown field
+        {**st, "pending": {"prior": 0}},  # a missing (required) field
+        {key: value for key, value in st.items() if key != "round"},
     ]
-    for extra_bad in bad:
+    for state_bad in bad:
         with pytest.raises(ValueError):
-            opt.policy.load_state_dict({**good, "extra": extra_bad})
+            opt.policy.load_state_dict({**good, "state": state_bad})
         assert json.dumps(opt.policy.state_dict()) == before
     with pytest.raises(ValueError, match="state"):
         make_policy("hp-gp-ts", problem.domain).load_state_dict(good)  # another rule's state
@@ -613,11 +628,11 @@ def test_box_selection_is_the_joint_argmax_and_records_the_candidate_gp_posterio
     policy = cls(BoxDomain(bounds), priors=cands, seed=1, dtype=dtype, **BOX_OPTIONS)
     X = torch.tensor([[0.1], [0.35], [0.8]], dtype=dtype)
     Y = torch.tensor([[0.2], [0.9], [-0.3]], dtype=dtype)
-    policy.alive = [True, False, True]  # an eliminated prior is neither sampled nor selected
+    policy.state.survivors.alive = [True, False, True]  # an eliminated prior is neither sampled nor selected
     replay = torch.Generator().manual_seed(0)
     replay.set_state(policy.generator.get_state())
     x = policy.suggest(X, Y)
-    pending = dict(policy.pending)
+    pending = dataclasses.replace(policy.state.pending)
     model = box_model(X, Y, cands, bounds, [0, 2])
     sqrt_beta = math.sqrt(pe_beta(1, box_num_arms(1, 1, 0.05), 3, 0.05))
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=replay))  # the policy's next_seed()
@@ -627,17 +642,18 @@ def test_box_selection_is_the_joint_argmax_and_records_the_candidate_gp_posterio
         X_best, values = sample_candidate_maxima(model, bounds, **BOX_OPTIONS, seed=seed)
         local = int(values.argmax())
         best_x = X_best[local]
-    assert torch.equal(x, best_x.unsqueeze(0)) and pending["prior"] == [0, 2][local]
-    assert policy.selected == [["0.05", "0.15", "0.4"][pending["prior"]]] and policy.n_candidates == 2
+    assert torch.equal(x, best_x.unsqueeze(0)) and pending.prior == [0, 2][local]
+    assert pending.x == x[0].tolist()
+    assert policy.selected == [["0.05", "0.15", "0.4"][pending.prior]] and policy.n_candidates == 2
     # Alg. 1 lines 7-8 at selection time: the CandidateGP posterior on D_{t-1} at x_t
     mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
     tol = TOLERANCE[dtype]
-    assert pending["mean"] == pytest.approx(float(mean[local, 0]), abs=tol)
-    assert pending["sigma"] == pytest.approx(math.sqrt(float(variance[local, 0])), abs=tol)
-    assert pending["width"] == pytest.approx(sqrt_beta * pending["sigma"])
+    assert pending.mean == pytest.approx(float(mean[local, 0]), abs=tol)
+    assert pending.sigma == pytest.approx(math.sqrt(float(variance[local, 0])), abs=tol)
+    assert pending.width == pytest.approx(sqrt_beta * pending.sigma)
     policy.observe(x, torch.tensor([[0.5]], dtype=dtype))
-    assert policy.play_prior == [pending["prior"]] and policy.round == 1
-    assert policy.play_eta[0] == pytest.approx(0.5 - pending["mean"], abs=tol)
+    assert policy.state.play_prior == [pending.prior] and policy.state.round == 1
+    assert policy.state.play_eta[0] == pytest.approx(0.5 - pending.mean, abs=tol)
     assert policy.model.num_observations == 4
 
 
@@ -669,16 +685,15 @@ def test_box_hyperposterior_is_hyperprior_times_candidate_gp_evidence(cls, dtype
     tol = 1e-8 if dtype == torch.float64 else 2e-3
     torch.testing.assert_close(policy.hyperposterior, expected, rtol=0, atol=tol)
     torch.testing.assert_close(policy.log_evidence, evidence.double(), rtol=0, atol=tol)
-    assert policy.round == 6 and policy.model.num_observations == 9
+    assert policy.state.round == 6 and policy.model.num_observations == 9
     torch.testing.assert_close(policy.model.log_marginal_likelihood().double(), evidence.double())
 
 
 @pytest.mark.parametrize("name", [*BOX_RULES, "oracle-gp-ts", "oracle-gp-ucb"])
 def test_box_state_round_trip_gives_identical_next_suggestions(name):
     problem = get_problem("berkenkamp")
-    problem.metadata["true_prior"] = 1  # for the oracles (bind_problem reads p* from the metadata)
     policy = box_policy(name, problem, seed=2)
-    policy.bind_problem(problem)
+    policy.bind_task(dataclasses.replace(problem.task_info(), true_prior=1))  # p* = 1 for the oracles
     opt = AskTellOptimizer(policy)
     opt.tell(torch.tensor([[0.2], [0.7]], dtype=torch.float64), torch.tensor([[0.3], [0.5]], dtype=torch.float64))
     gen = torch.Generator().manual_seed(7)
@@ -701,14 +716,14 @@ def test_box_state_round_trip_gives_identical_next_suggestions(name):
         assert restored.policy.diagnostics == opt.policy.diagnostics
     assert restored.policy.state_dict() == opt.policy.state_dict()
     if name.startswith("oracle"):
-        assert set(restored.policy.prior_ids) == {1}
+        assert set(restored.policy.state.prior_ids) == {1}
     # other priors, or points outside the box, are rejected and leave the policy unchanged
     before = json.dumps(restored.policy.state_dict())
     other = make_policy(name, problem.domain, priors=KernelCandidates.from_lengthscales(
         torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64), noise=0.05**2))
     with pytest.raises(ValueError, match="other priors"):
         other.load_state_dict(state["policy"])
-    bad = {**state["policy"], "extra": {**state["policy"]["extra"], "train_X": [[2.0]] * len(opt.train_X)}}
+    bad = {**state["policy"], "state": {**state["policy"]["state"], "train_X": [[2.0]] * len(opt.train_X)}}
     with pytest.raises(ValueError, match="train_X"):
         restored.policy.load_state_dict(bad)
     assert json.dumps(restored.policy.state_dict()) == before
@@ -718,8 +733,8 @@ def test_box_validation():
     domain = BoxDomain(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
     with pytest.raises(ValueError, match="domain.*CandidateSpec"):
         PEGPTS(domain)  # a box needs the (mean, kernel) pairs up front
-    with pytest.raises(ValueError, match="domain"):
-        HPGPTS(domain, priors="gp-kernel")
+    with pytest.raises(ValueError, match="on a box.*FiniteDomain"):
+        HPGPTS(domain, priors=task_priors("gp-kernel", num_arms=20))  # tabular priors need a pool
     rng = torch.get_rng_state()
     HPGPTS(domain, priors=box_candidates())  # checking the kernel leaves the caller's RNG alone
     assert torch.equal(torch.get_rng_state(), rng)
@@ -733,7 +748,7 @@ def test_box_validation():
         PEGPTS(domain, priors=mixed)
     policy = PEGPTS(domain, priors=mixed, noise_std=0.2)  # the known sigma overrides the candidates'
     assert policy.noise_std == pytest.approx(0.2) and policy.model.noise.tolist() == pytest.approx([0.04, 0.04])
-    assert policy.xi(1) == pytest.approx(he_xi(1, 2, 0.2, 0.05))
+    assert policy.xi(1) == pytest.approx(elimination_xi(1, 2, 0.2, 0.05))
     with pytest.raises(ValueError, match="num_arms_equivalent"):
         PEGPTS(domain, priors=mixed, noise_std=0.2, num_arms_equivalent=0.5)
     with pytest.raises(ValueError, match="a, b"):

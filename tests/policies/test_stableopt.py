@@ -7,9 +7,10 @@ from botorch_unknown_hypers.acquisition.robust import robust_min
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design, run
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import he_xi
-from botorch_unknown_hypers.policies.stableopt import HEStableOpt
+from botorch_unknown_hypers.policies.elimination import elimination_xi
+from botorch_unknown_hypers.policies.stableopt import HEStableOpt, RobustPending
 from botorch_unknown_hypers.problems import get_problem
+from botorch_unknown_hypers.problems.elimination_tasks import task_candidates
 from botorch_unknown_hypers.domains import FiniteDomain
 
 
@@ -45,7 +46,7 @@ def test_selection_is_robust_ucb_then_pessimistic_perturbation():
     u, i = divmod(int(robust.argmax()), 21)
     nb = mask[i].nonzero().flatten()
     v, j = divmod(int(lcb[:, nb].argmin()), len(nb))
-    assert policy.pending["u"] == u and policy.pending["v"] == v
+    assert policy.state.pending.u == u and policy.state.pending.v == v
     assert torch.equal(X, points[nb[j]].unsqueeze(0))  # the queried point is x_t + delta_t
     assert torch.equal(policy.robust_point, points[i].unsqueeze(0))
     assert abs(float(X - policy.robust_point)) <= 0.1 + 1e-12
@@ -56,18 +57,18 @@ def test_both_tests_apply_and_both_candidates_go():
     # u = 0 and v = 1 in the same round, both with large residuals: both tests fire and both
     # candidates go (A4: the second removal does not undo the first).
     policy.candidates = KernelCandidates.from_lengthscales(torch.tensor([0.05, 0.5, 0.2], dtype=torch.float64))
-    policy.alive = [True, True, True]
-    policy.pending = {"u": 0, "v": 1, "mean_u": 0.0, "mean_v": 0.0, "width_u": 0.0, "width_v": 0.0}
+    policy.state.alive = [True, True, True]
+    policy.state.pending = RobustPending(u=0, v=1, mean_u=0.0, mean_v=0.0, width_u=0.0, width_v=0.0)
     policy.observe(points[:1], torch.tensor([[5.0]], dtype=torch.float64))
-    assert policy.alive == [False, False, True]
-    assert policy.eliminated_at == {0: 1, 1: 1}
-    xi = he_xi(1, 3, 0.01, 0.1)
+    assert policy.state.alive == [False, False, True]
+    assert policy.state.eliminated_at == {0: 1, 1: 1}
+    xi = elimination_xi(1, 3, 0.01, 0.1)
     assert policy.diagnostics["threshold_u"] == pytest.approx(xi**0.5)
 
 
 def test_robust_task_runs_records_eps_regret_and_round_trips():
     problem = get_problem("robust-peak")
-    policy = make_policy("he-stableopt", problem.domain, seed=0, candidates="robust-peak")
+    policy = make_policy("he-stableopt", problem.domain, seed=0, candidates=task_candidates("robust-peak", noise_std=0.01))
     history = run(problem, policy, iterations=4, seed=0)
     eps = [json.loads(d)["eps_regret"] for d in history["diagnostics"] if d]
     assert len(eps) == 4 and all(e >= -1e-12 for e in eps)
@@ -77,7 +78,7 @@ def test_robust_task_runs_records_eps_regret_and_round_trips():
     opt.tell(opt.ask(), torch.zeros(1, 1, dtype=torch.float64))
     saved = json.loads(json.dumps(opt.state_dict()))
     X = opt.ask()
-    clone = AskTellOptimizer(make_policy("he-stableopt", problem.domain, seed=5, candidates="robust-peak"))
+    clone = AskTellOptimizer(make_policy("he-stableopt", problem.domain, seed=5, candidates=task_candidates("robust-peak", noise_std=0.01)))
     clone.load_state_dict(saved)
     assert torch.equal(clone.ask(), X)
     mle = make_policy("stableopt-mle", problem.domain, seed=0)

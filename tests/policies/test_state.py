@@ -10,13 +10,8 @@ from typing import Any, Optional
 import pytest
 import torch
 
-from botorch_unknown_hypers.policies.state import (
-    JSONValue,
-    decode_state,
-    encode_state,
-    register_serialisable,
-    register_subclass,
-)
+from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
+from botorch_unknown_hypers.policies.state import JSONValue, decode_state, encode_state
 
 
 @dataclass
@@ -31,12 +26,17 @@ class Inner:
 
 
 class Shape(ABC):
+    r"""An abstract base whose ``from_dict`` dispatches on the ``kind`` tag (as CandidateSpec does)."""
+
     @abstractmethod
     def to_dict(self) -> dict[str, Any]: ...
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], dtype: torch.dtype = torch.float64, device: Any = None) -> Shape:
-        raise NotImplementedError
+        kinds = {"circle": Circle, "box": Box}
+        if data.get("kind") not in kinds:
+            raise ValueError(f"kind must be one of {sorted(kinds)}, got {data.get('kind')!r}")
+        return kinds[data["kind"]].from_dict(data, dtype=dtype, device=device)
 
 
 @dataclass
@@ -63,11 +63,6 @@ class Box(Shape):
     @classmethod
     def from_dict(cls, data: dict[str, Any], dtype: torch.dtype = torch.float64, device: Any = None) -> Box:
         return cls(sides=torch.tensor(data["sides"], dtype=dtype, device=device))  # KeyError on a missing key
-
-
-register_serialisable(Shape, type_key="kind")
-register_subclass(Shape, "circle", Circle)
-register_subclass(Shape, "box", Box)
 
 
 @dataclass
@@ -206,31 +201,32 @@ def test_json_ints_are_accepted_for_floats():
     assert back.x.dtype == torch.float64 and back.x.tolist() == [1.0, 2.5]
 
 
-def test_registered_base_dispatches_by_type():
+def test_abstract_base_dispatches_by_type():
     for shape, cls in ((Circle(1.5), Circle), (Box(torch.tensor([2.0], dtype=torch.float64)), Box)):
         back = _roundtrip(Small(n=0, shape=shape), Small)
         assert type(back.shape) is cls
-    with pytest.raises(ValueError, match=r"state\['shape'\]\['kind'\].*box, circle.*'triangle'"):
+    with pytest.raises(ValueError, match=r"state\['shape'\]: invalid Shape: kind must be one of \['box', 'circle'\], got 'triangle'"):
         decode_state(Small, {"n": 0, "shape": {"kind": "triangle"}})
-    with pytest.raises(ValueError, match=r"state\['shape'\]\['kind'\]"):
-        decode_state(Small, {"n": 0, "shape": {"radius": 1.0}})
+    with pytest.raises(ValueError, match=r"state\['shape'\]: invalid Shape: kind must be one of \['box', 'circle'\], got None"):
+        decode_state(Small, {"n": 0, "shape": {"radius": 1.0}})  # the type tag is missing
     # from_dict's own errors (here a KeyError) become a ValueError naming the path
-    with pytest.raises(ValueError, match=r"state\['shape'\]: invalid Box"):
+    with pytest.raises(ValueError, match=r"state\['shape'\]: invalid Shape"):
         decode_state(Small, {"n": 0, "shape": {"kind": "box"}})
-    with pytest.raises(ValueError, match=r"state\['shape'\]: invalid Circle: bad circle keys"):
+    with pytest.raises(ValueError, match=r"state\['shape'\]: invalid Shape: bad circle keys"):
         decode_state(Small, {"n": 0, "shape": {"kind": "circle", "radius": 1.0, "x": 1}})
 
 
-def test_registration_is_checked():
-    with pytest.raises(ValueError, match="not registered"):
-        register_subclass(Inner, "inner", Inner)
-    with pytest.raises(TypeError, match="subclass"):
-        register_subclass(Shape, "inner", Inner)
-    with pytest.raises(ValueError, match="already registered"):
-        register_subclass(Shape, "circle", Box)
-    with pytest.raises(ValueError, match="type_key"):
-        register_serialisable(Shape, type_key="type")
-    register_subclass(Shape, "circle", Circle)  # idempotent
+@dataclass
+class WithCandidates:
+    candidates: CandidateSpec | None = None
+
+
+def test_candidate_sets_round_trip_through_their_family():
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.25], dtype=torch.float64), noise=1e-4)
+    back = _roundtrip(WithCandidates(spec), WithCandidates).candidates
+    assert type(back) is KernelCandidates and torch.equal(back.lengthscale, spec.lengthscale)
+    with pytest.raises(ValueError, match=r"state\['candidates'\]: invalid CandidateSpec.*'nope'"):
+        decode_state(WithCandidates, {"candidates": {"type": "nope"}})
 
 
 def _tensor(dtype: str, shape: Any, data: Any) -> dict[str, Any]:

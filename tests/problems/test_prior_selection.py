@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from botorch_unknown_hypers.loop import run
-from botorch_unknown_hypers.models.tabular import TabularPriors, paper_arms
+from botorch_unknown_hypers.models.tabular_priors import TabularPriors
+from botorch_unknown_hypers.problems.prior_tasks import paper_arms
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.problems import FiniteDomain, get_problem
 from botorch_unknown_hypers.problems.prior_selection import (

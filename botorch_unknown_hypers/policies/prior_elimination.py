@@ -1,0 +1,230 @@
+r"""Prior elimination: PE-GP-TS, PE-GP-UCB and the oracle baselines.
+
+Sandberg & Haghir Chehreghani, Algorithm 1. An active set :math:`\mathcal{P}_{t-1}`
+(:math:`\mathcal{P}_0 = \mathcal{P}`) and per prior the rounds :math:`S_p` it was played. Round
+:math:`t`:
+
+- lines 3-4: one independent posterior sample :math:`\tilde f_{t,p}` per active prior and
+  :math:`(x_t, p_t) = \arg\max_{(x, p)} \tilde f_{t,p}(x)`
+  (:func:`~botorch_unknown_hypers.acquisition.prior_selection.thompson_prior_argmax`);
+  PE-GP-UCB (Ziomek et al. 2024b) takes the doubly optimistic
+  :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)` instead;
+- line 5: :math:`S_{p_t} \leftarrow S_{p_t} \cup \{t\}`;
+- lines 7-8: :math:`\eta_t = y_t - \mu_{t,p_t}(x_t)` and the width :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)`,
+  both taken at selection time (latent :math:`\sigma`);
+- lines 9-10: only :math:`p_t` is tested, eliminated iff (strict)
+  :math:`|\sum_{i \in S_{p_t}} \eta_i| > \sqrt{\xi_t |S_{p_t}|} + \sum_{i \in S_{p_t}} \sqrt{\beta_i}\sigma_{i,p_t}(x_i)`
+  (:func:`~botorch_unknown_hypers.confidence.elimination_statistics`); the last active prior is
+  never eliminated (the round is logged).
+
+Constants (Theorem 4.1, :math:`\delta = 0.05`): :math:`\beta_t = 2\log(2|\mathcal{X}||\mathcal{P}|\pi^2t^2/(3\delta))`
+(:func:`~botorch_unknown_hypers.confidence.pe_beta`; a *square*, used as :math:`\sqrt{\beta_t}`) and
+:math:`\xi_t = 2\sigma^2\log(|\mathcal{P}|\pi^2t^2/(3\delta))`, with the original sizes. On a box
+:math:`|\mathcal{X}|` is Srinivas et al.'s discretisation size
+(:func:`~botorch_unknown_hypers.confidence.box_num_arms`), a documented substitute. The oracles
+run the rule with :math:`\mathcal{P} = \{p^*\}`, learnt from the task. Details:
+``docs/prior-selection.md``.
+
+References:
+    J. Sandberg, M. Haghir Chehreghani. Efficient Prior Selection in Gaussian Process Bandits
+    with Thompson Sampling. arXiv:2502.01226 v1, 2025.
+    J. Ziomek, M. Adachi, M. A. Osborne. Time-Varying Gaussian Process Bandits with Unknown Prior.
+    arXiv:2402.01632, 2024.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_argmax, ucb_prior_argmax
+from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
+from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.policies.elimination import SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.prior_selection import PendingPrior, PriorSelectionPolicy, PriorState
+
+
+@dataclass
+class PriorEliminationState(PriorState):
+    r"""Prior-selection state plus the active set and, per played round, :math:`p_t`,
+    :math:`\eta_t` and the width :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)` stored at the time."""
+
+    survivors: SurvivorState = field(default_factory=SurvivorState)
+    play_prior: list[int] = field(default_factory=list)
+    play_eta: list[float] = field(default_factory=list)
+    play_width: list[float] = field(default_factory=list)
+
+    def check(self) -> None:
+        super().check()
+        if not len(self.play_prior) == len(self.play_eta) == len(self.play_width) == self.round:
+            raise ValueError("play_prior, play_eta and play_width must hold one entry per played round.")
+
+
+class PEGPTS(PriorSelectionPolicy):
+    r"""PE-GP-TS (Alg. 1): joint Thompson sampling over (point, active prior), prior elimination.
+
+    Args:
+        domain: A pool of the priors' arms, or a box (``priors`` a ``CandidateSpec``).
+        delta: :math:`\delta` of the Theorem 4.1 constants (0.05 in the paper).
+        num_arms_equivalent: Replaces :math:`|\mathcal{X}|` in :math:`\beta_t` (e.g. the size of a
+            grid that resolves the box); ``None`` (default): the pool size, or on a box
+            :func:`~botorch_unknown_hypers.confidence.box_num_arms`.
+        lipschitz: ``(a, b)`` of ``box_num_arms`` (box only), for :math:`f` on the unit cube.
+        Other args: as :class:`~botorch_unknown_hypers.policies.prior_selection.PriorSelectionPolicy`.
+
+    Example:
+        >>> problem = get_problem("gp-kernel")
+        >>> history = run(problem, PEGPTS(problem.domain), iterations=20)  # priors from the task
+    """
+
+    name = "pe-gp-ts"
+    state_type: ClassVar[type[PriorState]] = PriorEliminationState
+    optimistic: ClassVar[bool] = False  # True: PE-GP-UCB's selection
+
+    def __init__(
+        self,
+        domain: Domain,
+        delta: float = 0.05,
+        num_arms_equivalent: float | None = None,
+        lipschitz: tuple[float, float] = (1.0, 1.0),
+        **kwargs: Any,
+    ) -> None:
+        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+        if num_arms_equivalent is not None and not (
+            isinstance(num_arms_equivalent, (int, float))
+            and math.isfinite(num_arms_equivalent)
+            and num_arms_equivalent >= 1
+        ):
+            raise ValueError(f"num_arms_equivalent must be None or a finite number >= 1, got {num_arms_equivalent!r}.")
+        self.delta = float(delta)
+        self.num_arms_equivalent = None if num_arms_equivalent is None else float(num_arms_equivalent)
+        self.lipschitz = (float(lipschitz[0]), float(lipschitz[1]))
+        box_num_arms(1, domain.dim, self.delta, *self.lipschitz)  # rejects bad (a, b) early
+        super().__init__(domain, **kwargs)
+
+    def _start(self, num_priors: int) -> None:
+        st = self.state
+        st.survivors = SurvivorState(alive=[True] * num_priors)
+        st.play_prior, st.play_eta, st.play_width = [], [], []
+
+    def num_arms(self, t: int) -> float:
+        r""":math:`|\mathcal{X}|` in :math:`\beta_t`: ``num_arms_equivalent`` if given, else the pool
+        size, or on a box Srinivas' discretisation size at round ``t`` (:math:`r = 1`)."""
+        if self.num_arms_equivalent is not None:
+            return self.num_arms_equivalent
+        size = self.domain.size
+        return size if math.isfinite(size) else box_num_arms(t, self.domain.dim, self.delta, *self.lipschitz)
+
+    def sqrt_beta(self, t: int) -> float:
+        r""":math:`\sqrt{\beta_t}` with :meth:`num_arms` and the model's :math:`|\mathcal{P}|`."""
+        return math.sqrt(pe_beta(t, self.num_arms(t), self.model.num_priors, self.delta))
+
+    def xi(self, t: int) -> float:
+        r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))` (Theorem 4.1)."""
+        return elimination_xi(t, self.model.num_priors, self.noise_std, self.delta)
+
+    def statistics(self, t: int | None = None) -> dict[str, list[float]]:
+        r"""Per model prior: :math:`|\sum_{i \in S_p} \eta_i|` and the threshold at round ``t``
+        (default: the last played round)."""
+        self._ensure_model()
+        st = self.state
+        t = max(st.round if t is None else t, 1)
+        stat, threshold = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.model.num_priors, self.xi(t))
+        return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        if q != 1:
+            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
+        model = self._sync(train_X, train_Y)
+        st = self.state
+        t = st.round + 1
+        active = [p for p, alive in enumerate(st.survivors.alive) if alive]
+        sqrt_beta = self.sqrt_beta(t)
+        options = (self.generator, self.num_restarts, self.raw_samples)
+        if self.optimistic:  # PE-GP-UCB: the doubly optimistic (point, prior)
+            x, local = ucb_prior_argmax(model, active, sqrt_beta, *options)
+        else:  # Alg. 1 lines 3-4: one independent sample per active prior, the best (point, prior)
+            x, local = thompson_prior_argmax(model, active, *options, num_features=self.num_features)
+        prior = active[local]
+        # Alg. 1 lines 7-8: mu_{t,p_t}(x_t) and the width, at selection time (the active priors'
+        # model of this round: on a box its CandidateGP is already built)
+        mean, variance = model.mean_variance_at(x, active)
+        sigma = float(variance[local].clamp_min(0).sqrt())
+        st.pending = PendingPrior(prior, x[0].tolist(), float(mean[local]), sigma, sqrt_beta)
+        self._selected(prior)
+        self.n_candidates = len(active)
+        self.diagnostics.update({"sigma": sigma, "sqrt_beta": sqrt_beta})
+        return x
+
+    def _play(self, pending: PendingPrior, y: float) -> None:
+        st = self.state
+        t, prior = st.round, pending.prior
+        eta = y - pending.mean  # Alg. 1 line 7
+        st.play_prior.append(prior)  # line 5: t joins S_{p_t}
+        st.play_eta.append(eta)
+        st.play_width.append(pending.width)
+        xi_t = self.xi(t)
+        stats, thresholds = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.model.num_priors, xi_t)
+        statistic, threshold = float(stats[prior]), float(thresholds[prior])  # line 8
+        eliminated, kept_last = None, False
+        if statistic > threshold:  # lines 9-10: strict, only p_t is tested
+            if st.survivors.eliminate(prior, t):
+                eliminated = st.prior_ids[prior]
+            else:
+                kept_last = True  # the last active prior is never eliminated
+        self.diagnostics.update(
+            {"eta": eta, "xi": xi_t, "statistic": statistic, "threshold": threshold,
+             "eliminated": eliminated, "kept_last": kept_last}
+        )
+
+    def _after_observe(self) -> None:
+        alive = self.state.survivors.alive
+        self.diagnostics.update({"active": list(alive), "n_active": sum(alive)})
+
+    def _check_rule_state(self, state: PriorEliminationState, num_priors: int) -> None:
+        if len(state.survivors.alive) != num_priors:
+            raise ValueError(f"state['state']['survivors']['alive'] must have {num_priors} flags.")
+        if not all(0 <= p < num_priors for p in state.play_prior):
+            raise ValueError(f"state['state']['play_prior'] must hold prior indices in [0, {num_priors}).")
+
+
+class PEGPUCB(PEGPTS):
+    r"""PE-GP-UCB: Alg. 1 with the doubly optimistic UCB selection (Theorem 4.1 constants)."""
+
+    name = "pe-gp-ucb"
+    optimistic = True
+    needs_paths = False
+
+
+class _Oracle:
+    r"""The rule run with :math:`\mathcal{P} = \{p^*\}`, :math:`p^*` from the bound task."""
+
+    needs_true_prior = True
+
+    def _model_prior_ids(self) -> list[int]:
+        true_prior = self.state.true_prior
+        if true_prior is None:
+            raise ValueError(
+                f"{self.name} needs the true prior: run it with loop.run on a prior-selection problem "
+                "(which binds its task), or call bind_task(problem.task_info()) before suggest."
+            )
+        priors = self._require_priors()
+        if not 0 <= true_prior < len(priors):
+            raise ValueError(f"true prior {true_prior} is not one of the {len(priors)} priors.")
+        return [true_prior]
+
+
+class OracleGPTS(_Oracle, PEGPTS):
+    r"""Oracle GP-TS: PE-GP-TS with the true prior only (:math:`|\mathcal{P}| = 1`)."""
+
+    name = "oracle-gp-ts"
+
+
+class OracleGPUCB(_Oracle, PEGPUCB):
+    r"""Oracle GP-UCB: PE-GP-UCB with the true prior only (:math:`|\mathcal{P}| = 1`)."""
+
+    name = "oracle-gp-ucb"
