@@ -50,6 +50,7 @@ from botorch_unknown_hypers.acquisition.thompson import (
     random_point_sampler,
     thompson_maximizers_box,
 )
+from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
@@ -149,10 +150,8 @@ class TSRSRBatchInfo:
 
 
 def _check_common(q: int, max_resamples: int) -> None:
-    if not isinstance(q, int) or q < 1:
-        raise ValueError(f"q must be a positive integer, got {q!r}.")
-    if not isinstance(max_resamples, int) or max_resamples < 0:
-        raise ValueError(f"max_resamples must be a non-negative integer, got {max_resamples!r}.")
+    check_int("q", q, 1)
+    check_int("max_resamples", max_resamples, 0)
 
 
 def gen_ts_rsr_batch_box(

@@ -57,27 +57,9 @@ from botorch_unknown_hypers.misspecification import (
     epsilon_grid,
     phased_elimination,
 )
+from botorch_unknown_hypers.checks import check_bool, check_int, check_nonnegative, check_positive
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.state import JSONValue
-
-def _real(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_nonnegative(name: str, value: Any) -> None:
-    if not _real(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
-
-
-def _check_positive(name: str, value: Any) -> None:
-    if not _real(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
-
-
-def _check_positive_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}.")
-
 
 # --------------------------------------------------------------------------- #
 # shared machinery
@@ -118,11 +100,10 @@ class KnownKernelPolicy(Policy):
         raw_samples: int = 512,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
-        _check_positive("lam (lambda)", lam)
-        _check_nonnegative("noise_std", noise_std)
-        _check_nonnegative("B", B)
-        if not _real(delta) or not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+        check_positive("lam (lambda)", lam)
+        check_nonnegative("noise_std", noise_std)
+        check_nonnegative("B", B)
+        check_positive("delta", delta, upper=1.0)
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.outputscale = outputscale
@@ -199,7 +180,7 @@ class ECGPUCB(KnownKernelPolicy):
         eps: float = 0.0,
         **options: Any,
     ) -> None:
-        _check_nonnegative("eps", eps)
+        check_nonnegative("eps", eps)
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **options)
         self.eps = float(eps)
         self.last_beta = float("nan")
@@ -293,7 +274,7 @@ class PhasedGPUS(KnownKernelPolicy):
         num_discretization: int = 1024,
         **options: Any,
     ) -> None:
-        _check_positive_int("num_discretization", num_discretization)
+        check_int("num_discretization", num_discretization, 1)
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **options)
         self.num_discretization = num_discretization
         self.state = PhasedState(discretization_seed=self.seed)
@@ -475,21 +456,20 @@ class RegretBalancing(KnownKernelPolicy):
         num_discretization: int = 1024,
         **options: Any,
     ) -> None:
-        _check_positive_int("horizon", horizon)
+        check_int("horizon", horizon, 1)
         if gamma_T is not None:
-            _check_positive("gamma_T", gamma_T)
+            check_positive("gamma_T", gamma_T)
         if num_bases is not None:
-            _check_positive_int("num_bases", num_bases)
-        _check_nonnegative("c1", c1)
-        _check_nonnegative("c2", c2)
+            check_int("num_bases", num_bases, 1)
+        check_nonnegative("c1", c1)
+        check_nonnegative("c2", c2)
         if c is not None:
-            _check_nonnegative("c", c)
-        _check_positive("regret_cap", regret_cap)
-        if not isinstance(share_data, bool):
-            raise ValueError(f"share_data must be a bool, got {share_data!r}.")
+            check_nonnegative("c", c)
+        check_positive("regret_cap", regret_cap)
+        check_bool("share_data", share_data)
         if elimination_test not in ELIMINATION_TESTS:
             raise ValueError(f"elimination_test must be one of {ELIMINATION_TESTS}, got {elimination_test!r}.")
-        _check_positive_int("num_discretization", num_discretization)
+        check_int("num_discretization", num_discretization, 1)
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **options)
         self.horizon = horizon
         if gamma_T is None:

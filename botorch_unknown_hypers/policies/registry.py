@@ -9,7 +9,8 @@ import torch
 from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.batch import TSRSR
-from botorch_unknown_hypers.policies.batch_baselines import BUCB, UCBPE, BatchThompsonSampling, DPPThompsonSampling, KrigingBelieverEI, QLogNEI, StochasticPolicy
+from botorch_unknown_hypers.policies.batch_baselines import BUCB, UCBPE, KrigingBelieverEI, QLogNEI
+from botorch_unknown_hypers.policies.batch_sampling import BatchThompsonSampling, DPPThompsonSampling, StochasticPolicy
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
 from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLECandidates
 from botorch_unknown_hypers.policies.elimination import HEGPUCB

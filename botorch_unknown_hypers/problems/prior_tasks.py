@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.models.tabular_priors import KernelFunction, TabularPriors
 
 PAPER_NUM_ARMS = 500
@@ -39,8 +40,7 @@ r"""The synthetic tasks' noise variance :math:`\sigma^2 = 0.25^2` (Sec. 6.1)."""
 
 def _check_positive(**values: float) -> None:
     for name, value in values.items():
-        if not (math.isfinite(float(value)) and float(value) > 0):
-            raise ValueError(f"{name} must be finite and strictly positive, got {value}.")
+        check_positive(name, value)
 
 
 def _squared_distance(X1: Tensor, X2: Tensor) -> Tensor:

@@ -11,7 +11,11 @@ from botorch.models.deterministic import GenericDeterministicModel
 
 from botorch_unknown_hypers.acquisition.pending import observation_noise_variance
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-from botorch_unknown_hypers.policies.batch_baselines import BATCH_BASELINES, BUCB, UCBPE, DPPThompsonSampling, KrigingBelieverEI, QLogNEI, StochasticPolicy, boltzmann_probabilities, bucb_beta, dpp_acceptance_probability, dpp_log_det
+from botorch_unknown_hypers.policies.batch_baselines import BUCB, UCBPE, KrigingBelieverEI, QLogNEI, bucb_beta
+from botorch_unknown_hypers.policies.batch_sampling import DPPThompsonSampling, StochasticPolicy, boltzmann_probabilities, dpp_acceptance_probability, dpp_log_det
+from botorch_unknown_hypers.policies.registry import METHODS
+
+BATCH_BASELINES = {name: METHODS[name] for name in ("gp-ts", "bucb", "ucbpe", "sp", "kb-ei", "dpp-ts", "qlognei")}
 from botorch_unknown_hypers.acquisition.pending import ConditionalUCB
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
