@@ -35,14 +35,13 @@ from typing import Any
 
 import torch
 from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
-from botorch.acquisition.thompson_sampling import PathwiseThompsonSampling
 from botorch.models import SingleTaskGP
-from botorch.optim import optimize_acqf
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.thompson import thompson_maximizers
 from botorch_unknown_hypers.confidence import frequentist_beta
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
-from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.kernels import check_kernel
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
 from botorch_unknown_hypers.policies.base import Policy
@@ -179,7 +178,12 @@ class MLEGPUCB(FittedGPPolicy):
 
 
 class GPThompsonSampling(FittedGPPolicy):
-    r"""GP Thompson sampling with MLE hyperparameters; one sample path per batch slot."""
+    r"""GP Thompson sampling with MLE hyperparameters; one sample path per batch slot.
+
+    :math:`x_i = \arg\max_x \tilde f_i(x)`, :math:`\tilde f_i \sim f \mid \mathcal F_t`
+    i.i.d., by :func:`~botorch_unknown_hypers.acquisition.thompson.thompson_maximizers`:
+    exact joint draws on a pool, pathwise samples maximised in one batched L-BFGS-B on a box.
+    """
 
     name = "mle-gp-ts"
 
@@ -187,21 +191,7 @@ class GPThompsonSampling(FittedGPPolicy):
         model = self.fit_model(train_X, train_Y)
         self.n_candidates = 1
         self.selected = [self._label()] * q
-        with self.seeded():
-            if isinstance(self.domain, FiniteDomain):
-                points = self.domain.points
-                posterior = model.posterior(points)
-                samples = posterior.rsample(torch.Size([q])).squeeze(-1)  # q x N
-                return points[samples.argmax(dim=-1)]
-            acqf = PathwiseThompsonSampling(model)
-            X, _ = optimize_acqf(
-                acqf,
-                bounds=self.domain.bounds,
-                q=q,
-                num_restarts=self.num_restarts,
-                raw_samples=self.raw_samples,
-                options={"seed": self.next_seed()},
-            )
+        X, _ = thompson_maximizers(model, self.domain, q, self.generator, self.num_restarts, self.raw_samples)
         return X.detach()
 
 
