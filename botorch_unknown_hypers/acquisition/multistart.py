@@ -16,8 +16,9 @@ scatters the points into a ``K x r`` grid, evaluates all candidates in one batch
 gathers the values back.
 
 Initial conditions follow ``optimize_acqf``: scrambled Sobol raw samples per candidate, then
-Boltzmann sampling on the standardised raw values with the best raw point always kept
-(:func:`select_restarts`, BoTorch's ``initialize_q_batch`` rule with ``eta = 2``).
+Boltzmann sampling on each candidate's standardised raw values with the best raw point
+always kept (:func:`select_restarts`: BoTorch's ``boltzmann_sample`` under the rule of
+``initialize_q_batch``, ``eta = 2``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from typing import Any
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.generation.gen import gen_candidates_scipy, get_reasons_against_fast_path
+from botorch.optim.initializers import boltzmann_sample
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
+
+from botorch_unknown_hypers.rng import forked_rng
 
 CandidateValues = Callable[[Tensor], Tensor]
 r"""K objectives on one box: ``K x m x d`` points (candidate ``k`` at ``X[k]``) -> ``K x m`` values."""
@@ -104,22 +108,32 @@ class GridCandidateValues(AcquisitionFunction):
         return self.values(grid).reshape(-1)
 
 
-def select_restarts(values: Tensor, num: int, eta: float, generator: torch.Generator | None) -> Tensor:
-    r"""Per row of ``values`` (``K x m``), ``num`` restart indices: the row's argmax first, then
-    ``num - 1`` others drawn without replacement with weights :math:`\exp(\eta z)` of the
-    row-standardised values (``K x num``)."""
-    best = values.argmax(dim=-1, keepdim=True)
+def select_restarts(values: Tensor, num: int, eta: float, seed: int | None) -> Tensor:
+    r"""Per row of ``values`` (``K x m``), ``num`` restart indices (``K x num``) by the rule of
+    BoTorch's ``initialize_q_batch``.
+
+    ``num`` draws without replacement with weights :math:`\exp(\eta z)` of the standardised
+    values (BoTorch's ``boltzmann_sample``); when the row's argmax is not among them it
+    replaces the last draw, so the best raw point is always refined. ``boltzmann_sample``
+    standardises over dim ``-2``, which for a ``K x m`` batch would mix the candidates, so
+    each row is passed on its own. The draws use the global RNG, forked and seeded by
+    ``seed`` (unseeded when ``None``).
+    """
+    best = values.argmax(dim=-1)
     if num == 1:
-        return best
-    std = values.std(dim=-1, keepdim=True)
-    z = (values - values.mean(dim=-1, keepdim=True)) / torch.where(std > 0, std, torch.ones_like(std))
-    logits = (eta * z).scatter(-1, best, float("-inf"))
-    # Subtracting the largest remaining logit keeps exp from overflowing for any eta and dtype
-    # (multinomial normalises); the floor keeps every non-best weight positive.
-    weights = torch.exp(logits - logits.max(dim=-1, keepdim=True).values)
-    weights = weights.clamp_min(torch.finfo(weights.dtype).tiny).scatter(-1, best, 0.0)
-    rest = torch.multinomial(weights, num - 1, replacement=False, generator=generator)
-    return torch.cat([best, rest], dim=-1)
+        return best.unsqueeze(-1)
+
+    def draw() -> Tensor:
+        return torch.stack([boltzmann_sample(row, num, eta, replacement=False) for row in values])
+
+    if seed is None:
+        idx = draw()
+    else:
+        with forked_rng(seed, values.device):
+            idx = draw()
+    missing = (idx != best.unsqueeze(-1)).all(dim=-1)
+    idx[missing, -1] = best[missing]
+    return idx
 
 
 def reasons_against_parallel(options: dict[str, Any]) -> list[str]:
@@ -196,11 +210,10 @@ def maximize_per_candidate(
     check_multistart(num_restarts, raw_samples)
     options, eta = split_options(options)
     num, dim = num_candidates, bounds.shape[-1]
-    generator = None if seed is None else torch.Generator(device=bounds.device).manual_seed(seed)
     # Raw samples: candidate k gets its own scrambled Sobol set.
     raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, batch_shape=torch.Size([num]), seed=seed)
     raw = raw.squeeze(-2).transpose(0, 1)  # raw x K x 1 x d -> K x raw x d
-    start_idx = select_restarts(raw_values(values, raw, raw_samples if chunk is None else chunk), num_restarts, eta, generator)
+    start_idx = select_restarts(raw_values(values, raw, raw_samples if chunk is None else chunk), num_restarts, eta, seed)
     starts = torch.gather(raw, 1, start_idx.unsqueeze(-1).expand(-1, -1, dim))  # K x R x d
     if extra_starts is not None:
         if extra_starts.ndim != 2 or extra_starts.shape[-1] != dim:

@@ -210,11 +210,10 @@ def optimize_ucb_joint(
         )
         k = int(values_k.argmax())
         return X_k[k], k, values_k[k]
-    generator = None if seed is None else torch.Generator(device=bounds.device).manual_seed(seed)
     raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
     ucb = partial(candidate_ucb_at, model, beta_t)  # K x m x d -> K x m
     scores = raw_values(ucb, raw.expand(num, *raw.shape), _ucb_chunk(model))  # K x raw
-    flat = select_restarts(scores.reshape(1, -1), num_restarts, eta, generator)[0]
+    flat = select_restarts(scores.reshape(1, -1), num_restarts, eta, seed)[0]
     cand = torch.div(flat, raw_samples, rounding_mode="floor")
     X_opt, values = refine_indexed(ucb, num, bounds, raw[flat % raw_samples], cand.to(bounds), options)
     best = int(values.argmax())
