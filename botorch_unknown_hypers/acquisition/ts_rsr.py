@@ -29,6 +29,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -154,6 +155,35 @@ def _check_common(q: int, max_resamples: int) -> None:
     check_int("max_resamples", max_resamples, 0)
 
 
+def sample_f_star(
+    sample_maxima: Callable[[int], Tensor], q: int, max_mean: float, max_resamples: int
+) -> tuple[Tensor, Tensor]:
+    r"""The ``q`` slots' sample maxima :math:`f^*_i`, redrawn where :math:`f^*_i \le \max_x \mu_t(x)`.
+
+    All slots are drawn at once; a slot whose maximum does not exceed the posterior-mean
+    maximum would have a non-positive regret estimate, so it is redrawn (App. C), at most
+    ``max_resamples`` times, and the redraws are counted.
+
+    Args:
+        sample_maxima: ``num -> num`` maxima of ``num`` fresh independent posterior samples.
+        q: Number of slots.
+        max_mean: :math:`\max_x \mu_t(x)`.
+        max_resamples: Cap on the redraws per slot.
+
+    Returns:
+        ``(f_star, resamples)``: ``q`` maxima and ``q`` redraw counts (CPU ``long``).
+    """
+    f_star = sample_maxima(q)
+    resamples = torch.zeros(q, dtype=torch.long)
+    for _ in range(max_resamples):
+        bad = (f_star <= max_mean).nonzero().flatten()
+        if bad.numel() == 0:
+            break
+        f_star[bad] = sample_maxima(bad.numel())
+        resamples[bad.cpu()] += 1
+    return f_star, resamples
+
+
 def gen_ts_rsr_batch_box(
     model: Model,
     bounds: Tensor,
@@ -211,15 +241,7 @@ def gen_ts_rsr_batch_box(
                 return thompson_maximizers_box(model, bounds, num, num_restarts, raw_samples, seed(), extra)[1]
             return point_sampler.draw(num, generator).amax(dim=0)
 
-        # All slots' samples at once, then redraw those with f* <= max mu (App. C).
-        f_star = sample_maxima(q)
-        resamples = torch.zeros(q, dtype=torch.long)
-        for _ in range(max_resamples):
-            bad = (f_star <= max_mean).nonzero().flatten()
-            if bad.numel() == 0:
-                break
-            f_star[bad] = sample_maxima(bad.numel())
-            resamples[bad.cpu()] += 1
+        f_star, resamples = sample_f_star(sample_maxima, q, max_mean, max_resamples)
     info = TSRSRBatchInfo(max_mean=max_mean)
     domain = BoxDomain(bounds)
     chosen: list[Tensor] = []
@@ -305,14 +327,7 @@ def gen_ts_rsr_batch_pool(
     def draw(num: int) -> Tensor:
         return sampler.draw(num, generator).amax(dim=0)
 
-    f_star = draw(q)
-    resamples = torch.zeros(q, dtype=torch.long)
-    for _ in range(max_resamples):
-        bad = (f_star <= max_mean).nonzero().flatten()
-        if bad.numel() == 0:
-            break
-        f_star[bad] = draw(bad.numel())
-        resamples[bad.cpu()] += 1
+    f_star, resamples = sample_f_star(draw, q, max_mean, max_resamples)
     sigma0 = cov.diagonal().clamp_min(MIN_VARIANCE).sqrt()
     info = TSRSRBatchInfo(max_mean=max_mean)
     chosen: list[int] = []

@@ -27,7 +27,7 @@ unit cube; the GP noise variance is :math:`R^2`. The baselines ``mle-candidates`
 
 References:
     J. Ziomek, M. Adachi, M. A. Osborne. Beyond Lengthscales: No-regret Bayesian Optimisation
-    With Unknown Hyperparameters Of Any Type. arXiv:2402.01632.
+    With Unknown Hyperparameters Of Any Type.
 """
 
 from __future__ import annotations

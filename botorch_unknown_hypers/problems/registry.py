@@ -40,13 +40,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from botorch_unknown_hypers.problems.base import Problem
-from botorch_unknown_hypers.problems.batch_benchmarks import gp_rbf2, gp_rbf3, synthetic_benchmark
+from botorch_unknown_hypers.problems.batch_benchmarks import SYNTHETIC_BENCHMARKS, gp_rbf2, gp_rbf3, synthetic_benchmark
 from botorch_unknown_hypers.problems.elimination_tasks import (
     Additive3dProblem,
     HillsProblem,
@@ -161,139 +162,34 @@ def resolve_task_options(options: dict[str, Any], problem: Problem) -> dict[str,
     return options
 
 
-@register_problem("berkenkamp")
-def _berkenkamp(data_dir: str | Path | None = None) -> Problem:
-    r"""Berkenkamp toy problem, noiseless, 3 initial points."""
-    return Berkenkamp(noise_std=0.0, name="berkenkamp")
+def _ignoring_data_dir(build: Callable[[], Problem]) -> ProblemFactory:
+    r"""A factory ``(data_dir=None) -> Problem`` for a problem that needs no data."""
+
+    def factory(data_dir: str | Path | None = None) -> Problem:
+        return build()
+
+    return factory
 
 
-@register_problem("berkenkamp-noisy")
-def _berkenkamp_noisy(data_dir: str | Path | None = None) -> Problem:
-    r"""Berkenkamp toy problem with observation noise ``noise_std = 0.01``."""
-    return Berkenkamp(noise_std=0.01, name="berkenkamp-noisy")
+_BUILT_IN: dict[str, ProblemFactory] = {
+    "berkenkamp": _ignoring_data_dir(partial(Berkenkamp, noise_std=0.0, name="berkenkamp")),
+    "berkenkamp-noisy": _ignoring_data_dir(partial(Berkenkamp, noise_std=0.01, name="berkenkamp-noisy")),
+    "michalewicz5": _ignoring_data_dir(partial(michalewicz5, noise_std=0.0, name="michalewicz5")),
+    "crossed-barrel": partial(load_materials_problem, "crossed-barrel"),
+    "agnp": partial(load_materials_problem, "agnp"),
+    "period": _ignoring_data_dir(PeriodProblem),
+    "additive3d": _ignoring_data_dir(Additive3dProblem),
+    "hills": _ignoring_data_dir(HillsProblem),
+    "robust-peak": _ignoring_data_dir(RobustPeakProblem),
+    **{name: _ignoring_data_dir(partial(PriorSelectionProblem, name)) for name in PRIOR_SELECTION_TASKS},
+    **{name: _ignoring_data_dir(partial(synthetic_benchmark, name)) for name in SYNTHETIC_BENCHMARKS},
+    "gp-rbf2": _ignoring_data_dir(gp_rbf2),
+    "gp-rbf3": _ignoring_data_dir(gp_rbf3),
+    "robot-push3": _ignoring_data_dir(robot_push3),
+    "robot-push4": _ignoring_data_dir(robot_push4),
+}
+for _name, _factory in _BUILT_IN.items():
+    register_problem(_name, _factory)
 
 
-@register_problem("michalewicz5")
-def _michalewicz5(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated 5-d Michalewicz on ``[0, 3.14]^5``, noiseless, 10 initial points."""
-    return michalewicz5(noise_std=0.0, name="michalewicz5")
-
-
-@register_problem("crossed-barrel")
-def _crossed_barrel(data_dir: str | Path | None = None) -> Problem:
-    r"""Crossed-barrel toughness pool (600 configurations), noiseless."""
-    return load_materials_problem("crossed-barrel", data_dir=data_dir)
-
-
-@register_problem("agnp")
-def _agnp(data_dir: str | Path | None = None) -> Problem:
-    r"""AgNP synthesis pool (164 configurations, maximise -loss), noiseless."""
-    return load_materials_problem("agnp", data_dir=data_dir)
-
-
-@register_problem("period")
-def _period(data_dir: str | Path | None = None) -> Problem:
-    return PeriodProblem()
-
-
-@register_problem("additive3d")
-def _additive3d(data_dir: str | Path | None = None) -> Problem:
-    return Additive3dProblem()
-
-
-@register_problem("hills")
-def _hills(data_dir: str | Path | None = None) -> Problem:
-    return HillsProblem()
-
-
-@register_problem("robust-peak")
-def _robust_peak(data_dir: str | Path | None = None) -> Problem:
-    r"""A fragile sharp peak and a robust broad hill (epsilon = 0.05), for he-stableopt."""
-    return RobustPeakProblem()
-
-
-@register_problem("gp-kernel")
-def _gp_kernel(data_dir: str | Path | None = None) -> Problem:
-    r"""Prior selection among six kernels (Sandberg & Haghir Chehreghani, Sec. 6.1)."""
-    return PriorSelectionProblem("gp-kernel")
-
-
-@register_problem("gp-lengthscale")
-def _gp_lengthscale(data_dir: str | Path | None = None) -> Problem:
-    r"""Prior selection among four SE length scales (Sandberg & Haghir Chehreghani, Sec. 6.1)."""
-    return PriorSelectionProblem("gp-lengthscale")
-
-
-@register_problem("gp-hill")
-def _gp_hill(data_dir: str | Path | None = None) -> Problem:
-    r"""Prior selection among five hill means (Sandberg & Haghir Chehreghani, Sec. 6.1)."""
-    return PriorSelectionProblem("gp-hill")
-
-
-# TS-RSR benchmarks (Ren & Li, Sec. 6): m, T and the authors' surrogate are in metadata.
-
-
-@register_problem("ackley2")
-def _ackley2(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated 2-d Ackley on ``[-5, 5]^2``, noiseless, 15 initial points."""
-    return synthetic_benchmark("ackley2")
-
-
-@register_problem("rosenbrock2")
-def _rosenbrock2(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated 2-d Rosenbrock on ``[-2, 2] x [-1, 3]``, noiseless, 15 initial points."""
-    return synthetic_benchmark("rosenbrock2")
-
-
-@register_problem("bird2")
-def _bird2(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated Bird on ``[-2 pi, 2 pi]^2``, noiseless, 15 initial points."""
-    return synthetic_benchmark("bird2")
-
-
-@register_problem("ackley3")
-def _ackley3(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated 3-d Ackley on ``[-5, 5]^3``, noiseless, 15 initial points."""
-    return synthetic_benchmark("ackley3")
-
-
-@register_problem("hartmann6")
-def _hartmann6(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated 6-d Hartmann on ``[0, 1]^6``, noiseless, 15 initial points."""
-    return synthetic_benchmark("hartmann6")
-
-
-@register_problem("griewank8")
-def _griewank8(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated 8-d Griewank on ``[-1, 4]^8``, noiseless, 15 initial points."""
-    return synthetic_benchmark("griewank8")
-
-
-@register_problem("michalewicz10")
-def _michalewicz10(data_dir: str | Path | None = None) -> Problem:
-    r"""Negated 10-d Michalewicz on ``[0, pi]^10``, noiseless, 15 initial points."""
-    return synthetic_benchmark("michalewicz10")
-
-
-@register_problem("gp-rbf2")
-def _gp_rbf2(data_dir: str | Path | None = None) -> Problem:
-    r"""Exact RBF-prior draw per seed on ``[-5, 5]^2`` (l = 0.25, grid step 0.05), noiseless."""
-    return gp_rbf2()
-
-
-@register_problem("gp-rbf3")
-def _gp_rbf3(data_dir: str | Path | None = None) -> Problem:
-    r"""Exact RBF-prior draw per seed on ``[0, 1]^3`` (l = 0.15, s = 10, grid step 0.04), noiseless."""
-    return gp_rbf3()
-
-
-@register_problem("robot-push3")
-def _robot_push3(data_dir: str | Path | None = None) -> Problem:
-    r"""Robot pushing, ``(r_x, r_y, t_r)``, goal per seed; raises ``ImportError`` without Box2D."""
-    return robot_push3()
-
-
-@register_problem("robot-push4")
-def _robot_push4(data_dir: str | Path | None = None) -> Problem:
-    r"""Robot pushing with the hand angle in ``[0, 2 pi]``; raises ``ImportError`` without Box2D."""
-    return robot_push4()
+__all__ = ["PROBLEMS", "ProblemFactory", "get_problem", "list_problems", "register_problem", "resolve_task_options"]
