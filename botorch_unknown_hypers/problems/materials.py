@@ -23,8 +23,9 @@ How a table becomes a black box (following the authors' code):
    by their raw inputs and min-max scaled per input column to ``[0, 1]``; a query
    returns its configuration's value and points may be queried again.
 
-The CSV files are read from ``data_dir``, ``BUH_DATA_DIR`` or :func:`default_data_dir`
-(:func:`resolve_data_dir`); see ``docs/length-scale-balancing.md``.
+Both tables ship inside the package (MIT licence and citation in
+``botorch_unknown_hypers/data/materials``); ``data_dir`` or ``BUH_DATA_DIR`` may point at
+another copy (:func:`resolve_data_dir`).
 
 References:
 
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -88,13 +90,9 @@ MATERIALS_DATASETS: dict[str, MaterialsDataset] = {
 
 
 def default_data_dir() -> Path:
-    r"""``data/materials`` in the ``shared`` folder beside the repository root, resolved.
-
-    The repository root is the folder that contains the ``botorch_unknown_hypers``
-    package; the ``shared`` folder sits in its parent folder, ``<repo root>/..``.
-    """
-    repo_root = Path(__file__).resolve().parents[2]
-    return (repo_root / ".." / "shared" / "data" / "materials").resolve()
+    r"""The tables shipped inside the package, ``botorch_unknown_hypers/data/materials``
+    (found through ``importlib.resources``, so an installed wheel has them too)."""
+    return Path(str(resources.files("botorch_unknown_hypers").joinpath("data", "materials")))
 
 
 def resolve_data_dir(data_dir: str | Path | None = None) -> Path:

@@ -1,5 +1,4 @@
 import csv
-import os
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,22 @@ EXPECTED = {
 
 
 def _data_dir() -> Path:
-    """The shared data folder: ../shared/data/materials relative to the repo root."""
-    repo_root = Path(botorch_unknown_hypers.__file__).resolve().parents[1]
-    return (repo_root / ".." / "shared" / "data" / "materials").resolve()
-
-
-# Where the real tables are for this test session: BUH_DATA_DIR if set (read once, before
-# any test changes it), else the default ../shared/data/materials beside the checkout.
-_REAL_DATA_DIR = Path(os.environ.get("BUH_DATA_DIR") or _data_dir()).resolve()
+    """The tables shipped inside the package."""
+    return Path(botorch_unknown_hypers.__file__).resolve().parent / "data" / "materials"
 
 
 def _real_data_dir() -> Path:
-    """The real materials tables; skips the calling test where they are not available."""
-    if not all((_REAL_DATA_DIR / spec.file_name).exists() for spec in MATERIALS_DATASETS.values()):
-        pytest.skip(f"materials tables not found in {_REAL_DATA_DIR} (set BUH_DATA_DIR)")
-    return _REAL_DATA_DIR
+    """The real materials tables: always shipped with the package."""
+    folder = _data_dir()
+    assert all((folder / spec.file_name).is_file() for spec in MATERIALS_DATASETS.values())
+    return folder
+
+
+def test_tables_ship_with_their_licence_and_citation():
+    folder = _data_dir()
+    assert "MIT License" in (folder / "LICENSE").read_text()
+    readme = (folder / "README.md").read_text()
+    assert "Liang et al." in readme and "npj Computational Materials" in readme
 
 
 @pytest.fixture(scope="module")
