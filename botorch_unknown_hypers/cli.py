@@ -107,10 +107,15 @@ def make_executor(
     address: str | None = None,
     gpus_per_run: float = 0.0,
     device: str = "cpu",
+    threads: int | None = None,
 ) -> Executor:
-    r"""The executor of ``buh run --executor E --workers N --address A --gpus-per-run G``.
+    r"""The executor of ``buh run --executor E --workers N --address A --gpus-per-run G --threads K``.
 
-    ``process`` with one worker (the default) runs in-process, as ``local`` does.
+    ``process`` with one worker (the default) runs in-process, as ``local`` does. ``threads``
+    is torch's intra-op threads per worker; by default ``workers x threads <= cores``
+    (:class:`~botorch_unknown_hypers.executors.ProcessExecutor` gives each of ``N`` workers
+    ``cores // N`` threads, or ``OMP_NUM_THREADS``; in-process runs keep torch's setting).
+    Ray sets each task's threads to its CPUs.
     """
     if executor not in EXECUTORS:
         raise CLIError(f"unknown executor {executor!r}; valid executors: {', '.join(EXECUTORS)}")
@@ -123,12 +128,16 @@ def make_executor(
             raise CLIError("--address joins a Ray cluster: use it with --executor ray.")
         if gpus_per_run > 0:
             raise CLIError("--gpus-per-run is a Ray resource request: use it with --executor ray.")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise CLIError(f"--threads must be a positive integer, got {threads!r}.")
     if executor == "local":
         if workers not in (None, 1):
             raise CLIError("--executor local runs one run at a time in-process; use --executor process for --workers N.")
-        return LocalExecutor()
+        return LocalExecutor(threads)
     if executor == "process":
-        return LocalExecutor() if workers in (None, 1) else ProcessExecutor(workers)
+        return LocalExecutor(threads) if workers in (None, 1) else ProcessExecutor(workers, threads_per_worker=threads)
+    if threads is not None:
+        raise CLIError("--threads is set per worker by Ray (a task's CPUs): do not use it with --executor ray.")
     if device == "cuda" and gpus_per_run == 0:
         raise CLIError("--device cuda with --executor ray needs --gpus-per-run > 0 so that Ray gives runs a GPU.")
     if address is not None and workers is not None:
@@ -156,6 +165,7 @@ def run_grid(
     workers: int | None = None,
     address: str | None = None,
     gpus_per_run: float = 0.0,
+    threads: int | None = None,
 ) -> ResultsStore:
     r"""Run every (problem, method, seed) not yet complete in ``out/results.csv``.
 
@@ -181,7 +191,7 @@ def run_grid(
         raise CLIError("--seeds and --batch-size must be >= 1, --iterations and --first-seed >= 0.")
     options = dict(options or {})
     if isinstance(executor, str):
-        executor = make_executor(executor, workers, address, gpus_per_run, device)
+        executor = make_executor(executor, workers, address, gpus_per_run, device, threads)
     if not isinstance(executor, RayExecutor):
         _device(device)  # Ray workers may have the GPU that this driver lacks
     problem_cache: dict[str, Any] = {}
@@ -329,6 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="runs in parallel: worker processes of the pool (default 1: in-process), or CPUs of a local Ray",
     )
     p_run.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch intra-op threads per worker (default: cores // workers, or OMP_NUM_THREADS)",
+    )
+    p_run.add_argument(
         "--address", default=None, help="join the Ray cluster at ADDR (e.g. auto); default: start a local Ray"
     )
     p_run.add_argument(
@@ -353,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--seeds", type=int, default=10)
     p_demo.add_argument("--iterations", type=int, default=40)
     p_demo.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p_demo.add_argument(
+        "--threads", type=int, default=None, help="torch threads per worker (default: 1, one worker per core)"
+    )
     return parser
 
 
@@ -385,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workers=args.workers,
                 address=args.address,
                 gpus_per_run=args.gpus_per_run,
+                threads=args.threads,
             )
             print(f"results: {args.out / 'results.csv'}")
             return 0
@@ -402,7 +422,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"buh demo: {' vs '.join(DEMO_METHODS)} on {DEMO_PROBLEM} "
                 f"({args.seeds} seeds, {args.iterations} rounds, {args.device})"
             )
-            run_grid([DEMO_PROBLEM], DEMO_METHODS, args.seeds, args.iterations, args.out, device=args.device)
+            # One single-threaded worker per core: the demo's GPs are small, so runs in parallel
+            # beat threads within a run, and workers x threads never exceeds the cores.
+            runs = len(DEMO_METHODS) * max(args.seeds, 1)
+            workers = 1 if args.device == "cuda" else max(1, min(os.cpu_count() or 1, runs))
+            threads = args.threads if args.threads is not None else (None if workers == 1 else 1)
+            run_grid(
+                [DEMO_PROBLEM], DEMO_METHODS, args.seeds, args.iterations, args.out, device=args.device,
+                workers=workers, threads=threads,
+            )
             summary, plots = report(args.out)
             _print_summary(summary)
             for path in plots:

@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterable, Iterator
 import pandas as pd
 import torch
 
+from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.loop import run
 from botorch_unknown_hypers.policies.registry import make_policy
 from botorch_unknown_hypers.problems.registry import get_problem, resolve_task_options
@@ -175,14 +176,30 @@ class Executor(ABC):
 
 
 class LocalExecutor(Executor):
-    r"""In the driver process, one run after the other, in the order given."""
+    r"""In the driver process, one run after the other, in the order given.
+
+    Args:
+        threads: ``torch.set_num_threads`` while the runs execute (restored after);
+            ``None`` keeps the process's setting (torch's default: every core).
+    """
+
+    def __init__(self, threads: int | None = None) -> None:
+        if threads is not None:
+            check_int("threads", threads, 1)
+        self.threads = threads
 
     def run_all(
         self, specs: Iterable[RunSpec], on_round: RoundCallback | None = None
     ) -> Iterator[tuple[RunSpec, pd.DataFrame]]:
-        for spec in specs:
-            callback = None if on_round is None else (lambda t, spec=spec: on_round(spec, t))
-            yield spec, execute_run(spec, callback=callback)
+        before = torch.get_num_threads()
+        try:
+            for spec in specs:
+                callback = None if on_round is None else (lambda t, spec=spec: on_round(spec, t))
+                if self.threads is not None:
+                    torch.set_num_threads(self.threads)
+                yield spec, execute_run(spec, callback=callback)
+        finally:
+            torch.set_num_threads(before)
 
 
 def _default_start_method() -> str:

@@ -265,6 +265,9 @@ def test_driver_and_worker_killed_mid_grid(reference, tmp_path):
         (["--address", "auto"], "use it with --executor ray"),
         (["--workers", "0"], "--workers must be a positive integer"),
         (["--executor", "local", "--workers", "2"], "--executor process"),
+        (["--threads", "0"], "--threads must be a positive integer"),
+        (["--threads", "-2", "--workers", "2"], "--threads must be a positive integer"),
+        (["--threads", "1", "--executor", "ray"], "do not use it with --executor ray"),
     ],
 )
 def test_executor_flags_are_validated(tmp_path, capsys, extra, message):
@@ -281,6 +284,26 @@ def test_ray_missing_names_the_extra(tmp_path, capsys, monkeypatch):
                  "--out", str(tmp_path), "--no-progress", "--executor", "ray"])
     assert code == 2
     assert 'pip install "botorch-unknown-hypers[ray]"' in capsys.readouterr().err
+
+
+def test_local_executor_sets_threads_during_runs_and_restores_them():
+    before = torch.get_num_threads()
+    seen = []
+    specs = [RunSpec("berkenkamp", "random", seed=0, iterations=2)]
+    list(LocalExecutor(threads=1).run_all(specs, on_round=lambda spec, t: seen.append(torch.get_num_threads())))
+    assert seen == [1, 1]
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
+        LocalExecutor(threads=0)
+
+
+def test_process_executor_threads_default_to_cores_per_worker(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cores = os.cpu_count() or 1
+    assert ProcessExecutor(workers=2).threads_per_worker == max(1, cores // 2)
+    assert ProcessExecutor(workers=2, threads_per_worker=3).threads_per_worker == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert ProcessExecutor(workers=1).threads_per_worker == 1
 
 
 def test_local_executor_reports_every_round():
