@@ -207,7 +207,10 @@ def run_grid(
             if value is None and key not in meta:
                 raise CLIError(f"{flag} paper: problem {p!r} has no paper setting; give a number.")
         budget[p] = (int(meta["paper_iterations"]) if T is None else T, int(meta["paper_batch_size"]) if q is None else q)
-    store = ResultsStore(out)
+    try:
+        store = ResultsStore(out)
+    except ValueError as e:
+        raise CLIError(f"--out: {e}") from None
     if store.repaired_rows:
         print(f"dropped {store.repaired_rows} rows of an interrupted run from {store.path}", file=sys.stderr)
     done = store.completed()
@@ -278,7 +281,10 @@ def report(out: Path, extra: Sequence[Path] = ()) -> tuple[pd.DataFrame, list[Pa
         store_path = d / "results.csv"
         if not store_path.exists():
             raise CLIError(f"{store_path} does not exist; run `buh run --out {d}` first.")
-        frames.append(ResultsStore(d).read())
+        try:
+            frames.append(ResultsStore(d, read_only=True).read())
+        except ValueError as e:
+            raise CLIError(str(e)) from None
     df = pd.concat(frames, ignore_index=True)
     df = df.drop_duplicates(["problem", "method", "seed", "iteration", "batch_index"], keep="first")
     if df.empty:

@@ -168,7 +168,7 @@ def _first_float(label: str) -> float:
 
 def plot_selected(df: pd.DataFrame, problem: str, path: Path) -> bool:
     sub = df[(df["problem"] == problem) & (df["iteration"] > 0)].copy()
-    sub["value"] = sub["selected"].map(_first_float)
+    sub["value"] = sub["selected"].map(_first_float).astype(float)  # float even with no rows
     sub = sub[np.isfinite(sub["value"]) & (sub["value"] > 0)]
     if sub.empty:
         return False

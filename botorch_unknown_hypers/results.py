@@ -27,22 +27,58 @@ class ResultsStore:
     r"""The ``results.csv`` of one output directory.
 
     Args:
-        out_dir: The directory (created if missing).
+        out_dir: The directory (created if missing, unless ``read_only``).
+        read_only: Never write: no directory is created and a torn line or an incomplete
+            run is left in the file and skipped by :meth:`read` (what ``buh report`` uses).
+
+    Raises:
+        ValueError: If ``out_dir`` is a file or cannot be written (unless ``read_only``),
+            or the file is not a readable results file (the message names the file and line).
     """
 
-    def __init__(self, out_dir: str | Path) -> None:
+    def __init__(self, out_dir: str | Path, read_only: bool = False) -> None:
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.out_dir / "results.csv"
-        self.repaired_rows = self._repair()
+        if self.out_dir.exists() and not self.out_dir.is_dir():
+            raise ValueError(f"output directory {str(self.out_dir)!r} is a file, not a directory.")
+        if not read_only:
+            try:
+                self.out_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise ValueError(f"cannot create output directory {str(self.out_dir)!r}: {e.strerror}.") from None
+            if not os.access(self.out_dir, os.W_OK | os.X_OK):
+                raise ValueError(f"output directory {str(self.out_dir)!r} is not writable.")
+        self.repaired_rows = 0 if read_only else self._repair()
 
     def _read_text(self) -> str:
         if not self.path.exists():
             return ""
-        text = self.path.read_text()
+        try:
+            text = self.path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"{self.path}: cannot be read as a results file ({e}).") from None
         if text and not text.endswith("\n"):
             text = text[: text.rfind("\n") + 1]  # torn last line
         return text
+
+    def _parse(self, text: str, dtype: type | None = None) -> tuple[pd.DataFrame, pd.Series]:
+        r"""The rows of ``text`` and the mask of the rows of complete runs; a ``ValueError``
+        naming the file and the line for anything but a results file."""
+        try:
+            df = pd.read_csv(io.StringIO(text), keep_default_na=False, dtype=dtype)
+        except (pd.errors.ParserError, ValueError) as e:
+            detail = " ".join(str(e).split())
+            raise ValueError(f"{self.path}: damaged results file: {detail}") from None
+        missing = set(STORE_COLUMNS) - set(df.columns)
+        if missing:
+            raise ValueError(f"{self.path}, line 1: not a buh results file (missing columns {sorted(missing)}).")
+        run_rows = pd.to_numeric(df["run_rows"], errors="coerce")
+        bad = run_rows.isna() | (run_rows != run_rows.round())
+        if bad.any():
+            line = int(bad.to_numpy().argmax()) + 2  # 1-based, after the header
+            raise ValueError(f"{self.path}, line {line}: damaged results file (run_rows is not an integer).")
+        counts = df.groupby(RUN_KEY)["run_rows"].transform("size")
+        return df, counts == run_rows.astype(int)
 
     def _repair(self) -> int:
         r"""Drop a torn line and incomplete runs; returns the number of rows dropped."""
@@ -56,16 +92,7 @@ class ResultsStore:
             return 0
         # Read every field as text so that the rows kept are written back verbatim
         # (no float re-formatting such as x = "1" -> "1.0").
-        df = pd.read_csv(io.StringIO(text), keep_default_na=False, dtype=str)
-        missing = set(STORE_COLUMNS) - set(df.columns)
-        if missing:
-            raise ValueError(f"{self.path} is not a buh results file (missing columns {sorted(missing)}).")
-        try:
-            run_rows = df["run_rows"].astype(int)
-        except ValueError:
-            raise ValueError(f"{self.path} is not a buh results file (non-integer run_rows).") from None
-        counts = df.groupby(RUN_KEY)["run_rows"].transform("size")
-        complete = counts == run_rows
+        df, complete = self._parse(text, dtype=str)
         dropped = int((~complete).sum())
         if dropped or text != raw:
             tmp = self.path.with_suffix(".csv.tmp")
@@ -74,11 +101,12 @@ class ResultsStore:
         return dropped
 
     def read(self) -> pd.DataFrame:
-        r"""All complete rows (empty frame with the store's columns if there are none)."""
+        r"""All rows of complete runs (empty frame with the store's columns if there are none)."""
         text = self._read_text()
         if not text.strip():
             return pd.DataFrame(columns=STORE_COLUMNS)
-        return pd.read_csv(io.StringIO(text), keep_default_na=False)
+        df, complete = self._parse(text)
+        return df[complete].reset_index(drop=True)
 
     def completed(self) -> dict[tuple[str, str, int], tuple[int, int]]:
         r"""``(problem, method, seed) -> (horizon, batch_size)`` of every complete run."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import shutil
 import subprocess
@@ -135,6 +136,30 @@ def test_report(run_dir, capsys):
         assert path.exists() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert str(path) in out
     assert "mle-gp-ucb" in out
+
+
+def test_report_leaves_results_byte_identical(run_dir, capsys):
+    before = hashlib.sha256((run_dir / "results.csv").read_bytes()).hexdigest()
+    with open(run_dir / "results.csv", "a") as fh:  # a torn last line: report must not repair it
+        fh.write("berkenkamp,mle-gp-ucb,9,0")
+    torn = hashlib.sha256((run_dir / "results.csv").read_bytes()).hexdigest()
+    assert torn != before
+    code, _, _ = buh(capsys, "report", run_dir)
+    assert code == 0
+    assert hashlib.sha256((run_dir / "results.csv").read_bytes()).hexdigest() == torn
+    with open(run_dir / "results.csv", "rb+") as fh:  # restore for the other tests of the module
+        fh.truncate(fh.seek(0, 2) - len("berkenkamp,mle-gp-ucb,9,0"))
+    assert hashlib.sha256((run_dir / "results.csv").read_bytes()).hexdigest() == before
+
+
+def test_report_after_zero_iterations(tmp_path, capsys):
+    code, _, _ = buh(capsys, "run", "--problem", "berkenkamp", "--method", "random", "--iterations", "0",
+                     "--out", tmp_path, "--no-progress")
+    assert code == 0
+    before = (tmp_path / "results.csv").read_bytes()
+    code, _, err = buh(capsys, "report", tmp_path)
+    assert code == 0, err
+    assert (tmp_path / "results.csv").read_bytes() == before
 
 
 @pytest.mark.parametrize("flag, value, kind", [("--problem", "nope", "problem"), ("--method", "nope", "method")])

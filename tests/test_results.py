@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -158,3 +160,56 @@ def test_repair_keeps_one_dimensional_rows_verbatim(tmp_path):
     assert store.path.read_text() == intact
     assert len(reopened.read()) == 7
     assert set(reopened.completed()) == {("p", "m", 0)}
+
+
+def test_read_only_store_skips_incomplete_runs_and_leaves_the_file_byte_identical(tmp_path):
+    store = ResultsStore(tmp_path)
+    store.append_run(fake_history("p", "m", 0, 3), horizon=3, batch_size=1)
+    expected = store.read()
+    block = fake_history("p", "m", 1, 3).assign(horizon=3, batch_size=1, run_rows=6)[STORE_COLUMNS]
+    lines = block.to_csv(index=False, header=False).splitlines()
+    with open(store.path, "a") as fh:
+        fh.write("\n".join(lines[:4]) + "\n" + lines[4][:10])
+    before = store.path.read_bytes()
+    reader = ResultsStore(tmp_path, read_only=True)
+    pd.testing.assert_frame_equal(reader.read(), expected)
+    assert reader.repaired_rows == 0 and store.path.read_bytes() == before
+
+
+def test_read_only_store_creates_nothing(tmp_path):
+    reader = ResultsStore(tmp_path / "missing", read_only=True)
+    assert reader.read().empty and not (tmp_path / "missing").exists()
+
+
+def test_damaged_file_error_names_the_file_and_the_line(tmp_path):
+    store = ResultsStore(tmp_path)
+    store.append_run(fake_history("p", "m", 0, 3), horizon=3, batch_size=1)
+    lines = store.path.read_text().splitlines()
+    lines[3] += ",1,2"  # line 4 of the file has two fields too many
+    store.path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"results\.csv: damaged results file: .*line 4"):
+        ResultsStore(tmp_path, read_only=True).read()
+    lines = store.path.read_text().splitlines()
+    lines[3] = lines[3].rsplit(",", 2)[0]
+    fields = lines[5].split(",")
+    fields[-1] = "x"  # run_rows of line 6 is not an integer
+    lines[5] = ",".join(fields)
+    store.path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"results\.csv, line 6: damaged results file \(run_rows"):
+        ResultsStore(tmp_path, read_only=True).read()
+
+
+def test_output_directory_that_is_a_file_or_unwritable(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="is a file, not a directory"):
+        ResultsStore(tmp_path / "file")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):  # root ignores permissions
+            pytest.skip("this user can write anywhere")
+        with pytest.raises(ValueError, match="not writable"):
+            ResultsStore(locked)
+    finally:
+        locked.chmod(0o700)
