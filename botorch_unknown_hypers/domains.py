@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import torch
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
@@ -246,40 +248,96 @@ def check_domain(domain: object, name: str = "domain") -> Domain:
     return domain
 
 
-def check_points(domain: Domain, X: Tensor, name: str = "X") -> Tensor:
-    r"""Check ``q x d`` points against ``domain``: a finite tensor of the right width, inside.
+def as_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device) -> tuple[Tensor, float]:
+    r"""``value`` as a tensor of ``dtype`` on ``device``, and the rounding of its given precision.
 
-    Returns:
-        ``X`` unchanged.
+    Accepted: a torch tensor, a NumPy array, or a (nested) list or tuple of numbers, of a
+    floating-point or integer type. Integers are converted exactly; a floating-point value of
+    lower precision than ``dtype`` is converted, and the returned tolerance
+    (:math:`4\epsilon` of its dtype, 0 for integers) lets the membership checks accept its
+    rounding. ``bool`` and complex values are refused.
 
     Raises:
-        ValueError: naming ``name``: not a tensor, wrong shape, NaN / inf, or rows outside the
-            bounds (a box) or not in the pool (a pool).
+        TypeError: naming ``name``, for any other type.
     """
-    if not isinstance(X, Tensor):
-        raise ValueError(f"{name} must be a torch tensor, got {type(X).__name__}.")
+    if isinstance(value, Tensor):
+        t = value
+    elif isinstance(value, (np.ndarray, list, tuple)):
+        try:
+            array = np.asarray(value)
+        except ValueError:  # ragged nesting
+            raise TypeError(f"{name} must be a rectangular array of numbers, got a ragged {type(value).__name__}.") from None
+        if array.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got a {type(value).__name__} of dtype {array.dtype}.")
+        t = torch.as_tensor(array)
+    else:
+        raise TypeError(f"{name} must be a torch tensor, a numpy array or a list of floats, got {type(value).__name__}.")
+    if t.dtype == torch.bool:
+        raise TypeError(f"{name} must hold real numbers, got dtype torch.bool.")
+    if t.is_complex():
+        raise TypeError(f"{name} must hold real numbers, got dtype {t.dtype}.")
+    tol = 4.0 * torch.finfo(t.dtype).eps if t.is_floating_point() else 0.0
+    return t.to(device=device, dtype=dtype), tol
+
+
+def check_points(domain: Domain, X: Any, name: str = "X", allow_empty: bool = False) -> Tensor:
+    r"""``q x d`` points of ``domain``, converted to the domain's dtype and device.
+
+    Conversion follows :func:`as_tensor`; then the points must be finite, of width ``d``, and
+    inside the bounds (a box) or pool points (a pool), to the rounding of the given precision
+    (a float32 copy of a float64 pool point is that point).
+
+    Args:
+        domain: The domain.
+        X: The points.
+        name: The argument's name, for the messages.
+        allow_empty: Accept ``0 x d`` (``q >= 1`` otherwise).
+
+    Raises:
+        TypeError: naming ``name``, for a type that is not an array of real numbers.
+        ValueError: naming ``name``: wrong shape, no rows, NaN / inf, or rows outside the bounds
+            or not in the pool (with the nearest pool point).
+    """
+    X, tol = as_tensor(X, name, domain.bounds.dtype, domain.device)
     if X.ndim != 2 or X.shape[-1] != domain.dim:
         raise ValueError(f"{name} must be q x d with d = {domain.dim}, got shape {tuple(X.shape)}.")
+    if X.shape[0] == 0 and not allow_empty:
+        raise ValueError(f"{name} must hold at least one point, got shape {tuple(X.shape)}.")
     if not torch.isfinite(X).all():
-        raise ValueError(f"{name} contains NaN or inf.")
-    inside = domain.contains(X)
+        bad = (~torch.isfinite(X)).any(dim=-1).nonzero().flatten().tolist()
+        raise ValueError(f"{name} must be finite, got NaN or inf in rows {bad}.")
+    scale = max(1.0, float(domain.bounds.abs().max()))
+    inside = domain.contains(X, atol=max(1e-9, tol * scale))
     if not inside.all():
         bad = (~inside).nonzero().flatten().tolist()
-        where = "not in the pool" if isinstance(domain, FiniteDomain) else "outside the bounds"
-        raise ValueError(f"{name} has rows {bad} {where} of the domain.")
+        if isinstance(domain, FiniteDomain):
+            first = X[bad[0]]
+            nearest = domain.points[(domain.points - first).norm(dim=-1).argmin()]
+            raise ValueError(
+                f"{name} must be points of the pool; rows {bad} are not (row {bad[0]} = {first.tolist()}, "
+                f"the nearest pool point is {nearest.tolist()})."
+            )
+        lower, upper = domain.bounds
+        raise ValueError(
+            f"{name} must lie in the box [{lower.tolist()}, {upper.tolist()}]; rows {bad} do not "
+            f"(row {bad[0]} = {X[bad[0]].tolist()})."
+        )
     return X
 
 
-def check_observations(domain: Domain, X: Tensor, Y: Tensor, name_X: str = "X", name_Y: str = "Y") -> Tensor:
-    r"""Check a batch of observations ``(X, Y)`` against ``domain``; returns ``Y`` as ``q x 1``.
+def check_observations(
+    domain: Domain, X: Any, Y: Any, name_X: str = "X", name_Y: str = "Y", allow_empty: bool = False
+) -> tuple[Tensor, Tensor]:
+    r"""A batch of observations ``(X, Y)`` of ``domain``, as ``q x d`` and ``q x 1`` tensors in the
+    domain's dtype and on its device (:func:`check_points`; ``Y`` converted likewise).
 
     Raises:
-        ValueError: naming the argument, for a shape mismatch, NaN / inf, or a point outside
-            the domain.
+        TypeError: naming the argument, for a type that is not an array of real numbers.
+        ValueError: naming the argument, for a shape mismatch, no rows (unless ``allow_empty``),
+            NaN / inf, or a point outside the domain.
     """
-    if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
-        raise ValueError(f"{name_X} and {name_Y} must be torch tensors.")
-    check_points(domain, X, name_X)
+    X = check_points(domain, X, name_X, allow_empty=allow_empty)
+    Y, _ = as_tensor(Y, name_Y, X.dtype, X.device)
     if Y.ndim == 1:
         Y = Y.unsqueeze(-1)
     if Y.ndim != 2 or Y.shape[-1] != 1 or Y.shape[0] != X.shape[0]:
@@ -288,8 +346,8 @@ def check_observations(domain: Domain, X: Tensor, Y: Tensor, name_X: str = "X", 
             f"got {tuple(Y.shape)}."
         )
     if not torch.isfinite(Y).all():
-        raise ValueError(f"{name_Y} contains NaN or inf.")
-    return Y
+        raise ValueError(f"{name_Y} must be finite, got NaN or inf.")
+    return X, Y
 
 
 def check_training_data(train_X: Tensor, train_Y: Tensor) -> Tensor:

@@ -150,7 +150,7 @@ class AskTellOptimizer:
         ``observe``: initial points belong to no candidate's play record.
         Nothing changes if the input is rejected.
         """
-        Y = check_observations(self.domain, X, Y)
+        X, Y = check_observations(self.domain, X, Y)
         X = X.to(self.train_X)
         Y = Y.to(self.train_Y)
         is_initial = self._pending_initial if initial is None else initial
@@ -173,13 +173,14 @@ class AskTellOptimizer:
         r"""Restore :meth:`state_dict`; raises ``ValueError`` (state unchanged) on a bad dict."""
         if not isinstance(state, dict) or not {"train_X", "train_Y", "policy"} <= set(state):
             raise ValueError("state must contain train_X, train_Y and policy.")
-        X = torch.tensor(state["train_X"], dtype=self.train_X.dtype, device=self.train_X.device)
-        Y = torch.tensor(state["train_Y"], dtype=self.train_Y.dtype, device=self.train_Y.device)
-        if X.numel() == 0:
-            X = X.reshape(0, self.domain.dim)
-            Y = Y.reshape(0, 1)
+        if state["train_X"] == [] and state["train_Y"] == []:
+            X, Y = self.train_X[:0], self.train_Y[:0]
         else:
-            Y = check_observations(self.domain, X, Y, "state['train_X']", "state['train_Y']")
+            try:
+                X, Y = check_observations(self.domain, state["train_X"], state["train_Y"], "state['train_X']", "state['train_Y']")
+            except TypeError as e:
+                raise ValueError(str(e)) from None
+            X, Y = X.to(self.train_X), Y.to(self.train_Y)
         self.policy.load_state_dict(state["policy"])
         self.train_X, self.train_Y = X, Y
         self._pending_initial = bool(state.get("pending_initial", X.shape[0] == 0))

@@ -245,14 +245,15 @@ def bad_tells(d: int, inside: torch.Tensor, outside: torch.Tensor):
         "mismatched_rows": (inside, torch.tensor([0.5, 0.6], dtype=torch.float64)),
         "Y_2_columns": (inside, torch.tensor([[0.5, 0.6]], dtype=torch.float64)),
         "outside": (outside, torch.tensor([0.5], dtype=torch.float64)),
-        "not_tensor": (inside.tolist(), [0.5]),
+        "bool_X": (torch.tensor([[True]]), torch.tensor([0.5], dtype=torch.float64)),
+        "empty": (inside[:0], torch.zeros(0, dtype=torch.float64)),
     }
 
 
 def assert_rejected_without_change(opt: AskTellOptimizer, X, Y) -> None:
     train_X, train_Y = opt.train_X.clone(), opt.train_Y.clone()
     state = json.dumps(opt.policy.state_dict())
-    with pytest.raises(ValueError):
+    with pytest.raises((ValueError, TypeError)):
         opt.tell(X, Y)
     assert torch.equal(opt.train_X, train_X) and torch.equal(opt.train_Y, train_Y)
     assert json.dumps(opt.policy.state_dict()) == state
@@ -260,7 +261,7 @@ def assert_rejected_without_change(opt: AskTellOptimizer, X, Y) -> None:
 
 @pytest.mark.parametrize(
     "case",
-    ["nan_Y", "inf_Y", "inf_X", "nan_X", "wrong_d", "X_1d", "mismatched_rows", "Y_2_columns", "outside", "not_tensor"],
+    ["nan_Y", "inf_Y", "inf_X", "nan_X", "wrong_d", "X_1d", "mismatched_rows", "Y_2_columns", "outside", "bool_X", "empty"],
 )
 def test_tell_rejects_bad_input_on_a_box(case):
     problem = get_problem("berkenkamp")

@@ -32,6 +32,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import maximize
+from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations
 from botorch_unknown_hypers.policies.state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
@@ -83,6 +84,7 @@ class Policy(ABC):
 
     Attributes:
         name: The registered method name.
+        min_observations: The fewest observations :meth:`suggest` accepts.
         state: The rule's memory, a dataclass saved by :meth:`state_dict`.
         selected: Text label of the hyperparameter used for each point of the last batch
             (empty strings where not applicable); logged as ``selected``.
@@ -94,6 +96,8 @@ class Policy(ABC):
     """
 
     name: ClassVar[str] = "policy"
+    min_observations: ClassVar[int] = 1
+    r"""The fewest observations :meth:`suggest` accepts (0 for rules that start from their prior)."""
 
     def __init__(
         self,
@@ -136,11 +140,13 @@ class Policy(ABC):
         Returns:
             A ``q x d`` tensor of points in the domain.
         """
-        if isinstance(q, bool) or not isinstance(q, int) or q < 1:
-            raise ValueError(f"q must be a positive integer, got {q!r}.")
-        train_Y = check_observations(self.domain, train_X, train_Y, "train_X", "train_Y")
-        train_X = train_X.to(device=self.device, dtype=self.dtype)
-        train_Y = train_Y.to(device=self.device, dtype=self.dtype)
+        check_int("q", q, 1)
+        train_X, train_Y = check_observations(self.domain, train_X, train_Y, "train_X", "train_Y", allow_empty=True)
+        if train_X.shape[0] < self.min_observations:
+            raise ValueError(
+                f"train_X must hold at least {self.min_observations} observation(s) for {self.name!r} "
+                f"(start from an initial design, e.g. domain.sample(n, seed)), got {train_X.shape[0]}."
+            )
         X = self._suggest(train_X, train_Y, q)
         if X.shape != (q, self.domain.dim):
             raise RuntimeError(f"{type(self).__name__} returned shape {tuple(X.shape)}, expected ({q}, {self.domain.dim}).")
@@ -154,8 +160,8 @@ class Policy(ABC):
         Validation happens before anything changes, so a rejected call leaves the policy's
         state untouched.
         """
-        Y = check_observations(self.domain, X, Y)
-        self._observe(X.to(device=self.device, dtype=self.dtype), Y.to(device=self.device, dtype=self.dtype))
+        X, Y = check_observations(self.domain, X, Y)
+        self._observe(X, Y)
         self.num_observed += X.shape[0]
 
     def bind_task(self, task: TaskInfo) -> None:

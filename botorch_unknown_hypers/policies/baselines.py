@@ -50,6 +50,9 @@ from botorch_unknown_hypers.policies.base import Policy
 class RandomPolicy(Policy):
     r"""Uniform random search: uniform on a box, uniform with replacement on a pool."""
 
+    min_observations = 0
+    r"""Needs no observation."""
+
     name = "random"
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:

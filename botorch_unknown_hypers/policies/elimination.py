@@ -228,6 +228,9 @@ class CandidateSetPolicy(Policy):
 class HEGPUCB(CandidateSetPolicy):
     r"""HE-GP-UCB (Alg. 1); see the module docstring and :class:`CandidateSetPolicy` for the args."""
 
+    min_observations = 0
+    r"""Starts from its prior: no observation is needed."""
+
     name = "he-gp-ucb"
 
     def __init__(self, domain: Domain, **kwargs) -> None:

@@ -83,6 +83,9 @@ class KnownKernelPolicy(Policy):
         num_restarts, raw_samples: UCB maximisation on a box (``optimize_acqf``).
     """
 
+    min_observations = 0
+    r"""Starts from its prior: no observation is needed."""
+
     def __init__(
         self,
         domain: Domain,

@@ -168,6 +168,9 @@ class PriorSelectionPolicy(Policy):
         priors: The prior set; ``noise_std``: :math:`\sigma`.
     """
 
+    min_observations = 0
+    r"""Starts from its prior: no observation is needed."""
+
     name = "prior-selection"
     state_type: ClassVar[type[PriorState]] = PriorState
     needs_true_prior: ClassVar[bool] = False
