@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -33,8 +34,8 @@ from botorch_unknown_hypers.executors import (
     RunSetupError,
     RunSpec,
 )
-from botorch_unknown_hypers.policies.registry import list_methods
-from botorch_unknown_hypers.problems.registry import get_problem, list_problems
+from botorch_unknown_hypers.policies.registry import list_methods, make_policy, method_limits
+from botorch_unknown_hypers.problems.registry import get_problem, list_problems, resolve_task_options
 from botorch_unknown_hypers.report import write_report
 from botorch_unknown_hypers.results import ResultsStore
 
@@ -58,7 +59,7 @@ def _check_names(kind: str, names: list[str], valid: list[str]) -> None:
         raise CLIError(f"give at least one --{kind}; valid {kind}s: {', '.join(valid)}")
     bad = [n for n in names if n not in valid]
     if bad:
-        raise CLIError(f"unknown {kind} {', '.join(map(repr, bad))}; valid {kind}s: {', '.join(valid)}")
+        raise CLIError(f"--{kind}: unknown {kind} {', '.join(map(repr, bad))}; valid {kind}s: {', '.join(valid)}")
 
 
 def _device(name: str) -> torch.device:
@@ -148,6 +149,38 @@ def make_executor(
         raise CLIError(str(e)) from None
 
 
+def _check_setup(
+    problems: dict[str, Any],
+    methods: list[str],
+    budget: dict[str, tuple[int, int]],
+    n_init: int | None,
+    options: dict[str, object],
+    seed: int,
+) -> None:
+    r"""Refuse, before any run starts, what a run would fail on: a batch size or initial design
+    a method cannot take, an initial design larger than a pool, or method options the method
+    rejects (each method is built once on each problem, as its runs will build it)."""
+    for p, problem in problems.items():
+        n = problem.n_init if n_init is None else n_init
+        size = problem.domain.size
+        if n_init is not None and math.isfinite(size) and n > size:
+            raise CLIError(f"--n-init {n} exceeds the {int(size)} points of problem {p!r}.")
+        for m in methods:
+            max_batch_size, min_observations = method_limits(m)
+            q = budget[p][1]
+            if max_batch_size is not None and q > max_batch_size:
+                raise CLIError(f"--batch-size {q}: {m} proposes at most {max_batch_size} point(s) per round.")
+            if n < min_observations:
+                raise CLIError(f"--n-init {n}: {m} needs at least {min_observations} initial observation(s).")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    make_policy(m, problem.domain, seed=seed, **resolve_task_options(options, problem))
+            except (TypeError, ValueError) as e:
+                given = ", ".join(f"{k}={v!r}" for k, v in options.items())
+                raise CLIError(f"--option {given}: not accepted by {m}: {e}") from None
+
+
 def run_grid(
     problems: list[str],
     methods: list[str],
@@ -182,13 +215,12 @@ def run_grid(
     """
     _check_names("problem", problems, list_problems())
     _check_names("method", methods, list_methods())
-    if (
-        seeds < 1
-        or (iterations is not None and iterations < 0)
-        or (batch_size is not None and batch_size < 1)
-        or first_seed < 0
+    for flag, value, minimum in (
+        ("--seeds", seeds, 1), ("--iterations", iterations, 0), ("--batch-size", batch_size, 1),
+        ("--first-seed", first_seed, 0), ("--n-init", n_init, 0),
     ):
-        raise CLIError("--seeds and --batch-size must be >= 1, --iterations and --first-seed >= 0.")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
+            raise CLIError(f"{flag} must be an integer >= {minimum}, got {value!r}.")
     options = dict(options or {})
     if isinstance(executor, str):
         executor = make_executor(executor, workers, address, gpus_per_run, device, threads)
@@ -207,6 +239,7 @@ def run_grid(
             if value is None and key not in meta:
                 raise CLIError(f"{flag} paper: problem {p!r} has no paper setting; give a number.")
         budget[p] = (int(meta["paper_iterations"]) if T is None else T, int(meta["paper_batch_size"]) if q is None else q)
+    _check_setup(problem_cache, methods, budget, n_init, options, first_seed)
     try:
         store = ResultsStore(out)
     except ValueError as e:

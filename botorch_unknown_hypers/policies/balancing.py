@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.regret_bounds import norm_bound, suspected_regret_bound
@@ -175,12 +176,10 @@ class LBGPUCB(HyperparameterBalancing):
         raw_samples: int = 512,
     ) -> None:
         check_kernel(kernel)
-        if not (isinstance(noise, (int, float)) and noise > 0):
-            raise ValueError(f"noise must be positive, got {noise!r}.")
-        if not growth_exponent > 0:
-            raise ValueError(f"growth_exponent must be positive, got {growth_exponent}.")
-        if width_factor is not None and not width_factor > 0:
-            raise ValueError(f"width_factor must be positive, got {width_factor}.")
+        check_positive("noise", noise)
+        check_positive("growth_exponent", growth_exponent)
+        if width_factor is not None:
+            check_positive("width_factor", width_factor)
         constants = preset_constants(preset, domain.dim, kernel, noise, growth_exponent)
         if width_factor is not None:
             constants = replace(constants, width_factor=float(width_factor))
@@ -279,6 +278,9 @@ class AGPUCB(LBGPUCB):
         Other args: as :class:`LBGPUCB`.
     """
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     name = "a-gp-ucb"
 
     def __init__(
@@ -313,8 +315,6 @@ class AGPUCB(LBGPUCB):
         return theta
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: A-GP-UCB proposes one point per round (q = 1), got {q}.")
         if self.state.candidates is None:
             self._start(train_X, train_Y)
         theta = self.current_lengthscale(self.state.round + 1)

@@ -85,6 +85,7 @@ class Policy(ABC):
     Attributes:
         name: The registered method name.
         min_observations: The fewest observations :meth:`suggest` accepts.
+        max_batch_size: The largest batch :meth:`suggest` proposes (``None``: any).
         state: The rule's memory, a dataclass saved by :meth:`state_dict`.
         selected: Text label of the hyperparameter used for each point of the last batch
             (empty strings where not applicable); logged as ``selected``.
@@ -98,6 +99,8 @@ class Policy(ABC):
     name: ClassVar[str] = "policy"
     min_observations: ClassVar[int] = 1
     r"""The fewest observations :meth:`suggest` accepts (0 for rules that start from their prior)."""
+    max_batch_size: ClassVar[int | None] = None
+    r"""The largest ``q`` :meth:`suggest` accepts (``None``: any)."""
 
     def __init__(
         self,
@@ -141,6 +144,8 @@ class Policy(ABC):
             A ``q x d`` tensor of points in the domain.
         """
         check_int("q", q, 1)
+        if self.max_batch_size is not None and q > self.max_batch_size:
+            raise ValueError(f"q: {self.name} proposes at most {self.max_batch_size} point(s) per round, got {q}.")
         train_X, train_Y = check_observations(self.domain, train_X, train_Y, "train_X", "train_Y", allow_empty=True)
         if train_X.shape[0] < self.min_observations:
             raise ValueError(

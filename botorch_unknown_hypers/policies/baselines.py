@@ -38,6 +38,7 @@ from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
 from botorch.models import SingleTaskGP
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.thompson import thompson_maximizers
 from botorch_unknown_hypers.confidence import frequentist_beta
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
@@ -97,8 +98,7 @@ class FittedGPPolicy(Policy):
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
         check_kernel(kernel)
-        if not (isinstance(noise, (int, float)) and noise > 0):
-            raise ValueError(f"noise must be positive, got {noise!r}.")
+        check_positive("noise", noise)
         self.kernel = kernel
         self.ard = ard
         self.fit_outputscale = fit_outputscale
@@ -156,8 +156,7 @@ class MLEGPUCB(FittedGPPolicy):
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
         if beta is not None and not beta >= 0:
             raise ValueError(f"beta must be non-negative, got {beta}.")
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}.")
+        check_positive("delta", delta, upper=1.0)
         self.beta, self.B, self.R, self.delta = beta, B, R, delta
 
     def current_beta(self, model: SingleTaskGP) -> float:

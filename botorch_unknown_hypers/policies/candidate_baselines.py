@@ -27,6 +27,9 @@ from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, Roun
 class MLECandidates(CandidateSetPolicy):
     r"""GP-UCB with the maximum-marginal-likelihood member of :math:`U`, refreshed every round."""
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     name = "mle-candidates"
 
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
@@ -34,8 +37,6 @@ class MLECandidates(CandidateSetPolicy):
         self.state = RoundState()
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
         everyone = list(range(len(self.candidates)))
         model = self._model(train_X, train_Y, everyone)
         lml = model.log_marginal_likelihood()

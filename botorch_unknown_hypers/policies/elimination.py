@@ -228,6 +228,9 @@ class CandidateSetPolicy(Policy):
 class HEGPUCB(CandidateSetPolicy):
     r"""HE-GP-UCB (Alg. 1); see the module docstring and :class:`CandidateSetPolicy` for the args."""
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     min_observations = 0
     r"""Starts from its prior: no observation is needed."""
 
@@ -246,8 +249,6 @@ class HEGPUCB(CandidateSetPolicy):
         return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: he-gp-ucb proposes one point per round (q = 1), got {q}.")
         st = self.state
         alive = [u for u, a in enumerate(st.alive) if a]
         model = self._model(train_X, train_Y, alive)

@@ -45,6 +45,7 @@ import torch
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta, xi
@@ -146,6 +147,9 @@ class HyperparameterBalancing(Policy):
             instead of the latent one.
     """
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     name = "hb-gp-ucb"
     state_type: ClassVar[type[BalancingState]] = BalancingState
     xi_count: ClassVar[str] = "introduced"  # |A| in xi_t: "introduced" (Lemma B.1) or "active" (authors' code)
@@ -171,10 +175,8 @@ class HyperparameterBalancing(Policy):
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
         if not (noise_std >= 0 and math.isfinite(noise_std)):
             raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}.")
-        if not width_factor > 0:
-            raise ValueError(f"width_factor must be positive, got {width_factor}.")
+        check_positive("delta", delta, upper=1.0)
+        check_positive("width_factor", width_factor)
         if propose is not None and not callable(propose):
             raise ValueError("propose must be callable (t, policy) -> (spec, norms) | None.")
         if bound is not None and not callable(bound):
@@ -282,8 +284,6 @@ class HyperparameterBalancing(Policy):
 
     # ------------------------------------------------------------------ rule
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
         st = self.state
         if st.candidates is None:
             self._start(train_X, train_Y)

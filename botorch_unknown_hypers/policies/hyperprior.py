@@ -71,6 +71,9 @@ class HPGPTS(PriorSelectionPolicy):
         Other args: as :class:`~botorch_unknown_hypers.policies.prior_selection.PriorSelectionPolicy`.
     """
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     name = "hp-gp-ts"
     state_type: ClassVar[type[PriorState]] = HyperpriorState
 
@@ -120,8 +123,6 @@ class HPGPTS(PriorSelectionPolicy):
         return int(torch.multinomial(self.hyperposterior, 1, generator=self.generator))
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
         model = self._sync(train_X, train_Y)
         prior = self._choose_prior()
         # Alg. 2 lines 3-4: one posterior sample of p_t only, and its argmax

@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.regret_bounds import norm_bound
 from botorch_unknown_hypers.domains import Domain
@@ -110,8 +111,7 @@ class LNBGPUCB(LBGPUCB):
     def __init__(self, domain: Domain, N0: float = 1.0, norm_growth_exponent: float = 0.5, **kwargs: Any) -> None:
         if not (N0 > 0 and math.isfinite(N0)):
             raise ValueError(f"N0 must be positive and finite, got {N0}.")
-        if not norm_growth_exponent > 0:
-            raise ValueError(f"norm_growth_exponent must be positive, got {norm_growth_exponent}.")
+        check_positive("norm_growth_exponent", norm_growth_exponent)
         super().__init__(domain, **kwargs)
         self.N0 = float(N0)
         self.norm_growth_exponent = float(norm_growth_exponent)

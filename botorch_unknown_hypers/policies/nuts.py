@@ -48,6 +48,7 @@ from gpytorch.kernels import MaternKernel, RBFKernel
 from pyro.infer import MCMC, NUTS
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
@@ -155,6 +156,9 @@ class NUTSGPUCB(Policy):
         num_restarts, raw_samples: Acquisition optimisation on a box.
     """
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     name = "nuts-gp-ucb"
 
     def __init__(
@@ -174,8 +178,7 @@ class NUTSGPUCB(Policy):
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
         check_kernel(kernel)
-        if not (isinstance(noise, (int, float)) and noise > 0):
-            raise ValueError(f"noise must be positive, got {noise!r}.")
+        check_positive("noise", noise)
         if not (beta >= 0 and math.isfinite(beta)):
             raise ValueError(f"beta must be finite and >= 0, got {beta}.")
         if len(prior) != 2 or not all(p > 0 for p in prior):
@@ -208,8 +211,6 @@ class NUTSGPUCB(Policy):
             return torch.tensor(self.state.samples, dtype=self.dtype, device=self.device)
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: nuts-gp-ucb proposes one point per round (q = 1), got {q}.")
         theta = self._sample(train_X, train_Y)
         self.state.samples = theta.tolist()
         S = theta.numel()

@@ -80,6 +80,9 @@ class PEGPTS(PriorSelectionPolicy):
         >>> history = run(problem, PEGPTS(problem.domain), iterations=20)  # priors from the task
     """
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     name = "pe-gp-ts"
     state_type: ClassVar[type[PriorState]] = PriorEliminationState
     optimistic: ClassVar[bool] = False  # True: PE-GP-UCB's selection
@@ -137,8 +140,6 @@ class PEGPTS(PriorSelectionPolicy):
         return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
         model = self._sync(train_X, train_Y)
         st = self.state
         t = st.round + 1

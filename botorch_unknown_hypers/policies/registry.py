@@ -70,6 +70,15 @@ def list_methods() -> list[str]:
     return sorted(METHODS)
 
 
+def method_limits(name: str) -> tuple[int | None, int]:
+    r"""``(max_batch_size, min_observations)`` of the method registered as ``name``
+    (``(None, 0)`` for a factory that declares neither), known before any policy is built."""
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(list_methods())}.")
+    factory = METHODS[name]
+    return getattr(factory, "max_batch_size", None), getattr(factory, "min_observations", 0)
+
+
 def make_policy(
     name: str,
     domain: Domain,

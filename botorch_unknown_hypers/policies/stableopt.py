@@ -96,6 +96,9 @@ class HEStableOpt(CandidateSetPolicy):
         Other args: as :class:`~botorch_unknown_hypers.policies.elimination.CandidateSetPolicy`.
     """
 
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
     name = "he-stableopt"
     eliminate = True
 
@@ -113,8 +116,6 @@ class HEStableOpt(CandidateSetPolicy):
         return self._model(train_X, train_Y, alive), alive
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        if q != 1:
-            raise ValueError(f"q: {self.name} proposes one point per round (q = 1), got {q}.")
         model, alive = self._round_model(train_X, train_Y)
         betas = self._betas(model, self.state.round + 1).unsqueeze(-1)
         points = self.domain.points
