@@ -36,7 +36,7 @@ from botorch_unknown_hypers.executors import (
 )
 from botorch_unknown_hypers.policies.registry import list_methods, make_policy, method_limits
 from botorch_unknown_hypers.problems.registry import get_problem, list_problems, resolve_task_options
-from botorch_unknown_hypers.report import write_report
+from botorch_unknown_hypers.report import SOLVED_TOLERANCE, write_report
 from botorch_unknown_hypers.results import ResultsStore
 
 DEMO_PROBLEM = "berkenkamp"
@@ -307,8 +307,13 @@ def run_grid(
     return store
 
 
-def report(out: Path, extra: Sequence[Path] = ()) -> tuple[pd.DataFrame, list[Path]]:
-    r"""Report on ``out/results.csv`` merged with the results of the ``extra`` directories."""
+def report(out: Path, extra: Sequence[Path] = (), solved_tol: float = SOLVED_TOLERANCE) -> tuple[pd.DataFrame, list[Path]]:
+    r"""Report on ``out/results.csv`` merged with the results of the ``extra`` directories
+    (``solved_tol``: see :func:`~botorch_unknown_hypers.report.summarize`)."""
+    if isinstance(solved_tol, bool) or not isinstance(solved_tol, (int, float)) or not (
+        math.isfinite(solved_tol) and solved_tol >= 0
+    ):
+        raise CLIError(f"--solved-tol must be a finite number >= 0, got {solved_tol!r}.")
     frames = []
     for d in [Path(out), *map(Path, extra)]:
         store_path = d / "results.csv"
@@ -322,10 +327,10 @@ def report(out: Path, extra: Sequence[Path] = ()) -> tuple[pd.DataFrame, list[Pa
     df = df.drop_duplicates(["problem", "method", "seed", "iteration", "batch_index"], keep="first")
     if df.empty:
         raise CLIError(f"{Path(out) / 'results.csv'} holds no complete run.")
-    return write_report(df, out)
+    return write_report(df, out, solved_tol)
 
 
-def _print_summary(summary: pd.DataFrame) -> None:
+def _print_summary(summary: pd.DataFrame, solved_tol: float = SOLVED_TOLERANCE) -> None:
     cols = [
         "problem",
         "method",
@@ -335,10 +340,12 @@ def _print_summary(summary: pd.DataFrame) -> None:
         "simple_regret_se",
         "cumulative_regret_mean",
         "cumulative_regret_se",
+        "solved_seeds",
         "wall_time_per_run_s",
     ]
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.4g}".format):
         print(summary[cols].to_string(index=False))
+    print(f"solved_seeds: runs whose final simple regret is at most {solved_tol:g} (--solved-tol)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -402,6 +409,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep = sub.add_parser("report", help="write summary.csv and plots for a results directory")
     p_rep.add_argument("out", type=Path, help="results directory; summary.csv and plots are written here")
     p_rep.add_argument("more", type=Path, nargs="*", help="more results directories to merge (e.g. runs split over processes)")
+    p_rep.add_argument(
+        "--solved-tol",
+        type=float,
+        default=SOLVED_TOLERANCE,
+        help=f"a run is solved when its final simple regret is at most this (default {SOLVED_TOLERANCE:g})",
+    )
 
     p_demo = sub.add_parser("demo", help=f"short comparison of {' vs '.join(DEMO_METHODS)} on {DEMO_PROBLEM}")
     p_demo.add_argument("--out", type=Path, default=Path("buh-demo"))
@@ -448,8 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"results: {args.out / 'results.csv'}")
             return 0
         if args.command == "report":
-            summary, plots = report(args.out, args.more)
-            _print_summary(summary)
+            summary, plots = report(args.out, args.more, args.solved_tol)
+            _print_summary(summary, args.solved_tol)
             print(f"summary: {args.out / 'summary.csv'}")
             if (args.out / "prior_selection.csv").exists():
                 print(f"prior selection metrics: {args.out / 'prior_selection.csv'}")

@@ -64,8 +64,15 @@ def eps_regret_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def summarize(df: pd.DataFrame) -> pd.DataFrame:
+SOLVED_TOLERANCE = 1e-6
+r"""Default of ``solved_tol``: a run is *solved* when its final simple regret is at most this
+(in the objective's units; ``buh report --solved-tol`` changes it)."""
+
+
+def summarize(df: pd.DataFrame, solved_tol: float = SOLVED_TOLERANCE) -> pd.DataFrame:
     r"""The ``summary.csv`` table of a results frame.
+
+    ``solved_seeds`` counts the runs whose final simple regret is at most ``solved_tol``.
 
     Runs that recorded an :math:`\varepsilon`-regret (robust rules) also get
     ``eps_regret_final_*`` (the last round's) and ``best_eps_regret_*`` columns.
@@ -87,7 +94,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
                 "simple_regret_se": _sem(g["simple_regret"]),
                 "cumulative_regret_mean": g["cumulative_regret"].mean(),
                 "cumulative_regret_se": _sem(g["cumulative_regret"]),
-                "solved_seeds": int((g["simple_regret"] <= 1e-12).sum()),
+                "solved_seeds": int((g["simple_regret"] <= solved_tol).sum()),
                 "wall_time_per_run_s": g["run_time"].mean(),
             }
         )
@@ -120,17 +127,22 @@ def _band_lines(ax: plt.Axes, curves: pd.DataFrame, colors: dict[str, str] | Non
         ax.fill_between(g["iteration"], *band, color=line.get_color(), alpha=0.25, lw=0)
 
 
-def _band_panels(panels: list[tuple[pd.DataFrame, str]], problem: str, xlabel: str, path: Path, log_right: bool) -> None:
-    r"""Two panels of per-method mean curves with standard-error bands; ``panels``: (curves, title)."""
+def _band_panels(
+    panels: list[tuple[pd.DataFrame, str, str]], problem: str, xlabel: str, path: Path, log_right: bool
+) -> None:
+    r"""Two panels of per-method mean curves with standard-error bands; ``panels``: (curves,
+    title, y label). One colour per method in both panels, and a legend on each."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, (curves, title) in zip(axes, panels):
-        _band_lines(ax, curves)
+    colors = _method_colors(pd.concat([curves for curves, _, _ in panels]))
+    for ax, (curves, title, ylabel) in zip(axes, panels):
+        _band_lines(ax, curves, colors)
         ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
         ax.set_title(f"{title}: {problem}")
         ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     if log_right:
         axes[1].set_yscale("symlog", linthresh=1e-3)
-    axes[0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -139,8 +151,10 @@ def _band_panels(panels: list[tuple[pd.DataFrame, str]], problem: str, xlabel: s
 def plot_regret(df: pd.DataFrame, problem: str, path: Path) -> None:
     sub = df[df["problem"] == problem]
     panels = [
-        (_curves(sub, "cumulative_regret"), "Cumulative regret"),
-        (_curves(sub, "simple_regret"), "Best (simple) regret"),
+        (_curves(sub, "cumulative_regret"), "Cumulative regret",
+         r"cumulative regret $\sum_i f^* - f(x_i)$ (objective units)"),
+        (_curves(sub, "simple_regret"), "Best (simple) regret",
+         r"simple regret $f^* - \max_i f(x_i)$ (objective units)"),
     ]
     xlabel = "BO round t (0 = initial design)" if (sub["iteration"] == 0).any() else "BO round t"
     _band_panels(panels, problem, xlabel, path, log_right=True)
@@ -152,8 +166,11 @@ def plot_eps_regret(df: pd.DataFrame, problem: str, path: Path) -> bool:
     if eps.empty:
         return False
     panels = [
-        (eps.groupby(["method", "iteration"])[column].agg(["mean", _sem, "count"]).reset_index(), title)
-        for column, title in (("eps_regret", "epsilon-regret"), ("best_eps_regret", "Best epsilon-regret"))
+        (eps.groupby(["method", "iteration"])[column].agg(["mean", _sem, "count"]).reset_index(), title, ylabel)
+        for column, title, ylabel in (
+            ("eps_regret", "epsilon-regret", r"$\varepsilon$-regret of round t (objective units)"),
+            ("best_eps_regret", "Best epsilon-regret", r"best $\varepsilon$-regret so far (objective units)"),
+        )
     ]
     _band_panels(panels, problem, "BO round t", path, log_right=False)
     return True
@@ -173,13 +190,14 @@ def plot_selected(df: pd.DataFrame, problem: str, path: Path) -> bool:
     if sub.empty:
         return False
     fig, ax = plt.subplots(figsize=(6, 4))
+    colors = _method_colors(sub)
     lo, hi = sub["value"].min(), sub["value"].max()
     bins = np.geomspace(lo * 0.9, hi * 1.1, 30) if hi > lo else 10
     for method, g in sub.groupby("method"):
-        ax.hist(g["value"], bins=bins, alpha=0.5, label=method)
+        ax.hist(g["value"], bins=bins, histtype="step", lw=1.8, color=colors[method], label=method)
     ax.set_xscale("log")
     ax.set_xlabel("selected hyperparameter (length scale, unit-cube inputs)")
-    ax.set_ylabel("rounds")
+    ax.set_ylabel("number of BO rounds (all seeds)")
     ax.set_title(f"Selected hyperparameters: {problem}")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -388,9 +406,10 @@ def reference_entropy(q: float, num_priors: int) -> float:
 
 
 def _method_colors(frame: pd.DataFrame) -> dict[str, str]:
-    r"""The default colour cycle over the sorted methods (as in the regret plot of the same problem)."""
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    return {m: cycle[i % len(cycle)] for i, m in enumerate(sorted(frame["method"].unique()))}
+    r"""One distinct colour per sorted method: ``tab10`` up to 10 methods, ``tab20`` up to 20."""
+    methods = sorted(frame["method"].unique())
+    cmap = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")
+    return {m: cmap(i % cmap.N) for i, m in enumerate(methods)}
 
 
 def plot_active_priors(frame: pd.DataFrame, problem: str, num_priors: int, path: Path) -> bool:
@@ -475,7 +494,9 @@ def plot_prior_confusion(frame: pd.DataFrame, problem: str, labels: list[str], p
     return True
 
 
-def write_report(df: pd.DataFrame, out_dir: str | Path) -> tuple[pd.DataFrame, list[Path]]:
+def write_report(
+    df: pd.DataFrame, out_dir: str | Path, solved_tol: float = SOLVED_TOLERANCE
+) -> tuple[pd.DataFrame, list[Path]]:
     r"""Write ``summary.csv`` and the plots into ``out_dir``; returns (summary, plot paths).
 
     With prior-selection runs, also ``prior_selection.csv`` and their figures
@@ -484,7 +505,7 @@ def write_report(df: pd.DataFrame, out_dir: str | Path) -> tuple[pd.DataFrame, l
     out = Path(out_dir)
     if df.empty:
         raise ValueError(f"no results to report in {out}.")
-    summary = summarize(df)
+    summary = summarize(df, solved_tol)
     summary.to_csv(out / "summary.csv", index=False)
     frame = prior_selection_frame(df)
     labels = prior_labels(frame) if not frame.empty else {}

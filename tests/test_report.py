@@ -193,3 +193,10 @@ def test_prior_selection_outputs_only_with_diagnostics(tmp_path):
     pe_dir.mkdir()
     _, plots = write_report(only_pe, pe_dir)
     assert {p.name for p in plots} == {"regret_gp-toy.png", "active_priors_gp-toy.png", "confusion_gp-toy.png"}
+
+
+def test_solved_seeds_count_runs_within_the_tolerance():
+    df = _frame(with_eps=False)
+    finals = df.sort_values("iteration").groupby("seed")["simple_regret"].last()
+    for tol in (0.0, float(finals.min()), float(finals.max()), 1e9):
+        assert summarize(df, solved_tol=tol).iloc[0]["solved_seeds"] == int((finals <= tol).sum())
