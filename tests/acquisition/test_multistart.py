@@ -6,8 +6,9 @@ from functools import partial
 
 import pytest
 import torch
+from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.multistart import IndexedCandidateValues, select_restarts
+from botorch_unknown_hypers.acquisition.multistart import IndexedCandidateValues, maximize_per_candidate, select_restarts
 from botorch_unknown_hypers.acquisition.ucb import candidate_ucb_at
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -165,3 +166,17 @@ def test_serial_fallback_matches_parallel(monkeypatch):
     torch.testing.assert_close(v_ser, v_par, rtol=1e-5, atol=1e-6)
     direct = opt_mod.candidate_ucb_at(model, torch.full((3,), 1.5, dtype=torch.float64), X_ser.unsqueeze(1)).squeeze(-1)
     torch.testing.assert_close(direct, v_ser)
+
+
+def test_maximize_per_candidate_extra_starts_are_validated_and_used():
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    peak = torch.tensor([0.731, 0.259], dtype=torch.float64)
+
+    def values(Xk):  # K x m x d -> K x m; a needle at `peak` that raw samples miss
+        return torch.exp(-((Xk - peak) ** 2).sum(-1) / 1e-6).expand(Xk.shape[:-1])
+
+    X0, v0 = maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, seed=0)
+    X1, v1 = maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, seed=0, extra_starts=peak[None] + 1e-4)
+    assert (v0 < 1e-3).all() and (v1 > 0.99).all()
+    with pytest.raises(ValueError, match="extra_starts"):
+        maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, extra_starts=peak)

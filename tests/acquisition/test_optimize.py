@@ -7,7 +7,7 @@ import torch
 from botorch.acquisition import UpperConfidenceBound
 from botorch.optim import optimize_acqf
 
-from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_per_candidate
+from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_per_candidate, random_argmax
 from botorch_unknown_hypers.acquisition.ucb import candidate_ucb_at
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -181,3 +181,11 @@ def test_optimize_ucb_joint_finds_the_best_candidate_and_point():
     assert k == int(ucb.max(dim=-1).values.argmax())
     assert float(value) == pytest.approx(float(best), abs=1e-4)
     assert float(value) >= float(best) - 1e-4 and 0 <= float(x) <= 1
+
+
+def test_random_argmax_breaks_exact_ties_with_the_generator():
+    values = torch.tensor([[0.0, 2.0, 1.0], [2.0, -1.0, 2.0]])
+    picks = {random_argmax(values, torch.Generator().manual_seed(s)) for s in range(40)}
+    assert picks == {1, 3, 5}
+    assert random_argmax(values, torch.Generator().manual_seed(3)) == random_argmax(values, torch.Generator().manual_seed(3))
+    assert random_argmax(torch.tensor([0.0, 3.0, 1.0]), torch.Generator()) == 1

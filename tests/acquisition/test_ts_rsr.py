@@ -1,63 +1,19 @@
+"""Tests of TS-RSR (botorch_unknown_hypers.acquisition.ts_rsr); the conditioned variances it uses
+are tested in test_pending.py, the posterior-mean maximiser and random-point sampler in test_thompson.py."""
+
 import math
 
 import pytest
 import torch
-from botorch.models import SingleTaskGP
-from gpytorch.kernels import MaternKernel, ScaleKernel
-from gpytorch.means import ZeroMean
 
+from botorch_unknown_hypers.acquisition.pending import condition_on_pending, conditional_posterior_variance
 from botorch_unknown_hypers.acquisition.ts_rsr import RegretToSigmaRatio, gen_ts_rsr_batch_box, gen_ts_rsr_batch_pool
-from botorch_unknown_hypers.acquisition.pending import conditional_posterior_variance, observation_noise_variance
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-
-SPEC = SurrogateSpec(kernel="matern52", lengthscale=(0.6,), outputscale=1.0, noise_variance=1e-4)
-BOUNDS = torch.tensor([[-2.0, -2.0], [2.0, 2.0]], dtype=torch.float64)
-
-
-def _data(n=15, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    X = torch.rand(n, 2, generator=g, dtype=torch.float64) * 4 - 2
-    Y = 2.0 + 4.0 * torch.sin(2 * X[:, :1]) * torch.cos(X[:, 1:])
-    return X, Y
-
-
-def _gp_without_transform(X, Y, noise):
-    covar = ScaleKernel(MaternKernel(nu=2.5))
-    model = SingleTaskGP(X, Y, covar_module=covar, mean_module=ZeroMean(), outcome_transform=None)
-    covar.base_kernel.lengthscale = 0.6
-    covar.outputscale = 1.0
-    model.likelihood.noise = noise
-    return model.eval()
-
-
-def test_conditional_variance_equals_gp_that_observed_pending_points():
-    X, Y = _data()
-    Q = torch.tensor([[0.1, 0.2], [0.5, -0.3], [0.1, 0.25]], dtype=torch.float64)
-    Xs = torch.rand(20, 1, 2, dtype=torch.float64) * 4 - 2
-    # Without an outcome transform: a brute-force GP on X u Q (values irrelevant).
-    model = _gp_without_transform(X, Y, 1e-4)
-    mean, var = conditional_posterior_variance(model, Xs, Q)
-    brute = _gp_without_transform(torch.cat([X, Q]), torch.cat([Y, torch.zeros(3, 1, dtype=X.dtype)]), 1e-4)
-    assert torch.allclose(var, brute.posterior(Xs).variance[..., 0, 0], atol=1e-8)
-    assert torch.allclose(mean, model.posterior(Xs).mean[..., 0, 0], atol=1e-12)  # mean not conditioned
-    # With Standardize (the paper surrogate): the same in standardised units times sd(y)^2.
-    fixed = fixed_hyperparameter_gp(X, Y, SPEC)
-    _, var_f = conditional_posterior_variance(fixed, Xs, Q)
-    assert torch.allclose(var_f, Y.std() ** 2 * brute.posterior(Xs).variance[..., 0, 0], atol=1e-8)
-    noise = observation_noise_variance(fixed, Q)
-    assert torch.allclose(noise, Y.std() ** 2 * 1e-4 * torch.ones(3, dtype=X.dtype), rtol=1e-8)
-
-
-def test_repeated_pending_point_keeps_variance_positive():
-    X, Y = _data()
-    model = fixed_hyperparameter_gp(X, Y, SPEC)
-    x = torch.tensor([[[0.3, 0.3]]], dtype=torch.float64)
-    _, var = conditional_posterior_variance(model, x, x[0].expand(2, 2))
-    assert float(var) > 0
+from tests.acquisition.surrogate_helpers import BOUNDS, SPEC, surrogate_data
 
 
 def test_acquisition_value_is_negative_ratio():
-    X, Y = _data()
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     Q = torch.tensor([[0.0, 0.0]], dtype=torch.float64)
     acqf = RegretToSigmaRatio(model, f_star=10.0, X_pending=Q)
@@ -79,7 +35,7 @@ def _brute_pool_batch(model, points, f_star):
 
 
 def test_pool_batch_matches_brute_force_and_diagnostics():
-    X, Y = _data()
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     points = torch.rand(150, 2, generator=torch.Generator().manual_seed(3), dtype=torch.float64) * 4 - 2
     idx, info = gen_ts_rsr_batch_pool(model, points, 6, torch.Generator().manual_seed(1))
@@ -98,7 +54,7 @@ def test_pool_batch_matches_brute_force_and_diagnostics():
 
 def test_pool_samples_have_the_max_distribution():
     """f* of a slot is the max of an exact joint posterior sample (App. C redraws off)."""
-    X, Y = _data(n=6)
+    X, Y = surrogate_data(n=6)
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     points = torch.linspace(-2, 2, 25, dtype=torch.float64).unsqueeze(-1).expand(25, 2).contiguous()
     _, info = gen_ts_rsr_batch_pool(model, points, 400, torch.Generator().manual_seed(0), max_resamples=0)
@@ -110,7 +66,7 @@ def test_pool_samples_have_the_max_distribution():
 
 
 def test_resampling_rule():
-    X, Y = _data()
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     points = torch.rand(200, 2, generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 4 - 2
     _, raw = gen_ts_rsr_batch_pool(model, points, 300, torch.Generator().manual_seed(0), max_resamples=0)
@@ -122,7 +78,7 @@ def test_resampling_rule():
 
 
 def test_box_batch_slots_and_determinism():
-    X, Y = _data()
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     kw = dict(num_restarts=10, raw_samples=512)
     Xb, info = gen_ts_rsr_batch_box(model, BOUNDS, X, 4, torch.Generator().manual_seed(0), **kw)
@@ -144,18 +100,16 @@ def test_box_batch_slots_and_determinism():
 
 
 def test_bad_arguments():
-    X, Y = _data()
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     with pytest.raises(ValueError, match="q"):
         gen_ts_rsr_batch_pool(model, X, 0, torch.Generator())
     with pytest.raises(ValueError, match="max_resamples"):
         gen_ts_rsr_batch_pool(model, X, 2, torch.Generator(), max_resamples=-1)
-    with pytest.raises(ValueError, match="batch_shape x 1 x d"):
-        conditional_posterior_variance(model, X.unsqueeze(0), None)
 
 
 def test_log_form_is_a_monotone_transform_of_the_ratio():
-    X, Y = _data()
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     Q = torch.tensor([[0.0, 0.0]], dtype=torch.float64)
     f_star = float(model.posterior(X).mean.max()) + 1.0
@@ -166,10 +120,8 @@ def test_log_form_is_a_monotone_transform_of_the_ratio():
     assert torch.equal(raw.argsort(), log.argsort())
 
 
-def test_rank_one_conditioned_model_gives_the_conditional_variance():
-    from botorch_unknown_hypers.acquisition.pending import condition_on_pending
-
-    X, Y = _data()
+def test_conditioned_model_option_gives_the_same_ratio():
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     Q = torch.tensor([[0.1, 0.2], [0.5, -0.3], [0.1, 0.25]], dtype=torch.float64)
     model.posterior(X[:1])
@@ -177,30 +129,17 @@ def test_rank_one_conditioned_model_gives_the_conditional_variance():
     for i in range(3):
         cond = condition_on_pending(cond, Q[i : i + 1])
     Xs = torch.rand(20, 1, 2, dtype=torch.float64) * 4 - 2
-    _, var = conditional_posterior_variance(model, Xs, Q)
-    assert torch.allclose(cond.posterior(Xs).variance[..., 0, 0], var, atol=1e-8)
     f_star = float(model.posterior(X).mean.max()) + 0.5
     a = RegretToSigmaRatio(model, f_star, X_pending=Q)(Xs)
     b = RegretToSigmaRatio(model, f_star, X_pending=Q, conditioned_model=cond, predictive=False)(Xs)
     assert torch.allclose(a, b, atol=1e-8)
 
 
-def test_conditioned_model_keeps_the_mean_frozen():
-    from botorch_unknown_hypers.acquisition.pending import condition_on_pending
-
-    X, Y = _data()
-    model = fixed_hyperparameter_gp(X, Y, SPEC)
-    model.posterior(X[:1])
-    cond = condition_on_pending(condition_on_pending(model, X[:1] * 0.5), X[1:2] * 0.5)
-    Xs = torch.rand(30, 1, 2, dtype=torch.float64) * 4 - 2
-    assert torch.allclose(cond.posterior(Xs).mean, model.posterior(Xs).mean, atol=1e-8)
-
-
 def test_works_on_one_candidate_of_a_candidate_model():
     from botorch_unknown_hypers.candidates import KernelCandidates
     from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 
-    X, Y = _data()
+    X, Y = surrogate_data()
     cands = KernelCandidates.from_lengthscales(torch.tensor([0.8, 0.4], dtype=torch.float64))
     model = CandidateGP(X, Y, cands).select(1)
     Q = torch.tensor([[0.3, -0.4]], dtype=torch.float64)
@@ -213,18 +152,10 @@ def test_works_on_one_candidate_of_a_candidate_model():
 
 def test_authors_random_point_f_star_option():
     """f_star_points=N: f* is the max of a joint sample over N random points plus argmax mu, so it
-    never exceeds the continuous sample maximum in law, and it still obeys the App. C rule."""
-    from botorch_unknown_hypers.acquisition.thompson import max_posterior_mean_box, random_point_sampler
-
-    X, Y = _data()
+    never exceeds the continuous sample maximum in law, and it still obeys the App. C rule
+    (the sampler itself is tested in test_thompson.py)."""
+    X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
-    max_mean, x_best = max_posterior_mean_box(model, BOUNDS, X, 5, 128, 0)
-    assert x_best.shape == (1, 2)
-    assert float(model.posterior(x_best).mean) == pytest.approx(max_mean, abs=1e-9)
-    g = torch.Generator().manual_seed(0)
-    few = random_point_sampler(model, BOUNDS, 5, x_best, g).draw(300, g).amax(dim=0)
-    many = random_point_sampler(model, BOUNDS, 1000, x_best, g).draw(300, g).amax(dim=0)
-    assert few.shape == (300,) and few.mean() < many.mean()  # more points, larger maxima
     kw = dict(num_restarts=4, raw_samples=64)
     Xb, info = gen_ts_rsr_batch_box(model, BOUNDS, X, 4, torch.Generator().manual_seed(0), f_star_points=200, **kw)
     assert Xb.shape == (4, 2)

@@ -2,25 +2,23 @@
 
 Every expected value is computed here, independently of the model: posteriors
 with the textbook formula per prior (one ``torch.linalg.solve`` each, float64),
-evidences with ``torch.distributions.MultivariateNormal``, kernels against their
-closed forms, SciPy's Bessel-function Matérn and GPyTorch's kernels (with the
-convention conversions the module documents), and samples against the exact
-posterior moments with tolerances derived from the sample size.
+evidences with ``torch.distributions.MultivariateNormal``, and samples against
+the exact posterior moments with tolerances derived from the sample size. The
+priors themselves are tested in test_tabular_priors.py, the paper's kernels and
+tasks in tests/problems/test_prior_tasks.py.
 """
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
-import scipy.special
 import torch
 from botorch.posteriors.gpytorch import GPyTorchPosterior
-from gpytorch.kernels import MaternKernel, PeriodicKernel, RBFKernel, RQKernel
 
 from botorch_unknown_hypers.models import TabularPriorGP, TabularPriors
-from botorch_unknown_hypers.problems.prior_tasks import NUM_HILLS, TALL_HILLS, hill_means, hill_task_priors, kernel_task_priors, lengthscale_task_priors, paper_arms, paper_linear, paper_matern, paper_periodic, paper_rbf, paper_rq
+from botorch_unknown_hypers.problems.prior_tasks import hill_task_priors, kernel_task_priors, lengthscale_task_priors
+from tests.models.tabular_helpers import NOISE, small_priors
 
 DEVICES = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
 DTYPES = [torch.float32, torch.float64]
@@ -28,7 +26,6 @@ TOLERANCE = {
     torch.float64: {"rtol": 1e-8, "atol": 1e-8},
     torch.float32: {"rtol": 1e-3, "atol": 1e-3},
 }
-NOISE = 0.25**2
 # Repeated arms on purpose (2, 5 twice; arm 0 is where the linear prior has zero variance).
 OBSERVED_ARMS = [2, 5, 5, 9, 2, 11, 0]
 OBSERVED_Y = [0.3, -0.2, -0.1, 0.8, 0.25, -0.5, 0.05]
@@ -37,28 +34,6 @@ OBSERVED_Y = [0.3, -0.2, -0.1, 0.8, 0.25, -0.5, 0.05]
 # --------------------------------------------------------------------------- #
 # Fixtures and independent references
 # --------------------------------------------------------------------------- #
-
-
-def small_priors(dtype=torch.float64, device="cpu", num_arms=12) -> TabularPriors:
-    r"""Five priors on ``num_arms`` arms of [0, 6]: four kernels and a rank-one linear one, non-zero means."""
-    arms = torch.linspace(0, 6, num_arms, dtype=dtype, device=device).unsqueeze(-1)
-    kernels = [
-        paper_rbf(1.0),
-        paper_matern(1.5, 2.0),
-        paper_periodic(2.5, 1.0),
-        paper_linear(0.2**2),
-        paper_rq(0.5, 1.0),
-    ]
-    means = [
-        lambda X: 0.3 * torch.sin(X[:, 0]),
-        lambda X: torch.zeros_like(X[:, 0]),
-        lambda X: 0.1 * X[:, 0] - 0.2,
-        lambda X: torch.zeros_like(X[:, 0]),
-        lambda X: torch.full_like(X[:, 0], 0.5),
-    ]
-    return TabularPriors.from_kernels(
-        arms, kernels, means, noise=NOISE, names=["se", "m32", "per", "lin", "rq"]
-    )
 
 
 def observed(dtype=torch.float64, device="cpu"):
@@ -377,180 +352,8 @@ def test_condition_on_observations_and_functional_variants():
 
 
 # --------------------------------------------------------------------------- #
-# Kernels in the paper's conventions
+# Validation
 # --------------------------------------------------------------------------- #
-
-
-def _x(*values):
-    return torch.tensor(values, dtype=torch.float64).unsqueeze(-1)
-
-
-def _d(value):
-    r"""A float64 hyperparameter (a Python float would pass through float32 in GPyTorch's setter)."""
-    return torch.tensor(value, dtype=torch.float64)
-
-
-def test_rbf_convention():
-    assert paper_rbf(1.0)(_x(0.0), _x(1.0)).item() == pytest.approx(math.exp(-1.0), rel=1e-15)
-    assert paper_rbf(2.0)(_x(0.0), _x(3.0)).item() == pytest.approx(math.exp(-9 / 4), rel=1e-15)
-    X = torch.rand(7, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * 3
-    gp = RBFKernel().double()
-    gp.lengthscale = _d(1.5 / math.sqrt(2))  # paper l = sqrt(2) * GPyTorch l
-    torch.testing.assert_close(paper_rbf(1.5)(X, X[:4]), gp(X, X[:4]).to_dense(), rtol=1e-12, atol=1e-14)
-
-
-@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5])
-def test_matern_closed_forms(nu):
-    r = torch.linspace(0.01, 5, 40, dtype=torch.float64)
-    lengthscale = 1.3
-    values = paper_matern(nu, lengthscale)(_x(0.0), r.unsqueeze(-1))[0]
-    s = (math.sqrt(2 * nu) * r / lengthscale).numpy()
-    bessel = 2 ** (1 - nu) / math.gamma(nu) * s**nu * scipy.special.kv(nu, s)
-    torch.testing.assert_close(values, torch.as_tensor(bessel), rtol=1e-10, atol=1e-12)
-    gp = MaternKernel(nu=nu).double()
-    gp.lengthscale = _d(lengthscale)
-    X = torch.rand(6, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * 4
-    torch.testing.assert_close(paper_matern(nu, lengthscale)(X, X), gp(X, X).to_dense(), rtol=1e-10, atol=1e-12)
-    with pytest.raises(ValueError, match="nu"):
-        paper_matern(3.5, 1.0)
-
-
-def test_periodic_convention():
-    grid = torch.linspace(0, 10, 2001, dtype=torch.float64).unsqueeze(-1)
-    values = paper_periodic(5.0, 1.0)(_x(0.0), grid)[0]
-    assert values.min().item() == pytest.approx(math.exp(-0.5), rel=1e-12)  # at x = 2.5, 7.5
-    assert values[1000].item() == pytest.approx(1.0)  # x = 5, one period
-    gp = PeriodicKernel().double()
-    gp.period_length = _d(5.0)
-    gp.lengthscale = _d(4.0 * 0.7)  # paper l = GPyTorch l / 4
-    X = torch.rand(6, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(2)) * 20
-    torch.testing.assert_close(paper_periodic(5.0, 0.7)(X, X), gp(X, X).to_dense(), rtol=1e-10, atol=1e-12)
-
-
-def test_linear_and_rq_conventions():
-    arms = paper_arms()
-    linear = paper_linear(0.05**2)(arms, arms)
-    assert linear.max().item() == pytest.approx(1.0, rel=1e-14)
-    assert linear.argmax().item() == 500 * 500 - 1  # at x = x' = 20
-    assert torch.linalg.matrix_rank(linear).item() == 1
-    assert paper_rq(0.5, 1.0)(_x(0.0), _x(2.0)).item() == pytest.approx((1 + 4.0) ** -0.5)
-    gp = RQKernel().double()
-    gp.alpha, gp.lengthscale = _d(0.5), _d(1.7)
-    X = torch.rand(6, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(3)) * 4
-    torch.testing.assert_close(paper_rq(0.5, 1.7)(X, X), gp(X, X).to_dense(), rtol=1e-10, atol=1e-12)
-    with pytest.raises(ValueError, match="lengthscale"):
-        paper_rbf(0.0)
-
-
-# --------------------------------------------------------------------------- #
-# Task builders
-# --------------------------------------------------------------------------- #
-
-
-def test_task_builders_sizes_and_scale():
-    arms = torch.linspace(0, 20, 500, dtype=torch.float64).unsqueeze(-1)
-    for builder, size in ((kernel_task_priors, 6), (lengthscale_task_priors, 4), (hill_task_priors, 5)):
-        priors = builder()
-        assert len(priors) == size and priors.num_arms == 500 and priors.noise == NOISE
-        assert torch.equal(priors.arms, arms)
-        assert priors.covariances.max() <= 1 + 1e-12  # "scaled s.t. k <= 1"
-        assert len(set(priors.labels())) == size
-    kernel = kernel_task_priors()
-    assert (kernel.means == 0).all()
-    diag = kernel.covariances.diagonal(dim1=-2, dim2=-1)
-    torch.testing.assert_close(diag[[0, 1, 2, 3, 5]], torch.ones(5, 500, dtype=torch.float64))
-    torch.testing.assert_close(diag[4], 0.05**2 * arms[:, 0] ** 2)
-    # SE, l = 1 from the lengthscale set equals the kernel task's SE.
-    torch.testing.assert_close(lengthscale_task_priors().covariances[2], kernel.covariances[0])
-    f32 = kernel_task_priors(dtype=torch.float32)
-    assert f32.covariances.dtype == torch.float32
-
-
-def test_hill_means_reconstruction():
-    priors = hill_task_priors()
-    x = priors.arms[:, 0]
-    means = priors.means
-    base = means[0]
-    assert (base[x > 10] == 0).all()
-    assert (base >= 0).all() and base.max() <= 1.0
-    # Ten hills on [0, 10]: ten strict local maxima, one per unit interval, of height ~1.
-    interior = (base[1:-1] > base[:-2]) & (base[1:-1] > base[2:])
-    peaks = x[1:-1][interior]
-    assert peaks.shape == (NUM_HILLS,)
-    torch.testing.assert_close(peaks.floor(), torch.arange(NUM_HILLS, dtype=torch.float64))
-    assert (base[1:-1][interior] > 0.99).all()
-    # Means 1..4: exactly one hill doubled, all other points identical.
-    for row, hill in enumerate(TALL_HILLS, start=1):
-        diff = means[row] - base
-        on_hill = (x >= hill - 1) & (x <= hill)
-        assert (diff[~on_hill] == 0).all()
-        torch.testing.assert_close(diff[on_hill], base[on_hill])  # the same bump again: height doubled
-    # All five share the SE(l = 1) covariance.
-    torch.testing.assert_close(priors.covariances, paper_rbf(1.0)(priors.arms, priors.arms).expand(5, -1, -1))
-    custom = hill_means(priors.arms, hill_height=0.5, tall_hills=[1, 10])
-    assert custom.shape == (3, 500) and custom[0].max() <= 0.5
-    with pytest.raises(ValueError, match="tall_hills"):
-        hill_means(priors.arms, tall_hills=[11])
-
-
-# --------------------------------------------------------------------------- #
-# Validation and persistence
-# --------------------------------------------------------------------------- #
-
-
-def test_tabular_priors_validation():
-    priors = small_priors()
-    arms, means, cov = priors.arms, priors.means, priors.covariances
-    cases = {
-        "arms": {"arms": arms[:, 0]},
-        "means": {"means": means[:, :5]},
-        "covariances": {"covariances": cov[:, :5]},
-    }
-    for name, override in cases.items():
-        kwargs = {"arms": arms, "means": means, "covariances": cov, "noise": NOISE} | override
-        with pytest.raises(ValueError, match=name):
-            TabularPriors(**kwargs)
-    bad = cov.clone()
-    bad[0, 0, 1] += 0.1
-    with pytest.raises(ValueError, match="symmetric"):
-        TabularPriors(arms, means, bad, NOISE)
-    nan = means.clone()
-    nan[1, 2] = float("nan")
-    with pytest.raises(ValueError, match="means"):
-        TabularPriors(arms, nan, cov, NOISE)
-    for noise in (0.0, -1.0, float("inf")):
-        with pytest.raises(ValueError, match="noise"):
-            TabularPriors(arms, means, cov, noise)
-    with pytest.raises(ValueError, match="names"):
-        TabularPriors(arms, means, cov, NOISE, names=["a"])
-    with pytest.raises(ValueError, match="means"):
-        TabularPriors(arms, means.float(), cov, NOISE)
-    # Tiny asymmetry (rounding) is accepted and removed.
-    tiny = cov.clone()
-    tiny[0, 0, 1] += 1e-12
-    fixed = TabularPriors(arms, means, tiny, NOISE)
-    assert torch.equal(fixed.covariances, fixed.covariances.transpose(-1, -2))
-
-
-def test_tabular_priors_subset_to_and_dict_roundtrip():
-    priors = small_priors()
-    assert len(priors) == 5 and priors.labels() == ["se", "m32", "per", "lin", "rq"]
-    sub = priors.subset([3, 1])
-    assert sub.labels() == ["lin", "m32"]
-    torch.testing.assert_close(sub.covariances, priors.covariances[[3, 1]])
-    with pytest.raises(ValueError, match="indices"):
-        priors.subset([7])
-    state = json.loads(json.dumps(priors.to_dict()))
-    back = TabularPriors.from_dict(state)
-    for name in ("arms", "means", "covariances"):
-        torch.testing.assert_close(getattr(back, name), getattr(priors, name), rtol=0, atol=0)
-    assert back.noise == priors.noise and back.names == priors.names
-    with pytest.raises(ValueError, match="state"):
-        TabularPriors.from_dict({"type": "kernel"})
-    f32 = priors.to(dtype=torch.float32)
-    assert f32.means.dtype == torch.float32 and f32.labels() == priors.labels()
-    unnamed = TabularPriors(priors.arms, priors.means, priors.covariances, NOISE)
-    assert unnamed.labels() == ["p0", "p1", "p2", "p3", "p4"]
 
 
 def test_model_validation():

@@ -1,60 +1,33 @@
-"""Tests of the TS-RSR paper's batch baselines and qLogNEI (policies/batch_baselines.py)."""
+"""Tests of the TS-RSR paper's sequential batch baselines and qLogNEI (policies/batch_baselines.py):
+BUCB, UCB-PE, the Kriging believer and the shared loop of every batch baseline.
+
+The sampling baselines (gp-ts, sp, dpp-ts) are tested in test_batch_sampling.py; the shared
+set-up is in batch_helpers.py and conftest.py.
+"""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 import torch
-from botorch.models.deterministic import GenericDeterministicModel
 
-from botorch_unknown_hypers.acquisition.pending import observation_noise_variance
+from botorch_unknown_hypers.acquisition.pending import ConditionalUCB, observation_noise_variance
+from botorch_unknown_hypers.domains import FiniteDomain
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 from botorch_unknown_hypers.policies.batch_baselines import BUCB, UCBPE, KrigingBelieverEI, QLogNEI, bucb_beta
-from botorch_unknown_hypers.policies.batch_sampling import DPPThompsonSampling, StochasticPolicy, boltzmann_probabilities, dpp_acceptance_probability, dpp_log_det
-from botorch_unknown_hypers.policies.registry import METHODS
-
-BATCH_BASELINES = {name: METHODS[name] for name in ("gp-ts", "bucb", "ucbpe", "sp", "kb-ei", "dpp-ts", "qlognei")}
-from botorch_unknown_hypers.acquisition.pending import ConditionalUCB
-from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
-
-SPEC = {"kernel": "matern52", "lengthscale": 0.7, "outputscale": 1.0, "noise_variance": 1e-6}
-FAST = dict(num_restarts=2, raw_samples=32)
-LO, HI = -2.0, 2.0
-DT = torch.float64
-
-
-def objective(X: torch.Tensor) -> torch.Tensor:
-    return (torch.sin(2.0 * X[:, :1]) + torch.cos(1.5 * X[:, 1:]) - 0.2 * (X**2).sum(-1, keepdim=True))
-
-
-def make(name: str, domain, seed: int = 3, **options):
-    return BATCH_BASELINES[name](domain, seed=seed, surrogate="paper", surrogate_spec=SPEC, **FAST, **options)
-
-
-@pytest.fixture(scope="module")
-def box():
-    return BoxDomain(torch.tensor([[LO, LO], [HI, HI]], dtype=DT))
-
-
-@pytest.fixture(scope="module")
-def box_data():
-    g = torch.Generator().manual_seed(0)
-    X = LO + (HI - LO) * torch.rand(15, 2, dtype=DT, generator=g)
-    return X, objective(X)
-
-
-@pytest.fixture(scope="module")
-def pool():
-    g = torch.Generator().manual_seed(1)
-    return FiniteDomain(LO + (HI - LO) * torch.rand(30, 2, dtype=DT, generator=g))
-
-
-@pytest.fixture(scope="module")
-def pool_data(pool):
-    X = pool.points[:10]
-    return X, objective(X)
+from tests.policies.batch_helpers import (
+    BATCH_BASELINES,
+    DT,
+    FAST,
+    HI,
+    LO,
+    SPEC,
+    check_batch_in_domain_deterministic_and_resumable,
+    make,
+    objective,
+    pool_index,
+)
 
 
 def brute_force_variance(train_X, train_Y, extra_X, X):
@@ -76,53 +49,16 @@ def brute_force_variance(train_X, train_Y, extra_X, X):
     return var * ratio
 
 
-def pool_index(pool, X):
-    idx = pool.index_of(X)
-    assert (idx >= 0).all()
-    return idx.tolist()
-
-
 # --------------------------------------------------------------------------- #
 # all policies: domain, diversity, determinism, JSON state round trip
 # --------------------------------------------------------------------------- #
 
-# Policies whose batch cannot repeat a point on a pool (TS, SP and DPP-TS draw at random).
-NO_REPEATS_ON_POOL = {"bucb", "ucbpe", "kb-ei", "qlognei"}
-
 
 @pytest.mark.parametrize("kind", ["box", "pool"])
-@pytest.mark.parametrize("name", sorted(BATCH_BASELINES))
+@pytest.mark.parametrize("name", ["bucb", "kb-ei", "qlognei", "ucbpe"])
 def test_batch_in_domain_deterministic_and_resumable(name, kind, box, box_data, pool, pool_data):
     domain, (X, Y) = (box, box_data) if kind == "box" else (pool, pool_data)
-    q = 4
-    first = make(name, domain, seed=3)
-    assert first.name == name
-    torch.manual_seed(123)
-    rng_before = torch.get_rng_state()
-    batch = first.suggest(X, Y, q=q)
-    assert torch.equal(torch.get_rng_state(), rng_before)  # the caller's RNG is untouched
-    assert batch.shape == (q, 2)
-    assert domain.contains(batch).all()
-    assert first.selected == [SurrogateSpec.from_dict(SPEC).label()] * q
-    assert first.n_candidates == 1 and first.state.n == 1
-    n_distinct = torch.unique(batch, dim=0).shape[0]
-    if kind == "box" or name in NO_REPEATS_ON_POOL:
-        assert torch.pdist(batch).min() > 1e-4
-    else:
-        assert n_distinct >= 2
-
-    # Deterministic given the seed.
-    twin = make(name, domain, seed=3)
-    assert torch.equal(twin.suggest(X, Y, q=q), batch)
-
-    # JSON round trip into a fresh policy (other seed) gives the same next batch.
-    state = json.loads(json.dumps(first.state_dict()))
-    fresh = make(name, domain, seed=99)
-    fresh.load_state_dict(state)
-    assert fresh.state.n == 1 and fresh.state.history == first.state.history
-    X2, Y2 = torch.cat([X, batch]), torch.cat([Y, objective(batch)])
-    assert torch.equal(fresh.suggest(X2, Y2, q=q), first.suggest(X2, Y2, q=q))
-    assert first.state.n == 2
+    check_batch_in_domain_deterministic_and_resumable(name, kind, domain, X, Y)
 
 
 @pytest.mark.parametrize(
@@ -131,11 +67,7 @@ def test_batch_in_domain_deterministic_and_resumable(name, kind, box, box_data, 
         ("bucb", {"num_points": 0}),
         ("bucb", {"delta": 1.5}),
         ("ucbpe", {"use_variance_bug": "yes"}),
-        ("sp", {"num_points": -1}),
-        ("sp", {"n_init": -2}),
         ("kb-ei", {"update_best_f": 1}),
-        ("dpp-ts", {"mcmc_steps": -1}),
-        ("dpp-ts", {"dpp_lambda": 0.0}),
     ],
 )
 def test_bad_options_name_the_argument(name, options, box):
@@ -233,38 +165,6 @@ def test_ucbpe_points_maximise_conditioned_variance(bug, pool, pool_data):
 
 
 # --------------------------------------------------------------------------- #
-# SP
-# --------------------------------------------------------------------------- #
-
-
-def test_sp_frequencies_match_boltzmann_probabilities():
-    means = torch.tensor([0.0, 0.4, 0.8, 1.2, 1.6, 2.0], dtype=DT)
-    pool = FiniteDomain(torch.stack([means, torch.zeros_like(means)], dim=-1))
-    policy = StochasticPolicy(pool, seed=5, surrogate="paper", surrogate_spec=SPEC, n_init=10)
-    # A model whose posterior mean is the first coordinate: the constructed mean.
-    policy.build_model = lambda X, Y: GenericDeterministicModel(lambda Z: Z[..., :1])
-    draws = 6000
-    batch = policy.suggest(pool.points[:2], torch.zeros(2, 1, dtype=DT), q=draws)
-    beta = 3.0 * math.log(0 + 10 + 1) / 2.0  # C_range = max mu - min mu = 2
-    expected = torch.softmax(beta * means, dim=0)
-    assert policy.last_info["beta"] == pytest.approx(beta, rel=1e-12)
-    counts = torch.bincount(torch.tensor(pool_index(pool, batch)), minlength=6).to(DT)
-    chi2 = float(((counts - draws * expected) ** 2 / (draws * expected)).sum())
-    assert chi2 < 25.0  # 5 degrees of freedom: P(chi2 > 25) ~ 1e-4
-    probs, beta_fn = boltzmann_probabilities(means, 0, 10)
-    assert torch.allclose(probs, expected) and beta_fn == pytest.approx(beta)
-
-
-def test_sp_uniform_when_mean_is_flat_and_n_init_recorded():
-    points = torch.linspace(0, 1, 5, dtype=DT).unsqueeze(-1)
-    probs, beta = boltzmann_probabilities(torch.full((5,), 3.0, dtype=DT) + 1e-3 * points.squeeze(-1), 0, 15)
-    assert beta == 0.0 and torch.allclose(probs, torch.full((5,), 0.2, dtype=DT))
-    policy = StochasticPolicy(FiniteDomain(points), seed=0, surrogate="paper", surrogate_spec=SPEC)
-    policy.suggest(points[:3], torch.tensor([[0.0], [1.0], [0.5]], dtype=DT), q=2)
-    assert policy.state.n_init == 3 and policy.state_dict()["state"]["n_init"] == 3
-
-
-# --------------------------------------------------------------------------- #
 # KB-EI
 # --------------------------------------------------------------------------- #
 
@@ -301,55 +201,6 @@ def test_kriging_believer_fixed_best_f_repeats_a_dominant_point():
     kb = KrigingBelieverEI(FiniteDomain(points), surrogate="paper", surrogate_spec=spec)
     assert torch.unique(code.suggest(X, Y, q=3), dim=0).shape[0] == 1
     assert torch.unique(kb.suggest(X, Y, q=3), dim=0).shape[0] == 3
-
-
-# --------------------------------------------------------------------------- #
-# DPP-TS
-# --------------------------------------------------------------------------- #
-
-
-def hand_det(model, batch):
-    with torch.no_grad():
-        K = model.posterior(batch).mvn.covariance_matrix
-    noise = observation_noise_variance(model, batch)
-    return torch.det(torch.eye(batch.shape[0], dtype=DT) + K / noise.unsqueeze(-1).sqrt() / noise.sqrt())
-
-
-def test_dpp_acceptance_is_determinant_ratio(box_data):
-    X, Y = box_data
-    model = fixed_hyperparameter_gp(X, Y, SurrogateSpec.from_dict(SPEC))
-    current = torch.tensor([[0.5, 0.5], [-1.0, 1.2], [1.5, -1.5]], dtype=DT)
-    crowded = current.clone()
-    crowded[2] = torch.tensor([0.55, 0.5], dtype=DT)  # next to slot 0: less diverse
-    spread = current.clone()
-    spread[0] = torch.tensor([-1.9, -1.9], dtype=DT)
-    ld_cur = float(dpp_log_det(model, current))
-    assert ld_cur == pytest.approx(math.log(float(hand_det(model, current))), rel=1e-10)
-    for proposed in (crowded, spread):
-        ratio = float(hand_det(model, proposed) / hand_det(model, current))
-        alpha = dpp_acceptance_probability(ld_cur, float(dpp_log_det(model, proposed)))
-        assert alpha == pytest.approx(min(1.0, ratio), rel=1e-8)
-    assert dpp_acceptance_probability(ld_cur, float(dpp_log_det(model, crowded))) < 1.0
-
-
-def test_dpp_ts_chain_replays(pool, pool_data):
-    X, Y = pool_data
-    policy = DPPThompsonSampling(pool, seed=11, surrogate="paper", surrogate_spec=SPEC, mcmc_steps=8)
-    batch = policy.suggest(X, Y, q=4)
-    info = policy.last_info
-    model = fixed_hyperparameter_gp(X, Y, SurrogateSpec.from_dict(SPEC))
-    state = torch.tensor(info["initial_batch"], dtype=DT)
-    proposals = torch.tensor(info["proposals"], dtype=DT)
-    for step, proposal in zip(info["steps"], proposals):
-        proposed = state.clone()
-        proposed[step["slot"]] = proposal
-        ratio = float(hand_det(model, proposed) / hand_det(model, state))
-        assert step["acceptance_probability"] == pytest.approx(min(1.0, ratio), rel=1e-6)
-        if step["accepted"]:
-            state = proposed
-    assert torch.equal(state, batch)
-    assert info["accepted"] == sum(s["accepted"] for s in info["steps"])
-    assert 0 < info["accepted"] <= 8
 
 
 # --------------------------------------------------------------------------- #
@@ -397,31 +248,6 @@ def test_ucbpe_and_bucb_are_sequential_on_box(box, box_data):
     del model
 
 
-def test_conditional_log_ei_equals_log_ei_of_the_kriging_believer():
-    from botorch.acquisition import LogExpectedImprovement
-
-    from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-    from botorch_unknown_hypers.acquisition.pending import ConditionalLogEI
-
-    g = torch.Generator().manual_seed(4)
-    X = torch.rand(12, 2, generator=g, dtype=torch.float64)
-    Y = torch.sin(5 * X).sum(-1, keepdim=True)
-    model = fixed_hyperparameter_gp(X, Y, SurrogateSpec(kernel="matern52", lengthscale=(0.3,), noise_variance=1e-4))
-    Q = torch.rand(3, 2, generator=g, dtype=torch.float64)
-    believer = model
-    for j in range(3):
-        believer.posterior(Q[j : j + 1])
-        believer = believer.condition_on_observations(Q[j : j + 1], believer.posterior(Q[j : j + 1]).mean.detach())
-    Xs = torch.rand(50, 1, 2, generator=g, dtype=torch.float64)
-    best_f = float(Y.max()) + 0.1
-    fast = ConditionalLogEI(model, best_f, X_pending=Q)
-    assert fast.uses_cached_predictive
-    # The believer's low-rank cache update is itself accurate to ~1e-7 relative (log EI ~ -8 here).
-    torch.testing.assert_close(fast(Xs), LogExpectedImprovement(believer, best_f=best_f)(Xs), rtol=1e-5, atol=1e-6)
-    slow = ConditionalLogEI(model, best_f, X_pending=Q, predictive=False)
-    torch.testing.assert_close(fast(Xs), slow(Xs), rtol=1e-8, atol=1e-8)
-
-
 def test_posterior_mean_maximiser_start_is_shared_by_the_paper_baselines(box, box_data):
     """All paper methods get argmax mu_t as an extra start (the authors' shared candidate set
     holds a mu-ascent point); qlognei keeps BoTorch's defaults; pools need none."""
@@ -451,17 +277,3 @@ def test_posterior_mean_maximiser_start_is_shared_by_the_paper_baselines(box, bo
         make("bucb", box, start_at_mean_max="yes")
 
 
-def test_maximize_per_candidate_extra_starts_are_validated_and_used():
-    from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
-
-    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=DT)
-    peak = torch.tensor([0.731, 0.259], dtype=DT)
-
-    def values(Xk):  # K x m x d -> K x m; a needle at `peak` that raw samples miss
-        return torch.exp(-((Xk - peak) ** 2).sum(-1) / 1e-6).expand(Xk.shape[:-1])
-
-    X0, v0 = maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, seed=0)
-    X1, v1 = maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, seed=0, extra_starts=peak[None] + 1e-4)
-    assert (v0 < 1e-3).all() and (v1 > 0.99).all()
-    with pytest.raises(ValueError, match="extra_starts"):
-        maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, extra_starts=peak)

@@ -14,20 +14,6 @@ from botorch_unknown_hypers.problems.elimination_tasks import task_candidates
 from botorch_unknown_hypers.domains import FiniteDomain
 
 
-def test_neighbourhoods_and_robust_min_brute_force():
-    gen = torch.Generator().manual_seed(0)
-    pts = torch.rand(30, 2, generator=gen, dtype=torch.float64)
-    values = torch.randn(3, 30, generator=gen, dtype=torch.float64)
-    for kind, p in (("box", float("inf")), ("ball", 2.0)):
-        mask = FiniteDomain(pts).neighbourhoods(0.2, kind)
-        got = robust_min(values, mask)
-        for i in range(30):
-            near = [j for j in range(30) if float(torch.dist(pts[i], pts[j], p=p)) <= 0.2]
-            assert got[:, i].tolist() == pytest.approx(values[:, near].min(-1).values.tolist())
-    with pytest.raises(ValueError, match="perturbation"):
-        FiniteDomain(pts).neighbourhoods(0.1, "diamond")
-
-
 def _policy():
     points = torch.linspace(0, 1, 21, dtype=torch.float64).unsqueeze(-1)
     cands = KernelCandidates.from_lengthscales(torch.tensor([0.05, 0.5], dtype=torch.float64), noise=1e-4)

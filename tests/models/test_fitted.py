@@ -1,0 +1,101 @@
+"""Tests of the GPs fitted by maximum marginal likelihood (botorch_unknown_hypers.models.fitted):
+which hyperparameters are trained, the transforms, and that the fit is a maximum of the exact
+marginal likelihood (computed here from the kernel matrix)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from botorch.models import SingleTaskGP
+from botorch.models.transforms import Normalize, Standardize
+from gpytorch.kernels import MaternKernel, RBFKernel
+from gpytorch.means import ZeroMean
+
+from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp, fit_single_task_gp
+
+BOUNDS = torch.tensor([[0.0, -1.0], [2.0, 1.0]], dtype=torch.float64)
+
+
+def data(n: int = 12, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    X = BOUNDS[0] + (BOUNDS[1] - BOUNDS[0]) * torch.rand(n, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(3 * X[:, :1]) + 0.5 * X[:, 1:] + 0.05 * torch.randn(n, 1, generator=g, dtype=torch.float64)
+    return X, Y
+
+
+def log_evidence(model: SingleTaskGP, lengthscale: torch.Tensor | None = None) -> float:
+    r"""Exact log marginal likelihood of the standardised targets under the model's kernel (on unit-cube
+    inputs), with ``lengthscale`` in place of the model's when given, from the kernel matrix."""
+    X, y = model.train_inputs[0], model.train_targets  # transformed inputs and standardised targets
+    covar = model.covar_module
+    ls = covar.base_kernel.lengthscale.detach() if lengthscale is None else lengthscale
+    r2 = ((X.unsqueeze(-2) - X.unsqueeze(-3)) / ls).square().sum(-1)
+    if isinstance(covar.base_kernel, MaternKernel):
+        r = math.sqrt(5) * r2.clamp_min(1e-30).sqrt()
+        corr = (1 + r + r.square() / 3) * torch.exp(-r)
+    else:
+        corr = torch.exp(-0.5 * r2)
+    K = covar.outputscale.detach() * corr + model.likelihood.noise.detach() * torch.eye(len(y), dtype=y.dtype)
+    return float(torch.distributions.MultivariateNormal(torch.zeros_like(y), K).log_prob(y))
+
+
+@pytest.mark.parametrize("kernel, base", [("matern52", MaternKernel), ("rbf", RBFKernel)])
+def test_only_the_lengthscale_is_trained_by_default(kernel, base):
+    X, Y = data()
+    model = fit_single_task_gp(X, Y, BOUNDS, kernel=kernel)
+    assert isinstance(model, SingleTaskGP) and not model.training
+    assert isinstance(model.covar_module.base_kernel, base) and isinstance(model.mean_module, ZeroMean)
+    assert float(model.covar_module.outputscale) == pytest.approx(1.0, rel=1e-6)
+    assert float(model.likelihood.noise) == pytest.approx(1e-4, rel=1e-6)
+    ls = model.covar_module.base_kernel.lengthscale.detach()
+    assert ls.shape == (1, 1) and abs(float(ls) - math.log(2)) > 1e-3  # moved from GPyTorch's initial value
+    # the transforms: inputs to the unit cube of the bounds, targets standardised
+    assert isinstance(model.input_transform, Normalize) and isinstance(model.outcome_transform, Standardize)
+    torch.testing.assert_close(model.train_inputs[0], (X - BOUNDS[0]) / (BOUNDS[1] - BOUNDS[0]))
+    torch.testing.assert_close(model.train_targets, ((Y - Y.mean()) / Y.std()).squeeze(-1))
+
+
+@pytest.mark.parametrize("kernel", ["matern52", "rbf"])
+def test_the_fitted_lengthscale_maximises_the_marginal_likelihood(kernel):
+    X, Y = data()
+    model = fit_single_task_gp(X, Y, BOUNDS, kernel=kernel)
+    ls = model.covar_module.base_kernel.lengthscale.detach()
+    best = log_evidence(model)
+    for factor in (0.8, 0.95, 1.05, 1.25):  # a local maximum along the only trained direction
+        assert log_evidence(model, ls * factor) < best
+    assert log_evidence(model, torch.full_like(ls, math.log(2))) < best  # better than where it started
+
+
+def test_ard_noise_and_outputscale_options():
+    X, Y = data(n=16)
+    model = fit_single_task_gp(X, Y, BOUNDS, ard=True, noise=1e-3, fit_outputscale=True, fit_noise=True)
+    assert model.covar_module.base_kernel.lengthscale.shape == (1, 2)
+    assert abs(float(model.covar_module.outputscale) - 1.0) > 1e-3
+    assert abs(float(model.likelihood.noise) - 1e-3) > 1e-6
+    fixed = fit_single_task_gp(X, Y, BOUNDS, noise=1e-3)
+    assert float(fixed.likelihood.noise) == pytest.approx(1e-3, rel=1e-6)
+
+
+def test_the_fit_is_deterministic_and_keeps_the_data_dtype():
+    X, Y = data()
+    a = fit_single_task_gp(X, Y, BOUNDS).covar_module.base_kernel.lengthscale
+    b = fit_single_task_gp(X, Y, BOUNDS).covar_module.base_kernel.lengthscale
+    assert torch.equal(a, b) and a.dtype == torch.float64
+
+
+def test_the_default_single_task_gp_is_botorchs_fitted_on_normalised_inputs():
+    X, Y = data(n=16)
+    model = fit_default_single_task_gp(X, Y, BOUNDS)
+    assert isinstance(model, SingleTaskGP) and not model.training
+    assert isinstance(model.input_transform, Normalize) and isinstance(model.outcome_transform, Standardize)
+    torch.testing.assert_close(model.train_inputs[0], (X - BOUNDS[0]) / (BOUNDS[1] - BOUNDS[0]))
+    ls = model.covar_module.lengthscale.detach()
+    assert ls.shape == (1, 2)  # BoTorch's default: ARD length scales
+    unfitted = SingleTaskGP(X, Y, input_transform=Normalize(d=2, bounds=BOUNDS), outcome_transform=Standardize(m=1))
+    assert not torch.allclose(ls, unfitted.covar_module.lengthscale.detach())
+    with torch.no_grad():
+        posterior = model.posterior(X)
+    # a fitted GP on smooth, nearly noise-free data interpolates them closely
+    assert float((posterior.mean - Y).abs().max()) < 0.2

@@ -1,0 +1,319 @@
+"""Tests of the policy interface every rule shares (botorch_unknown_hypers.policies.base):
+input checks at the boundary, the JSON state round trip, validated loads that leave a policy
+unchanged, and the policy's own seeded randomness."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+import torch
+from botorch.acquisition import PosteriorMean
+from botorch.models.deterministic import GenericDeterministicModel
+
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.policies.base import (
+    STATE_VERSION,
+    NoState,
+    Policy,
+    generator_state_from_list,
+    generator_state_to_list,
+)
+from botorch_unknown_hypers.policies.tasks import TaskInfo
+from botorch_unknown_hypers.rng import draw_seed
+
+BOX = BoxDomain(torch.tensor([[0.0, -1.0], [1.0, 1.0]], dtype=torch.float64))
+EMPTY = (torch.empty(0, 2, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
+
+
+@dataclass
+class CounterState:
+    count: int = 0
+    total: float = 0.0
+
+    def check(self) -> None:
+        if self.count < 0:
+            raise ValueError(f"count must be >= 0, got {self.count}.")
+
+
+class Counter(Policy):
+    r"""Uniform random points; remembers how many observations it saw and their sum."""
+
+    name = "counter"
+    min_observations = 0
+
+    def __init__(self, domain, **kwargs) -> None:
+        super().__init__(domain, **kwargs)
+        self.state = CounterState()
+        self.loads = 0
+
+    def _suggest(self, train_X, train_Y, q):
+        return self.domain.sample_uniform(q, self.generator)
+
+    def _observe(self, X, Y):
+        self.state.count += X.shape[0]
+        self.state.total += float(Y.sum())
+
+    def _check_state(self, state) -> None:
+        if state.total > 1e6:
+            raise ValueError("state['state']['total'] is implausibly large.")
+
+    def _after_load(self) -> None:
+        self.loads += 1
+
+
+class WrongShape(Counter):
+    name = "wrong-shape"
+
+    def _suggest(self, train_X, train_Y, q):
+        return self.domain.sample_uniform(q + 1, self.generator)
+
+
+def played(seed: int = 0, rounds: int = 3) -> Counter:
+    policy = Counter(BOX, seed=seed)
+    for r in range(rounds):
+        x = policy.suggest(*EMPTY, q=2)
+        policy.observe(x, torch.tensor([[float(r)], [1.0]], dtype=torch.float64))
+    return policy
+
+
+# --------------------------------------------------------------------------- #
+# construction and the boundary checks
+# --------------------------------------------------------------------------- #
+
+
+def test_defaults_and_the_domain_on_the_policys_dtype():
+    policy = Counter(BOX.to(dtype=torch.float32), seed=3)
+    assert policy.dtype == torch.float64 and policy.domain.bounds.dtype == torch.float64
+    assert policy.device == torch.device("cpu") and policy.seed == 3
+    assert policy.num_observed == 0 and policy.selected == [] and policy.n_candidates == 0
+    assert policy.diagnostics == {} and policy.robust_point is None
+    assert torch.equal(policy.generator.get_state(), torch.Generator().manual_seed(3).get_state())
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"seed": 1.0}, "seed"),
+        ({"seed": True}, "seed"),
+        ({"seed": "0"}, "seed"),
+        ({"dtype": torch.int64}, "dtype"),
+        ({"dtype": "float64"}, "dtype"),
+        ({"num_restarts": 0}, "num_restarts"),
+        ({"num_restarts": 8, "raw_samples": 4}, "raw_samples"),
+    ],
+)
+def test_bad_options_raise_value_error_naming_the_argument(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        Counter(BOX, **kwargs)
+
+
+def test_a_domain_must_be_a_domain():
+    with pytest.raises(ValueError, match="domain must be a BoxDomain or a FiniteDomain"):
+        Counter(torch.tensor([[0.0], [1.0]]))
+
+
+@pytest.mark.parametrize("q", [0, -1, True, 1.0, "2"])
+def test_suggest_refuses_a_bad_batch_size(q):
+    with pytest.raises(ValueError, match="q must be an integer >= 1"):
+        Counter(BOX).suggest(*EMPTY, q=q)
+
+
+def test_suggest_checks_the_data_and_the_rules_answer():
+    policy = Counter(BOX)
+    with pytest.raises(ValueError, match="train_X"):
+        policy.suggest(torch.tensor([[2.0, 0.0]], dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64))
+    with pytest.raises(ValueError, match="train_Y"):
+        policy.suggest(torch.tensor([[0.5, 0.0]], dtype=torch.float64), torch.zeros(2, 1, dtype=torch.float64))
+    with pytest.raises(ValueError, match="train_Y"):
+        policy.suggest(torch.tensor([[0.5, 0.0]], dtype=torch.float64), torch.tensor([float("nan")], dtype=torch.float64))
+    # n x 1 and n targets, float32 data: accepted and the batch is in the policy's dtype
+    X = policy.suggest(torch.tensor([[0.5, 0.0]]), torch.tensor([0.3]), q=3)
+    assert X.shape == (3, 2) and X.dtype == torch.float64 and BOX.contains(X).all()
+    assert policy.selected == ["", "", ""]  # a rule that sets no labels gets empty ones
+    with pytest.raises(RuntimeError, match=r"returned shape \(3, 2\), expected \(2, 2\)"):
+        WrongShape(BOX).suggest(*EMPTY, q=2)
+
+
+def test_observe_validates_before_anything_changes():
+    policy = played(rounds=1)
+    before = policy.state_dict()
+    bad = [
+        (torch.tensor([[2.0, 0.0]], dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64)),  # outside
+        (torch.tensor([[0.5, 0.0]], dtype=torch.float64), torch.tensor([[float("inf")]], dtype=torch.float64)),
+        (torch.tensor([[0.5, 0.0]], dtype=torch.float64), torch.zeros(2, 1, dtype=torch.float64)),
+    ]
+    for X, Y in bad:
+        with pytest.raises(ValueError):
+            policy.observe(X, Y)
+        assert policy.state_dict() == before
+    policy.observe(torch.tensor([[0.5, 0.0], [1.0, 1.0]], dtype=torch.float64), torch.tensor([2.0, 3.0], dtype=torch.float64))
+    assert policy.num_observed == 4 and policy.state.count == 4 and policy.state.total == pytest.approx(1.0 + 5.0)
+
+
+def test_bind_task_is_ignored_by_default():
+    policy = played()
+    before = policy.state_dict()
+    policy.bind_task(TaskInfo(name="anything", true_prior=0))
+    assert policy.state_dict() == before
+
+
+# --------------------------------------------------------------------------- #
+# state round trip
+# --------------------------------------------------------------------------- #
+
+
+def test_state_dict_is_plain_json_and_restores_the_next_suggestion():
+    policy = played(seed=4)
+    state = json.loads(json.dumps(policy.state_dict(), allow_nan=False))
+    assert set(state) == {"version", "name", "seed", "generator", "num_observed", "selected", "n_candidates", "state"}
+    assert state["version"] == STATE_VERSION and state["name"] == "counter" and state["seed"] == 4
+    assert state["num_observed"] == 6 and state["state"] == {"count": 6, "total": 6.0}  # (0 + 1) + (1 + 1) + (2 + 1)
+    fresh = Counter(BOX, seed=99)
+    fresh.diagnostics = {"stale": True}
+    fresh.load_state_dict(state)
+    assert fresh.state_dict() == policy.state_dict() and fresh.loads == 1 and fresh.diagnostics == {}
+    assert fresh.seed == 4 and fresh.num_observed == 6
+    assert torch.equal(fresh.suggest(*EMPTY, q=2), policy.suggest(*EMPTY, q=2))
+
+
+def bad_states(good: dict) -> list[tuple[object, str]]:
+    return [
+        ("not a dict", "state must be a dict"),
+        ({**good, "version": 1}, "version"),
+        ({k: v for k, v in good.items() if k != "version"}, "version"),
+        ({**good, "extra": 1}, "unknown keys"),
+        ({**good, "name": "random"}, "not 'counter'"),
+        ({**good, "generator": good["generator"][:-1]}, "generator"),
+        ({**good, "generator": [256] + good["generator"][1:]}, "generator"),
+        ({**good, "generator": "abc"}, "generator"),
+        ({**good, "num_observed": -1}, "num_observed"),
+        ({**good, "num_observed": 2.0}, "num_observed"),
+        ({**good, "seed": "0"}, "seed"),
+        ({**good, "selected": [1]}, "selected"),
+        ({**good, "n_candidates": -2}, "n_candidates"),
+        ({**good, "state": {"count": -1, "total": 0.0}}, "count"),  # the dataclass's check()
+        ({**good, "state": {"count": "3", "total": 0.0}}, "count"),
+        ({**good, "state": {"count": 1, "total": 1e9}}, "implausibly large"),  # the rule's _check_state
+    ]
+
+
+def test_bad_states_are_rejected_and_leave_the_policy_unchanged():
+    policy = played(seed=2)
+    good = json.loads(json.dumps(policy.state_dict()))
+    before = json.dumps(policy.state_dict())
+    generator_before = policy.generator.get_state()
+    for state, message in bad_states(good):
+        with pytest.raises(ValueError, match=message):
+            policy.load_state_dict(state)
+        assert json.dumps(policy.state_dict()) == before and policy.loads == 0
+        assert torch.equal(policy.generator.get_state(), generator_before)
+
+
+def test_generator_state_list_round_trip_and_validation():
+    generator = torch.Generator().manual_seed(8)
+    torch.rand(5, generator=generator)
+    as_list = generator_state_to_list(generator)
+    assert all(type(v) is int and 0 <= v < 256 for v in as_list)
+    restored = torch.Generator()
+    restored.set_state(generator_state_from_list(json.loads(json.dumps(as_list))))
+    assert torch.equal(torch.rand(3, generator=restored), torch.rand(3, generator=generator))
+    for bad in ([True] + as_list[1:], [-1] + as_list[1:], as_list[:10], [1.0] * len(as_list), None):
+        with pytest.raises(ValueError, match=r"state\['generator'\]"):
+            generator_state_from_list(bad)
+
+
+# --------------------------------------------------------------------------- #
+# seeded randomness and maximisation
+# --------------------------------------------------------------------------- #
+
+
+def test_next_seed_and_seeded_draw_from_the_policys_generator_only():
+    policy = Counter(BOX, seed=5)
+    replay = torch.Generator().manual_seed(5)
+    assert policy.next_seed() == draw_seed(replay)
+    torch.manual_seed(0)
+    rng = torch.get_rng_state()
+    with policy.seeded():
+        inside = torch.rand(3)
+    assert torch.equal(torch.get_rng_state(), rng)  # the caller's RNG is untouched
+    torch.manual_seed(draw_seed(replay))  # the block ran on the global RNG seeded by the next seed
+    assert torch.equal(inside, torch.rand(3))
+    twin = Counter(BOX, seed=5)
+    twin.next_seed()
+    with twin.seeded():
+        assert torch.equal(torch.rand(3), inside)
+
+
+def test_same_seed_same_batches_other_seed_other_batches():
+    a = [Counter(BOX, seed=1).suggest(*EMPTY, q=4) for _ in range(2)]
+    b = Counter(BOX, seed=2).suggest(*EMPTY, q=4)
+    assert torch.equal(a[0], a[1]) and not torch.equal(a[0], b)
+
+
+def test_maximize_on_a_pool_is_exhaustive():
+    points = torch.rand(25, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    policy = Counter(FiniteDomain(points))
+    target = torch.tensor([0.3, 0.6], dtype=torch.float64)
+    acqf = PosteriorMean(GenericDeterministicModel(lambda X: -(X - target).square().sum(-1, keepdim=True)))
+    x = policy.maximize(acqf)
+    nearest = int((points - target).norm(dim=-1).argmin())
+    assert torch.equal(x, points[nearest : nearest + 1])
+
+
+def test_maximize_on_a_box_finds_an_interior_maximum():
+    policy = Counter(BOX, num_restarts=2, raw_samples=16)
+    target = torch.tensor([0.3, -0.4], dtype=torch.float64)
+    acqf = PosteriorMean(GenericDeterministicModel(lambda X: -(X - target).square().sum(-1, keepdim=True)))
+    rng = torch.get_rng_state()
+    x = policy.maximize(acqf)
+    assert torch.equal(torch.get_rng_state(), rng)
+    torch.testing.assert_close(x, target.unsqueeze(0), rtol=0, atol=1e-4)
+
+
+def test_a_rule_without_memory_saves_an_empty_state():
+    class Memoryless(Policy):
+        name = "memoryless"
+        min_observations = 0
+
+        def _suggest(self, train_X, train_Y, q):
+            return self.domain.neutral_point().expand(q, -1)
+
+    policy = Memoryless(BOX, seed=1)
+    assert isinstance(policy.state, NoState)
+    x = policy.suggest(*EMPTY, q=2)
+    torch.testing.assert_close(x, torch.tensor([[0.5, 0.0]] * 2, dtype=torch.float64))
+    policy.observe(x, torch.zeros(2, dtype=torch.float64))  # the default _observe keeps nothing
+    state = json.loads(json.dumps(policy.state_dict()))
+    assert state["state"] == {} and state["num_observed"] == 2
+    fresh = Memoryless(BOX, seed=7)
+    fresh.load_state_dict(state)
+    assert fresh.state_dict() == policy.state_dict()
+    with pytest.raises(ValueError, match="not 'memoryless'"):
+        fresh.load_state_dict(played().state_dict())
+
+
+def test_rules_that_need_data_say_so_and_empty_observations_are_refused():
+    class NeedsData(Counter):
+        name = "needs-data"
+        min_observations = 1
+
+    policy = NeedsData(BOX)
+    with pytest.raises(ValueError, match=r"train_X must hold at least 1 observation\(s\) for 'needs-data'"):
+        policy.suggest(*EMPTY)
+    before = json.dumps(policy.state_dict())
+    with pytest.raises(ValueError, match="X must hold at least one point"):
+        policy.observe(*EMPTY)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        policy.observe(torch.tensor([[True, False]]), torch.tensor([1.0]))
+    assert json.dumps(policy.state_dict()) == before
+
+
+def test_lists_integers_and_lower_precision_are_converted_at_the_boundary():
+    policy = Counter(BOX)
+    policy.observe([[1, 0]], [2])  # integers and lists: converted to the policy's float64
+    policy.observe(torch.tensor([[0.5, 0.25]], dtype=torch.float32), torch.tensor([1.0], dtype=torch.float32))
+    assert policy.state.count == 2 and policy.state.total == 3.0
+    with pytest.raises(ValueError, match="X must lie in the box"):
+        policy.observe(torch.tensor([[2, 0]]), torch.tensor([1.0]))  # an integer outside stays outside
