@@ -18,6 +18,9 @@ outputs standardised, so the proposals do not depend on the problem's scale.
 
   on frequencies between one cycle per input range and half the mean sampling rate; the periods
   :math:`2\pi/\omega` of the top local maxima of the best input become periodic candidates.
+- :func:`propose_additive_decompositions`: partitions of the inputs from an interaction screen
+  of the fitted model (mean absolute mixed second derivatives of its posterior mean),
+  thresholded at several levels.
 - :func:`propose_prior_means`: constant, linear and quadratic prior means fitted by least
   squares to the standardised values, as mean-function candidates over one kernel.
 
@@ -38,11 +41,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+from botorch.models.model import Model
 from botorch.models.transforms import Normalize
 from scipy.signal import lombscargle
 from torch import Tensor
 
-from botorch_unknown_hypers.candidate_families import MeanFunctionCandidates, PeriodicCandidates
+from botorch_unknown_hypers.candidate_families import AdditiveCandidates, MeanFunctionCandidates, PeriodicCandidates
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import check_training_data
@@ -143,6 +147,76 @@ def propose_periods(
     return PeriodicCandidates(period=periods)
 
 
+def interaction_strengths(model: Model, dim: int, num_points: int = 256, seed: int = 0) -> Tensor:
+    r"""``d x d`` normalised interaction strengths of a model's posterior mean on the unit cube,
+
+    .. math::
+
+        I_{ij} = \frac{\mathbb{E}_x |\partial_i \partial_j \mu(x)|}
+        {\sqrt{\mathbb{E}_x |\partial_i^2 \mu(x)|\, \mathbb{E}_x |\partial_j^2 \mu(x)|}},
+
+    averaged over ``num_points`` scrambled Sobol points; :math:`I_{ij} = 0` for an additive
+    :math:`\mu` in :math:`i` and :math:`j`. The diagonal is 1 (0 for an input the mean ignores).
+    """
+    Z = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(num_points, dtype=torch.float64)
+    Z = Z.to(model.train_inputs[0])
+
+    # The points' means are independent, so the gradient of their sum holds every point's
+    # gradient, and one more backward pass per input i gives row i of every point's Hessian.
+    Z.requires_grad_(True)
+    grad = torch.autograd.grad(model.posterior(Z.unsqueeze(-2)).mean.sum(), Z, create_graph=True)[0]  # n x d
+    rows = [torch.autograd.grad(grad[:, i].sum(), Z, retain_graph=True)[0] for i in range(dim)]  # d of n x d
+    strength = torch.stack(rows, dim=-2).abs().mean(dim=0)  # d x d
+    scale = strength.diagonal().sqrt()
+    denom = scale.unsqueeze(-1) * scale.unsqueeze(-2)
+    return torch.where(denom > 0, strength / denom, torch.zeros_like(strength)).detach()
+
+
+def propose_additive_decompositions(
+    train_X: Tensor,
+    train_Y: Tensor,
+    bounds: Tensor,
+    thresholds: Sequence[float] = (0.05, 0.1, 0.2, 0.4),
+    num_points: int = 256,
+) -> AdditiveCandidates:
+    r"""Additive decompositions from an interaction screen of the MAP-fitted default model.
+
+    For each threshold :math:`\tau`, inputs :math:`i, j` share a group when they are connected
+    in the graph :math:`\{(i, j) : I_{ij} > \tau\}` (:func:`interaction_strengths`); the
+    distinct partitions over the thresholds, plus the fully additive and the joint ones, are the
+    candidates (RBF base kernel with the mean MAP length scale, standardised units).
+    """
+    train_Y = check_training_data(train_X, train_Y)
+    thresholds = _check_factors("thresholds", thresholds)
+    dim = train_X.shape[-1]
+    model = fit_default_single_task_gp(train_X, train_Y, bounds.to(train_X))
+    strengths = interaction_strengths(model, dim, num_points)
+    partitions: list[list[list[int]]] = [[[i] for i in range(dim)]]
+    for tau in sorted(thresholds, reverse=True):
+        parent = list(range(dim))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                i = parent[i]
+            return i
+
+        for i in range(dim):
+            for j in range(i + 1, dim):
+                if strengths[i, j] > tau:
+                    parent[root(j)] = root(i)
+        groups: dict[int, list[int]] = {}
+        for i in range(dim):
+            groups.setdefault(root(i), []).append(i)
+        partition = sorted(groups.values())
+        if partition not in partitions:
+            partitions.append(partition)
+    if [list(range(dim))] not in partitions:
+        partitions.append([list(range(dim))])
+    ell = float(model.covar_module.lengthscale.detach().mean())
+    noise = float(model.likelihood.noise.detach().reshape(-1)[0])
+    return AdditiveCandidates(partitions=partitions, lengthscale=ell, noise=noise, _like=train_X.new_zeros(()))
+
+
 def propose_prior_means(
     train_X: Tensor, train_Y: Tensor, bounds: Tensor, base: KernelCandidates | None = None
 ) -> MeanFunctionCandidates:
@@ -187,4 +261,12 @@ def propose_prior_means(
     return MeanFunctionCandidates(base, mean_fn, names=["constant", "linear", "quadratic"])
 
 
-__all__ = ["ISOTROPIC_LADDER", "SHRINK_FACTORS", "propose_ard_lengthscales", "propose_periods", "propose_prior_means"]
+__all__ = [
+    "ISOTROPIC_LADDER",
+    "SHRINK_FACTORS",
+    "interaction_strengths",
+    "propose_additive_decompositions",
+    "propose_ard_lengthscales",
+    "propose_periods",
+    "propose_prior_means",
+]

@@ -12,6 +12,8 @@ from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp
 from botorch_unknown_hypers.models.proposals import (
     ISOTROPIC_LADDER,
     SHRINK_FACTORS,
+    interaction_strengths,
+    propose_additive_decompositions,
     propose_ard_lengthscales,
     propose_periods,
     propose_prior_means,
@@ -102,3 +104,39 @@ def test_bad_factors_are_refused_by_name():
         propose_ard_lengthscales(X, Y, bounds, shrink=[])
     with pytest.raises(ValueError, match="isotropic must be a non-empty sequence"):
         propose_ard_lengthscales(X, Y, bounds, isotropic=[0.5, -1.0])
+
+
+def test_interaction_screen_finds_the_true_additive_groups():
+    bounds = torch.tensor([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]], dtype=torch.float64)
+    X = _uniform(60, bounds, 5)
+    # groups {0, 1} and {2}: x0 and x1 interact, x2 enters additively
+    Y = (torch.sin(3 * X[:, 0]) * torch.cos(3 * X[:, 1]) + (X[:, 2] - 0.5) ** 2).unsqueeze(-1)
+    cands = propose_additive_decompositions(X, Y, bounds)
+    assert [[0, 1], [2]] in cands.partitions, cands.partitions
+    assert [[0], [1], [2]] in cands.partitions and [[0, 1, 2]] in cands.partitions
+    assert len(cands.partitions) == len({str(p) for p in cands.partitions})
+
+
+def test_interaction_strengths_of_an_additive_mean_vanish():
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    X = _uniform(40, bounds, 6)
+    additive = (torch.sin(4 * X[:, 0]) + X[:, 1] ** 2).unsqueeze(-1)
+    product = (torch.sin(4 * X[:, 0]) * torch.sin(4 * X[:, 1])).unsqueeze(-1)
+    weak = interaction_strengths(fit_default_single_task_gp(X, additive, bounds), 2)[0, 1]
+    strong = interaction_strengths(fit_default_single_task_gp(X, product, bounds), 2)[0, 1]
+    assert strong > 5 * weak
+
+
+def test_interaction_strengths_match_per_point_hessians():
+    bounds = torch.tensor([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]], dtype=torch.float64)
+    X = _uniform(20, bounds, 7)
+    Y = (torch.sin(3 * X[:, 0]) * X[:, 1] + X[:, 2]).unsqueeze(-1)
+    model = fit_default_single_task_gp(X, Y, bounds)
+    Z = torch.quasirandom.SobolEngine(3, scramble=True, seed=0).draw(16, dtype=torch.float64)
+    hessians = torch.stack([
+        torch.autograd.functional.hessian(lambda z: model.posterior(z.reshape(1, 1, 3)).mean.sum(), z) for z in Z
+    ])
+    strength = hessians.abs().mean(dim=0)
+    scale = strength.diagonal().sqrt()
+    expected = strength / (scale.unsqueeze(-1) * scale.unsqueeze(-2))
+    assert torch.allclose(interaction_strengths(model, 3, num_points=16), expected, rtol=1e-8, atol=1e-10)
