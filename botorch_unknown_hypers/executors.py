@@ -195,8 +195,7 @@ class LocalExecutor(Executor):
         try:
             for spec in specs:
                 callback = None if on_round is None else (lambda t, spec=spec: on_round(spec, t))
-                if self.threads is not None:
-                    torch.set_num_threads(self.threads)
+                torch.set_num_threads(self.threads or before)  # the caller may change it between runs
                 yield spec, execute_run(spec, callback=callback)
         finally:
             torch.set_num_threads(before)

@@ -43,6 +43,7 @@ import numpy as np
 import torch
 from botorch.models.model import Model
 from botorch.models.transforms import Normalize
+from botorch.utils.transforms import standardize
 from scipy.signal import lombscargle
 from torch import Tensor
 
@@ -58,12 +59,6 @@ ISOTROPIC_LADDER = (1.0, 0.5, 0.25, 0.125, 0.0625)
 
 def _unit_inputs(train_X: Tensor, bounds: Tensor) -> Tensor:
     return Normalize(d=train_X.shape[-1], bounds=bounds.to(train_X))(train_X)
-
-
-def _standardised(train_Y: Tensor) -> Tensor:
-    y = train_Y.reshape(-1)
-    std = y.std() if y.numel() > 1 else y.new_tensor(1.0)
-    return (y - y.mean()) / (std if std > 0 else 1.0)
 
 
 def _check_factors(name: str, values: Sequence[float]) -> list[float]:
@@ -126,7 +121,7 @@ def propose_periods(
     if n < 4:
         raise ValueError(f"train_X must hold at least 4 observations to propose periods, got {n}.")
     U = _unit_inputs(train_X, bounds).detach().cpu().numpy().astype(np.float64)
-    y = _standardised(train_Y).detach().cpu().numpy().astype(np.float64)
+    y = standardize(train_Y.reshape(-1)).detach().cpu().numpy().astype(np.float64)
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     for j in range(U.shape[1]):
         x = U[:, j]
@@ -233,7 +228,7 @@ def propose_prior_means(
     """
     train_Y = check_training_data(train_X, train_Y)
     U = _unit_inputs(train_X, bounds)
-    y = _standardised(train_Y)
+    y = standardize(train_Y.reshape(-1))
     n, d = U.shape
     full = n > 1 + d + d * (d + 1) // 2
 

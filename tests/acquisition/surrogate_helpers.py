@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec
+from botorch_unknown_hypers.acquisition.pending import condition_on_pending
+from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 
 SPEC = SurrogateSpec(kernel="matern52", lengthscale=(0.6,), outputscale=1.0, noise_variance=1e-4)
 BOUNDS = torch.tensor([[-2.0, -2.0], [2.0, 2.0]], dtype=torch.float64)
@@ -17,3 +18,16 @@ def surrogate_data(n=15, seed=0):
     X = torch.rand(n, 2, generator=g, dtype=torch.float64) * 4 - 2
     Y = 2.0 + 4.0 * torch.sin(2 * X[:, :1]) * torch.cos(X[:, 1:])
     return X, Y
+
+
+def conditioned_on_three_pending():
+    r"""``(X, model, Q, cond)``: the fixed surrogate on :func:`surrogate_data`, three pending
+    points ``Q`` (two close together) and the model conditioned on them one at a time."""
+    X, Y = surrogate_data()
+    model = fixed_hyperparameter_gp(X, Y, SPEC)
+    Q = torch.tensor([[0.1, 0.2], [0.5, -0.3], [0.1, 0.25]], dtype=torch.float64)
+    model.posterior(X[:1])
+    cond = model
+    for i in range(3):
+        cond = condition_on_pending(cond, Q[i : i + 1])
+    return X, model, Q, cond

@@ -26,7 +26,7 @@ from botorch_unknown_hypers.acquisition.pending import (
 )
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-from tests.acquisition.surrogate_helpers import SPEC, surrogate_data
+from tests.acquisition.surrogate_helpers import SPEC, conditioned_on_three_pending, surrogate_data
 
 NOISE = 1e-4
 LENGTHSCALE = 0.6
@@ -89,13 +89,7 @@ def test_repeated_pending_point_keeps_variance_positive():
 
 
 def test_rank_one_conditioned_model_gives_the_conditional_variance():
-    X, Y = surrogate_data()
-    model = fixed_hyperparameter_gp(X, Y, SPEC)
-    Q = torch.tensor([[0.1, 0.2], [0.5, -0.3], [0.1, 0.25]], dtype=torch.float64)
-    model.posterior(X[:1])
-    cond = model
-    for i in range(3):
-        cond = condition_on_pending(cond, Q[i : i + 1])
+    X, model, Q, cond = conditioned_on_three_pending()
     Xs = torch.rand(20, 1, 2, dtype=torch.float64) * 4 - 2
     _, var = conditional_posterior_variance(model, Xs, Q)
     assert torch.allclose(cond.posterior(Xs).variance[..., 0, 0], var, atol=1e-8)

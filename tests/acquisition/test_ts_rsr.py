@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 
-from botorch_unknown_hypers.acquisition.pending import condition_on_pending, conditional_posterior_variance
+from botorch_unknown_hypers.acquisition.pending import conditional_posterior_variance
 from botorch_unknown_hypers.acquisition.ts_rsr import RegretToSigmaRatio, gen_ts_rsr_batch_box, gen_ts_rsr_batch_pool
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
-from tests.acquisition.surrogate_helpers import BOUNDS, SPEC, surrogate_data
+from tests.acquisition.surrogate_helpers import BOUNDS, SPEC, conditioned_on_three_pending, surrogate_data
 
 
 def test_acquisition_value_is_negative_ratio():
@@ -121,13 +121,7 @@ def test_log_form_is_a_monotone_transform_of_the_ratio():
 
 
 def test_conditioned_model_option_gives_the_same_ratio():
-    X, Y = surrogate_data()
-    model = fixed_hyperparameter_gp(X, Y, SPEC)
-    Q = torch.tensor([[0.1, 0.2], [0.5, -0.3], [0.1, 0.25]], dtype=torch.float64)
-    model.posterior(X[:1])
-    cond = model
-    for i in range(3):
-        cond = condition_on_pending(cond, Q[i : i + 1])
+    X, model, Q, cond = conditioned_on_three_pending()
     Xs = torch.rand(20, 1, 2, dtype=torch.float64) * 4 - 2
     f_star = float(model.posterior(X).mean.max()) + 0.5
     a = RegretToSigmaRatio(model, f_star, X_pending=Q)(Xs)
