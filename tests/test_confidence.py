@@ -210,3 +210,12 @@ BAD_CALLS = [
 def test_bad_inputs_raise_value_error_naming_argument(name: str, call) -> None:
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()
+
+
+def test_practical_beta_is_the_scaled_srinivas_rate():
+    from botorch_unknown_hypers.confidence import practical_beta
+
+    assert float(practical_beta(1, 5)) == pytest.approx(math.sqrt(0.2 * 5 * math.log(2)))
+    assert float(practical_beta(60, 8)) == pytest.approx(math.sqrt(1.6 * math.log(120)))
+    with pytest.raises(ValueError, match="t"):
+        practical_beta(0, 2)

@@ -61,10 +61,11 @@ def _unit_inputs(train_X: Tensor, bounds: Tensor) -> Tensor:
     return Normalize(d=train_X.shape[-1], bounds=bounds.to(train_X))(train_X)
 
 
-def _check_factors(name: str, values: Sequence[float]) -> list[float]:
+def _check_factors(name: str, values: Sequence[float], allow_empty: bool = False) -> list[float]:
     values = [float(v) for v in values]
-    if not values or not all(np.isfinite(v) and v > 0 for v in values):
-        raise ValueError(f"{name} must be a non-empty sequence of finite numbers > 0, got {values!r}.")
+    if (not values and not allow_empty) or not all(np.isfinite(v) and v > 0 for v in values):
+        kind = "sequence" if allow_empty else "non-empty sequence"
+        raise ValueError(f"{name} must be a {kind} of finite numbers > 0, got {values!r}.")
     return values
 
 
@@ -81,14 +82,17 @@ def propose_ard_lengthscales(
         train_X: ``n x d`` inputs in ``bounds``; train_Y: ``n`` or ``n x 1`` values.
         bounds: ``2 x d`` box.
         shrink: Global factors :math:`S` applied to the MAP vector (1 keeps it).
-        isotropic: Isotropic length scales (unit-cube units).
+        isotropic: Isotropic length scales (unit-cube units); either list may be empty, not both.
 
     Returns:
         ``(candidates, map_lengthscale)``: ``len(shrink) + len(isotropic)`` candidates with the
         MAP noise variance (standardised units) and output scale 1, and the ``d`` MAP length scales.
     """
     train_Y = check_training_data(train_X, train_Y)
-    shrink, isotropic = _check_factors("shrink", shrink), _check_factors("isotropic", isotropic)
+    shrink = _check_factors("shrink", shrink, allow_empty=True)
+    isotropic = _check_factors("isotropic", isotropic, allow_empty=True)
+    if not shrink and not isotropic:
+        raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
     model = fit_default_single_task_gp(train_X, train_Y, bounds.to(train_X))
     ell = model.covar_module.lengthscale.detach().reshape(-1)
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])

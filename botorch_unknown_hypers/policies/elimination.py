@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import torch
 from botorch.models.transforms import Normalize
@@ -118,6 +119,34 @@ class EliminationState(SurvivorState):
             raise ValueError("play_candidate, play_eta and play_width must hold one entry per round.")
         if not all(0 <= u < n for u in self.play_candidate + ([] if self.pending is None else [self.pending.candidate])):
             raise ValueError(f"candidate indices must lie in [0, {n}).")
+
+
+def record_play(state: EliminationState, y: float, xi_of: Callable[[int], float], scale: float = 1.0) -> dict[str, Any]:
+    r"""Lines 10-12 for the selection awaiting ``y``: record :math:`\eta_t = y_t - m_t` and the width,
+    test only the played candidate (residuals and widths divided by ``scale``, the units of the
+    test) and eliminate it if it fails; returns the round's diagnostics."""
+    pending, state.pending = state.pending, None
+    state.round += 1
+    t, u = state.round, pending.candidate
+    eta = y - pending.mean
+    state.play_candidate.append(u)
+    state.play_eta.append(eta)
+    state.play_width.append(pending.width)
+    xi_t = xi_of(t)
+    residuals = [e / scale for e in state.play_eta]
+    widths = [w / scale for w in state.play_width]
+    stats, thresholds = elimination_statistics(state.play_candidate, residuals, widths, len(state.alive), xi_t)
+    stat, threshold = float(stats[u]), float(thresholds[u])
+    if stat > threshold:  # line 12: only the played candidate is tested
+        state.eliminate(u, t)
+    return {
+        "eta": eta,
+        "xi": xi_t,
+        "statistic": stat,
+        "threshold": threshold,
+        "eliminated": {str(k): v for k, v in state.eliminated_at.items()},
+        "kept_last_survivor": list(state.kept_last),
+    }
 
 
 @dataclass
@@ -263,28 +292,7 @@ class HEGPUCB(CandidateSetPolicy):
         return X
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        st = self.state
-        if st.pending is None:
+        if self.state.pending is None:
             return
-        pending, st.pending = st.pending, None
-        st.round += 1
-        t, u = st.round, pending.candidate
-        eta = float(Y.squeeze()) - pending.mean
-        st.play_candidate.append(u)
-        st.play_eta.append(eta)
-        st.play_width.append(pending.width)
-        xi_t = elimination_xi(t, len(st.alive), self.noise_std, self.delta)
-        stats, thresholds = elimination_statistics(st.play_candidate, st.play_eta, st.play_width, len(st.alive), xi_t)
-        stat, threshold = float(stats[u]), float(thresholds[u])
-        if stat > threshold:  # line 12: only the played candidate is tested
-            st.eliminate(u, t)
-        self.diagnostics.update(
-            {
-                "eta": eta,
-                "xi": xi_t,
-                "statistic": stat,
-                "threshold": threshold,
-                "eliminated": {str(k): v for k, v in st.eliminated_at.items()},
-                "kept_last_survivor": list(st.kept_last),
-            }
-        )
+        xi_of = lambda t: elimination_xi(t, len(self.state.alive), self.noise_std, self.delta)  # noqa: E731
+        self.diagnostics.update(record_play(self.state, float(Y.squeeze()), xi_of))

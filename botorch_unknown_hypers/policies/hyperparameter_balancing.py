@@ -112,6 +112,19 @@ class BalancingState:
             raise ValueError(f"round must be >= 0, got {self.round}.")
 
 
+def standardised_candidate_gp(domain: Domain, train_X: Tensor, train_Y: Tensor, spec: CandidateSpec) -> CandidateGP:
+    r"""One batched GP over ``spec`` with inputs scaled to the unit cube by ``domain``'s bounds and
+    outputs standardised on all data (the data are checked already)."""
+    return CandidateGP(
+        train_X,
+        train_Y,
+        spec,
+        input_transform=Normalize(domain.dim, bounds=domain.bounds),
+        outcome_transform=Standardize(m=1),
+        check_data=False,
+    )
+
+
 def _effective_lengthscale(spec: CandidateSpec) -> Tensor:
     r"""Isotropic :math:`\theta` with :math:`\theta^{-d} = \prod_i \ell_i^{-1}` (geometric mean for ARD)."""
     ls = getattr(spec, "lengthscale", None)
@@ -242,6 +255,11 @@ class HyperparameterBalancing(Policy):
         info = float(information_gain_of_model(model, noise_variance=self._info_noise(model)).reshape(-1)[0])
         return float(frequentist_beta(info, B=B, R=self.noise_std, delta=self.delta / 2))
 
+    def _acquire(self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor) -> Tensor:
+        r"""Line 4: the ``1 x d`` maximiser of the played candidate's GP-UCB with :math:`\beta_t`
+        (``model`` holds that one candidate)."""
+        return self.maximize(CandidateUCB(model, beta=beta, reduction="select", index=0))
+
     def _xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`\delta_B = \delta` / ``xi_delta_split``."""
         active = self.state.active
@@ -270,14 +288,7 @@ class HyperparameterBalancing(Policy):
 
     def _build_model(self, train_X: Tensor, train_Y: Tensor, spec: CandidateSpec) -> CandidateGP:
         r"""One batched GP over ``spec``: unit-cube inputs, standardised outputs (data checked already)."""
-        return CandidateGP(
-            train_X,
-            train_Y,
-            spec,
-            input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
-            outcome_transform=Standardize(m=1),
-            check_data=False,
-        )
+        return standardised_candidate_gp(self.domain, train_X, train_Y, spec)
 
     def _start(self, train_X: Tensor, train_Y: Tensor) -> None:
         self._add(*self._initial_candidates(train_X, train_Y))
@@ -295,7 +306,7 @@ class HyperparameterBalancing(Policy):
         # The one model of the round: the played candidate on D_{t-1}.
         model = self._build_model(train_X, train_Y, st.candidates.subset([k]))
         beta = self._beta(model, float(st.norms[k]))
-        X = self.maximize(CandidateUCB(model, beta=beta, reduction="select", index=0))  # line 4
+        X = self._acquire(model, beta, train_X, train_Y)  # line 4
         with torch.no_grad():
             _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)
         scaler = model.outcome_transform

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import torch
 
+from botorch_unknown_hypers.policies.auto import HEGPUCBAuto, LBGPUCBAuto
 from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.batch import TSRSR
@@ -30,11 +31,13 @@ METHODS: dict[str, PolicyFactory] = {
     "mle-gp-ucb": MLEGPUCB,
     "mle-gp-ts": GPThompsonSampling,
     "lb-gp-ucb": LBGPUCB,
+    "lb-gp-ucb-auto": LBGPUCBAuto,
     "a-gp-ucb": AGPUCB,
     "lnb-gp-ucb": LNBGPUCB,
     "nuts-gp-ucb": NUTSGPUCB,
     "hb-gp-ucb": HyperparameterBalancing,
     "he-gp-ucb": HEGPUCB,
+    "he-gp-ucb-auto": HEGPUCBAuto,
     "mle-candidates": MLECandidates,
     "expected-ucb": ExpectedUCB,
     "he-stableopt": HEStableOpt,

@@ -22,6 +22,8 @@ Registered problems:
   noiseless, 15 initial points (:mod:`.batch_benchmarks`).
 - ``gp-rbf2``, ``gp-rbf3``: the TS-RSR paper's GP-prior functions, an exact RBF-prior
   draw per seed on a grid (queries snap to the nearest node), noiseless.
+- ``branin``, ``rosenbrock4``, ``ackley5``: BoTorch's test functions on their canonical
+  boxes, negated, noiseless, 10 initial points (:mod:`.practical`, the practical suite).
 - ``robot-push3``, ``robot-push4``: the TS-RSR paper's Box2D robot pushing, a goal drawn
   per seed, noisy push velocity (needs ``pip install "botorch-unknown-hypers[robot]"``).
 
@@ -56,6 +58,7 @@ from botorch_unknown_hypers.problems.elimination_tasks import (
 )
 from botorch_unknown_hypers.problems.robust import RobustPeakProblem
 from botorch_unknown_hypers.problems.materials import load_materials_problem
+from botorch_unknown_hypers.problems.practical import PRACTICAL_FUNCTIONS, practical_benchmark
 from botorch_unknown_hypers.problems.prior_selection import PRIOR_SELECTION_TASKS, PriorSelectionProblem, task_priors
 from botorch_unknown_hypers.problems.robot_push import robot_push3, robot_push4
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
@@ -187,6 +190,7 @@ _BUILT_IN: dict[str, ProblemFactory] = {
     "gp-rbf3": _ignoring_data_dir(gp_rbf3),
     "robot-push3": _ignoring_data_dir(robot_push3),
     "robot-push4": _ignoring_data_dir(robot_push4),
+    **{name: _ignoring_data_dir(partial(practical_benchmark, name)) for name in PRACTICAL_FUNCTIONS},
 }
 for _name, _factory in _BUILT_IN.items():
     register_problem(_name, _factory)

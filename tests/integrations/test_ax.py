@@ -212,3 +212,14 @@ def test_search_space_map_log_scale_and_fixed():
     params = space.to_parameters(bounds[1])
     assert params == {"lr": 1e-1, "x": 1.0}  # clamped to Ax's bounds after exp(log(u))
     assert space.to_row({"lr": 1e-2, "x": 0.5}) == pytest.approx([math.log(1e-2), 0.5])
+
+
+@pytest.mark.parametrize("method", ["lb-gp-ucb-auto", "he-gp-ucb-auto"])
+def test_auto_presets_run_in_ax(method):
+    client = new_client(method, minimize=False)
+    trials = run_trials(client, N_TRIALS, minimize=False)
+    assert len(trials) == N_TRIALS
+    last = policy_state(generator_run(client, N_TRIALS - 1))
+    assert last["name"] == method and last["state"]["proposed_at"][0] == N_INIT
+    labels = {generator_run(client, i).gen_metadata[SELECTED_KEY] for i in range(N_INIT, N_TRIALS)}
+    assert all(";" in label for label in labels)  # ARD candidates: one length scale per input

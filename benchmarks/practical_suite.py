@@ -1,0 +1,317 @@
+r"""The practical suite: the unknown-hyperparameter rules against BoTorch's default.
+
+Ten problems the package was not developed on, one configuration per method, no per-problem
+settings. Boxes run T = 60 rounds and pools T = 50, after 10 initial points (Sobol on a box,
+random pool points), one point per round. Each (problem, method, seed) is one JSON file under
+``--out``; a run whose file exists is skipped, so an interrupted sweep resumes where it stopped.
+``--report`` reads the files and writes ``report.md`` (per problem: final simple regret and
+cumulative regret, mean ± SE over the seeds present; the paired difference against ``qlognei``
+and ``mle-gp-ucb``, mean ± SE, marked ``*`` when it exceeds 2 SE; the median wall time per run;
+then the issue's bars) and one figure of simple-regret curves with SE bands per problem.
+
+Simple regret after evaluation :math:`i` is :math:`f^* - \max_{j \le i} f(x_j)` (initial design
+included); cumulative regret is :math:`\sum_{t=1}^T (f^* - f(x_t))` over BO rounds. A method is
+``name`` or ``name[key=value&...]`` (options as for ``buh run --option``, JSON values); ``qlognei``
+means BoTorch's default surrogate (``surrogate=fitted``) on every problem.
+
+Usage::
+
+    python benchmarks/practical_suite.py --seeds 100-104 --out runs/practical-dev     # development
+    python benchmarks/practical_suite.py --seeds 0-9 --out runs/practical              # report seeds
+    python benchmarks/practical_suite.py --out runs/practical --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+PROBLEMS = (
+    "branin",
+    "rosenbrock4",
+    "ackley5",
+    "hartmann6",
+    "griewank8",
+    "michalewicz5",
+    "berkenkamp",
+    "gp-rbf3",
+    "agnp",
+    "crossed-barrel",
+)
+METHODS = ("lb-gp-ucb-auto", "he-gp-ucb-auto", "lb-gp-ucb", "he-gp-ucb", "mle-gp-ucb", "qlognei", "random")
+BASE_OPTIONS: dict[str, dict[str, Any]] = {"qlognei": {"surrogate": "fitted"}}
+r"""Options every run of a method gets (BoTorch's default model for ``qlognei`` everywhere)."""
+T_BOX, T_POOL, N_INIT = 60, 50, 10
+REFERENCES = ("qlognei", "mle-gp-ucb")
+
+
+def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
+    r"""``"name[k=v&...]"`` -> ``(name, options)`` with JSON-decoded values."""
+    name, _, rest = spec.partition("[")
+    options = dict(BASE_OPTIONS.get(name, {}))
+    if rest:
+        if not rest.endswith("]"):
+            raise ValueError(f"method {spec!r}: options must be written name[key=value&...].")
+        for item in filter(None, rest[:-1].split("&")):
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"method {spec!r}: option {item!r} is not key=value.")
+            try:
+                options[key] = json.loads(value)
+            except json.JSONDecodeError:
+                options[key] = value
+    return name, options
+
+
+def parse_seeds(text: str) -> list[int]:
+    r"""``"0-9"`` or ``"0,3,5"`` -> seeds."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        lo, sep, hi = part.partition("-")
+        seeds.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+    return seeds
+
+
+def run_file(out: Path, problem: str, method: str, seed: int) -> Path:
+    return out / problem / method / f"seed{seed}.json"
+
+
+def run_one(out: str, problem_name: str, method: str, seed: int, threads: int) -> str:
+    r"""One run in a worker process; writes its JSON (atomically) and returns the path."""
+    import torch
+
+    from botorch_unknown_hypers.domains import FiniteDomain
+    from botorch_unknown_hypers.loop import run
+    from botorch_unknown_hypers.policies.registry import make_policy
+    from botorch_unknown_hypers.problems.registry import get_problem
+
+    torch.set_num_threads(threads)
+    name, options = parse_method(method)
+    problem = get_problem(problem_name)
+    T = T_POOL if isinstance(problem.domain, FiniteDomain) else T_BOX
+    policy = make_policy(name, problem.domain, seed=seed, **options)
+    start = time.perf_counter()
+    df = run(problem, policy, iterations=T, seed=seed, n_init=N_INIT, method=method)
+    wall = time.perf_counter() - start
+    f_star = float(problem.optimal_value)
+    f = [float(v) for v in df["f"]]
+    best, simple = -math.inf, []
+    for v in f:
+        best = max(best, v)
+        simple.append(f_star - best)
+    record = {
+        "problem": problem_name,
+        "method": method,
+        "seed": seed,
+        "iterations": T,
+        "n_init": N_INIT,
+        "f_star": f_star,
+        "f": f,
+        "simple_regret": simple,
+        "final_simple_regret": simple[-1],
+        "cumulative_regret": float(sum(f_star - v for v in f[N_INIT:])),
+        "wall_time_s": wall,
+        "threads": threads,
+        "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
+    }
+    path = run_file(Path(out), problem_name, method, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
+    return str(path)
+
+
+def sweep(out: Path, problems: list[str], methods: list[str], seeds: list[int], workers: int, threads: int) -> None:
+    todo = [(p, m, s) for s in seeds for p in problems for m in methods if not run_file(out, p, m, s).exists()]
+    print(f"{len(todo)} runs to do ({workers} workers x {threads} thread(s)).", flush=True)
+    if not todo:
+        return
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress is optional
+        tqdm = None
+    bar = tqdm(total=len(todo), unit="run") if tqdm is not None else None
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(run_one, str(out), p, m, s, threads): (p, m, s) for p, m, s in todo}
+        for future in as_completed(futures):
+            p, m, s = futures[future]
+            try:
+                future.result()
+            except Exception as e:  # one failed run must not stop the sweep; it is reported
+                print(f"FAILED {p} {m} seed {s}: {type(e).__name__}: {e}", flush=True)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix_str(f"{p} {m} {s}")
+    if bar is not None:
+        bar.close()
+
+
+# --------------------------------------------------------------------------- report
+def load(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(out.glob("*/*/seed*.json"))]
+
+
+def mean_se(values: list[float]) -> tuple[float, float]:
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, math.sqrt(var / n)
+
+
+def fmt(mean: float, se: float) -> str:
+    return f"{mean:.3g} ± {se:.2g}"
+
+
+def paired(runs: dict[tuple[str, int], dict], method: str, ref: str, key: str) -> tuple[float, float, int] | None:
+    r"""Mean ± SE of ``key`` of ``method`` minus ``ref`` over the seeds both have."""
+    seeds = sorted({s for m, s in runs if m == method} & {s for m, s in runs if m == ref})
+    if not seeds:
+        return None
+    diffs = [runs[(method, s)][key] - runs[(ref, s)][key] for s in seeds]
+    mean, se = mean_se(diffs)
+    return mean, se, len(seeds)
+
+
+def report(out: Path, seeds: list[int] | None = None) -> str:
+    records = [r for r in load(out) if seeds is None or r["seed"] in seeds]
+    if not records:
+        raise SystemExit(f"no results under {out}")
+    by_problem: dict[str, dict[tuple[str, int], dict]] = {}
+    for r in records:
+        by_problem.setdefault(r["problem"], {})[(r["method"], r["seed"])] = r
+    problems = [p for p in PROBLEMS if p in by_problem] + sorted(set(by_problem) - set(PROBLEMS))
+    methods = sorted({r["method"] for r in records}, key=lambda m: (METHODS.index(m) if m in METHODS else 99, m))
+    machines = sorted({r["machine"] for r in records})
+    lines = [
+        "# Practical suite report",
+        "",
+        f"Machine(s): {'; '.join(machines)}; threads per run: {sorted({r['threads'] for r in records})}.",
+        f"Seeds: {sorted({r['seed'] for r in records})}. Regrets: final simple regret (SR) and cumulative regret (CR),"
+        " mean ± SE; paired differences method − reference (negative: method better), `*` beyond 2 SE.",
+        "",
+    ]
+    wins: dict[str, dict[str, Any]] = {}
+    for p in problems:
+        runs = by_problem[p]
+        lines += [f"## {p}", "", "| method | n | SR | CR | SR − qlognei | CR − qlognei | SR − mle-gp-ucb | median wall s |", "|---|---|---|---|---|---|---|---|"]
+        for m in methods:
+            rs = [r for (mm, _), r in runs.items() if mm == m]
+            if not rs:
+                continue
+            cells = [m, str(len(rs)), fmt(*mean_se([r["final_simple_regret"] for r in rs])), fmt(*mean_se([r["cumulative_regret"] for r in rs]))]
+            for ref, key in (("qlognei", "final_simple_regret"), ("qlognei", "cumulative_regret"), ("mle-gp-ucb", "final_simple_regret")):
+                d = paired(runs, m, ref, key) if m != ref else None
+                cells.append("" if d is None else fmt(d[0], d[1]) + (" *" if abs(d[0]) > 2 * d[1] and d[1] > 0 else ""))
+            walls = sorted(r["wall_time_s"] for r in rs)
+            cells.append(f"{walls[len(walls) // 2]:.1f}")
+            lines.append("| " + " | ".join(cells) + " |")
+            wins.setdefault(m, {})[p] = {
+                "sr": mean_se([r["final_simple_regret"] for r in rs])[0],
+                "cr": mean_se([r["cumulative_regret"] for r in rs])[0],
+                "vs_q": paired(runs, m, "qlognei", "final_simple_regret"),
+                "vs_mle": paired(runs, m, "mle-gp-ucb", "final_simple_regret"),
+                "wall": [r["wall_time_s"] for r in rs],
+            }
+        lines.append("")
+    lines += bars(wins, problems)
+    text = "\n".join(lines) + "\n"
+    (out / "report.md").write_text(text)
+    figures(by_problem, problems, methods, out)
+    return text
+
+
+def bars(wins: dict[str, dict[str, Any]], problems: list[str]) -> list[str]:
+    r"""The issue's bars for each ``auto`` preset, counted over the problems present."""
+    lines = ["## Bars", ""]
+    q = wins.get("qlognei", {})
+    for auto, theory in (("lb-gp-ucb-auto", "lb-gp-ucb"), ("he-gp-ucb-auto", "he-gp-ucb")):
+        a = wins.get(auto)
+        if a is None or not q:
+            continue
+        shared = [p for p in problems if p in a and p in q]
+        lower = sum(a[p]["sr"] < q[p]["sr"] for p in shared)
+
+        def worse(p: str, key: str) -> bool:
+            d = a[p][key]
+            return d is not None and d[1] > 0 and d[0] > 2 * d[1]
+
+        worse_q = [p for p in shared if worse(p, "vs_q")]
+        worse_mle = [p for p in shared if a[p]["vs_mle"] is not None and worse(p, "vs_mle")]
+        t = wins.get(theory, {})
+        beat_theory = sum(a[p]["sr"] < t[p]["sr"] for p in shared if p in t)
+        cr = sum(a[p]["cr"] <= q[p]["cr"] for p in shared)
+        med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+        wall_a = med([w for p in shared for w in a[p]["wall"]])
+        wall_q = med([w for p in shared for w in q[p]["wall"]])
+        lines += [
+            f"- **{auto}** on {len(shared)} problems: lower mean SR than qlognei on {lower}; significantly worse than"
+            f" qlognei on {len(worse_q)} {worse_q}; significantly worse than mle-gp-ucb on {len(worse_mle)} {worse_mle};"
+            f" lower SR than {theory} on {beat_theory}; CR <= qlognei's on {cr}; median wall time per run"
+            f" {wall_a:.1f} s vs qlognei {wall_q:.1f} s.",
+        ]
+    return lines + [""]
+
+
+def figures(by_problem: dict, problems: list[str], methods: list[str], out: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no figures.")
+        return
+    for p in problems:
+        runs = by_problem[p]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for m in methods:
+            curves = [r["simple_regret"] for (mm, _), r in runs.items() if mm == m]
+            if not curves:
+                continue
+            n = min(len(c) for c in curves)
+            xs = list(range(1, n + 1))
+            stats = [mean_se([max(c[i], 1e-12) for c in curves]) for i in range(n)]
+            mean = [s[0] for s in stats]
+            ax.plot(xs, mean, label=m)
+            ax.fill_between(xs, [max(s[0] - s[1], 1e-12) for s in stats], [s[0] + s[1] for s in stats], alpha=0.2)
+        ax.set_yscale("log")
+        ax.set_xlabel("evaluations (including 10 initial points)")
+        ax.set_ylabel("simple regret f* - best f (mean ± SE)")
+        ax.set_title(p)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / f"{p}.png", dpi=120)
+        plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("runs/practical"))
+    parser.add_argument("--seeds", default="0-9", help="e.g. 0-9 (report) or 100-104 (development)")
+    parser.add_argument("--problems", default=",".join(PROBLEMS))
+    parser.add_argument("--methods", default=";".join(METHODS), help="';'-separated method specs")
+    parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1)))
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
+    parser.add_argument("--report", action="store_true", help="only write the report from the files present")
+    args = parser.parse_args()
+    seeds = parse_seeds(args.seeds)
+    if not args.report:
+        methods = [m for m in args.methods.split(";") if m]
+        for m in methods:
+            parse_method(m)
+        sweep(args.out, args.problems.split(","), methods, seeds, args.workers, args.threads)
+    print(report(args.out, seeds if not args.report else None))
+
+
+if __name__ == "__main__":
+    main()

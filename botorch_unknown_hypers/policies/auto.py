@@ -1,0 +1,332 @@
+r"""The ``auto`` presets: balancing and elimination over candidates proposed from the data.
+
+The theory presets (``lb-gp-ucb``, ``he-gp-ucb``) take their candidates from the papers: a
+length-scale ladder below an initial MLE, or a fixed list. The ``auto`` presets keep each rule's
+selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination, Ziomek et al.
+2025, Alg. 1) and change what it selects among and how the chosen model is used:
+
+- **Candidates** (:func:`~botorch_unknown_hypers.models.proposals.propose_ard_lengthscales`): the
+  MAP ARD length scales :math:`\hat\ell` of BoTorch's default ``SingleTaskGP`` times the shrink
+  factors :math:`S = (1, \tfrac12, \tfrac14)`, RBF kernel, output scale 1 and the MAP noise
+  variance, all in **standardised units** (inputs on the unit cube, outputs standardised on all
+  data every round). They are proposed on the initial design and **re-proposed** whenever the
+  number of observations has doubled since the last proposal: the proposing function :math:`a(t)`
+  of Alg. 2, which only adds candidates; old ones leave by the rule's own test.
+- **Confidence constants**, standardised units: norm bound :math:`B = 1` (a unit-variance function
+  under a unit output scale), sub-Gaussian scale :math:`R = 0.1` (a tenth of the outputs' standard
+  deviation), :math:`\delta = 0.01`; :math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`
+  with :math:`I^u_{t-1}` at noise variance :math:`R^2`. These widths feed the rules' tests only.
+- **Acquisition** of the selected candidate(s): ``"logei"`` (default, chosen on development seeds;
+  ``docs/choosing-a-method.md``), LogEI with the best observed value as :math:`f^+`, or ``"ucb"``,
+  :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
+  :math:`\beta^{\mathrm{p}}_t = \sqrt{0.2\,d\log 2t}` (:func:`~botorch_unknown_hypers.confidence.practical_beta`).
+  On a box it is maximised from BoTorch's raw samples and restarts plus two starts: the incumbent
+  and the maximiser of the posterior mean.
+
+**LB** (:class:`LBGPUCBAuto`): the played candidate is :math:`\arg\min_u R^u(|S^u|+1)` (Thm 2.3 at
+the candidate's geometric-mean length scale) and its recorded width :math:`\beta^u_t\sigma^u_{t-1}(x_t)`
+enters the elimination test of Alg. 2 unchanged. **HE** (:class:`HEGPUCBAuto`): the joint argmax
+over :math:`(x, u)` of the acquisition over surviving candidates; the played candidate's
+prequential residual :math:`\eta_t = y_t - \mu^{u_t}_{t-1}(x_t)` and width are kept in raw units and
+tested in the standardised units of the latest round,
+:math:`|\sum_{S^u}\eta|/s_t > \sqrt{\xi_t|S^u|} + \sum_{S^u} w/s_t` (:math:`s_t` the outputs'
+standard deviation), :math:`\xi_t` with :math:`|U|` every candidate ever proposed.
+
+References:
+    J. Ziomek, M. Adachi, M. A. Osborne. Bayesian Optimisation with Unknown Hyperparameters:
+    Regret Bounds Logarithmically Closer to Optimal. NeurIPS 2024.
+    J. Ziomek, M. Adachi, M. A. Osborne. Beyond Lengthscales: No-regret Bayesian Optimisation
+    With Unknown Hyperparameters Of Any Type.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+from botorch.acquisition import LogExpectedImprovement
+from botorch.acquisition.acquisition import AcquisitionFunction
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.logei import CandidateLogEI
+from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.confidence import frequentist_beta, practical_beta, xi
+from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.elimination import EliminationState, PendingSelection, record_play
+from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing, standardised_candidate_gp
+from botorch_unknown_hypers.regret_bounds import information_gain_of_model
+
+ACQUISITIONS = ("logei", "ucb")
+AUTO_SHRINK = (1.0, 0.5, 0.25)
+r"""Shrink factors of the MAP ARD vector proposed as candidates."""
+AUTO_GROWTH = 2.0
+r"""Re-propose once the number of observations has grown by this factor since the last proposal."""
+AUTO_B, AUTO_R, AUTO_DELTA = 1.0, 0.1, 0.01
+r"""Norm bound, sub-Gaussian scale and failure probability, in standardised units."""
+MIN_NOISE = 1e-6
+r"""Floor of the proposed noise variance (standardised units)."""
+
+
+@dataclass(frozen=True)
+class AutoSettings:
+    r"""The options of both ``auto`` presets (see the module docstring).
+
+    Attributes:
+        acquisition: ``"logei"`` (default) or ``"ucb"`` (practical :math:`\beta`).
+        shrink: Shrink factors of the MAP ARD vector.
+        isotropic: Isotropic length scales proposed as well (unit cube; default none).
+        growth: Re-propose when the data have grown by this factor.
+        B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
+    """
+
+    acquisition: str = "logei"
+    shrink: tuple[float, ...] = AUTO_SHRINK
+    isotropic: tuple[float, ...] = ()
+    growth: float = AUTO_GROWTH
+    B: float = AUTO_B
+    R: float = AUTO_R
+    delta: float = AUTO_DELTA
+
+    @classmethod
+    def from_options(cls, **options: object) -> AutoSettings:
+        r"""Checked settings from keyword options (``ValueError`` naming an unknown one)."""
+        valid = sorted(cls.__dataclass_fields__)
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise ValueError(f"unknown option(s) {unknown} of an auto preset; valid options: {valid}.")
+        for name in ("shrink", "isotropic"):
+            if name in options:
+                value = options[name]
+                if not isinstance(value, (list, tuple)):
+                    raise ValueError(f"{name} must be a list of numbers, got {value!r}.")
+                options[name] = tuple(value)
+        return cls(**options).check()
+
+    def check(self) -> AutoSettings:
+        if self.acquisition not in ACQUISITIONS:
+            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}.")
+        for name in ("shrink", "isotropic"):
+            values = getattr(self, name)
+            if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
+                raise ValueError(f"{name} must hold finite numbers > 0, got {list(values)!r}.")
+        if not self.shrink and not self.isotropic:
+            raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
+        if not (self.growth > 1 and math.isfinite(self.growth)):
+            raise ValueError(f"growth must be a finite number > 1, got {self.growth}.")
+        check_positive("B", self.B)
+        check_positive("R", self.R)
+        check_positive("delta", self.delta, upper=1.0)
+        return self
+
+
+def propose_candidates(policy: Policy, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
+    r"""The ARD proposal on all data (MAP fit inside the policy's seeded RNG), noise floored."""
+    with policy.seeded():
+        candidates, _ = propose_ard_lengthscales(
+            train_X, train_Y, policy.domain.bounds, shrink=settings.shrink, isotropic=settings.isotropic
+        )
+    noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
+    return candidates.with_noise(noise).to(device=policy.device, dtype=policy.dtype)
+
+
+def due(proposed_at: list[int], num_observations: int, growth: float) -> bool:
+    r"""Whether :math:`a(t)` proposes now: never yet, or :math:`n \ge` ``growth`` times the last ``n``."""
+    return not proposed_at or num_observations >= growth * max(proposed_at[-1], 1)
+
+
+def theory_betas(model: CandidateGP, settings: AutoSettings) -> Tensor:
+    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`, :math:`I` at noise :math:`R^2` (``K``)."""
+    noise = torch.full((1,), settings.R**2, dtype=model.raw_train_X.dtype, device=model.raw_train_X.device)
+    info = information_gain_of_model(model, noise_variance=noise).reshape(-1)
+    return frequentist_beta(info, B=settings.B, R=settings.R, delta=settings.delta / 2).to(info)
+
+
+def acquisition(
+    model: CandidateGP, settings: AutoSettings, t: int, train_Y: Tensor, reduction: str, index: int | None = None
+) -> AcquisitionFunction:
+    r"""LogEI (:math:`f^+` the best observation) or practical UCB of ``model``'s candidates."""
+    if settings.acquisition == "logei":
+        if reduction == "select" and model.num_candidates == 1:
+            best = torch.as_tensor(train_Y.max(), dtype=torch.float64)
+            return LogExpectedImprovement(model.select(0), best_f=best)
+        return CandidateLogEI(model, float(train_Y.max()), reduction=reduction, index=index)
+    beta = float(practical_beta(t, model.raw_train_X.shape[-1]))
+    return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
+
+
+def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
+    r"""The incumbent and the maximiser of candidate ``index``'s posterior mean (``None`` on a pool)."""
+    if isinstance(policy.domain, FiniteDomain):
+        return None
+    incumbent = train_X[int(train_Y.reshape(-1).argmax())].unsqueeze(0)
+    mean_max = posterior_mean_maximizer(
+        model.select(index), policy.domain, train_X, policy.generator, policy.num_restarts, policy.raw_samples
+    )
+    return torch.cat([incumbent, mean_max.to(incumbent)]) if mean_max is not None else incumbent
+
+
+@dataclass
+class AutoBalancingState(BalancingState):
+    r"""Balancing state plus the number of observations at each proposal."""
+
+    proposed_at: list[int] = field(default_factory=list)
+
+
+class LBGPUCBAuto(HyperparameterBalancing):
+    r"""Length-scale balancing over proposed ARD candidates (see the module docstring).
+
+    Args:
+        domain: Box or pool.
+        seed, device, dtype, num_restarts, raw_samples: As
+            :class:`~botorch_unknown_hypers.policies.base.Policy`.
+        options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``,
+            ``growth``, ``B``, ``R``, ``delta``).
+    """
+
+    name = "lb-gp-ucb-auto"
+    state_type: ClassVar[type[BalancingState]] = AutoBalancingState
+    xi_count: ClassVar[str] = "introduced"
+    xi_delta_split: ClassVar[float] = 2.0
+
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float64,
+        num_restarts: int = 10,
+        raw_samples: int = 512,
+        **options: object,
+    ) -> None:
+        settings = AutoSettings.from_options(**options)
+        super().__init__(
+            domain,
+            seed=seed,
+            device=device,
+            dtype=dtype,
+            norms=settings.B,
+            noise_std=settings.R,
+            delta=settings.delta,
+            width_factor=2.0,
+            noisy_sigma=False,
+            num_restarts=num_restarts,
+            raw_samples=raw_samples,
+        )
+        self.settings = settings
+
+    def _initial_candidates(self, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
+        spec = propose_candidates(self, self.settings, train_X, train_Y)
+        self.state.proposed_at.append(train_X.shape[0])
+        return spec, torch.full((len(spec),), self.settings.B, dtype=self.dtype, device=self.device)
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        st = self.state
+        if st.candidates is not None and due(st.proposed_at, train_X.shape[0], self.settings.growth):
+            # a(t) of Alg. 2 on D_t, evaluated as round t + 1 starts (where the data are at hand)
+            self._add(*self._initial_candidates(train_X, train_Y))
+        X = super()._suggest(train_X, train_Y, q)
+        self.diagnostics["proposed_at"] = list(st.proposed_at)
+        return X
+
+    def _info_noise(self, model: CandidateGP) -> Tensor:
+        return torch.full((1,), self.settings.R**2, dtype=self.dtype, device=self.device)
+
+    def _acquire(self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor) -> Tensor:
+        acqf = acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0)
+        return self.maximize(acqf, initial_points=extra_starts(self, model, 0, train_X, train_Y))
+
+
+@dataclass
+class AutoEliminationState(EliminationState):
+    r"""HE-auto's memory: HE's (residuals and widths in raw units), the proposed candidates, the
+    number of observations at each proposal and the outputs' scale of the selection in flight."""
+
+    candidates: KernelCandidates | None = None
+    proposed_at: list[int] = field(default_factory=list)
+    pending_scale: float = 1.0
+
+    def check(self) -> None:
+        if self.candidates is None:
+            if self.alive or self.play_candidate or self.pending is not None:
+                raise ValueError("a state without candidates must have no survivors or plays.")
+            return
+        super().check()
+        if len(self.candidates) != len(self.alive):
+            raise ValueError(f"candidates ({len(self.candidates)}) and alive ({len(self.alive)}) must have one entry per candidate.")
+        if not self.pending_scale > 0:
+            raise ValueError(f"pending_scale must be > 0, got {self.pending_scale}.")
+
+
+class HEGPUCBAuto(Policy):
+    r"""Hyperparameter elimination over proposed ARD candidates (see the module docstring).
+
+    Args: as :class:`LBGPUCBAuto`; options are the :class:`AutoSettings`.
+    """
+
+    max_batch_size = 1
+    r"""Proposes one point per round."""
+
+    name = "he-gp-ucb-auto"
+
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float64,
+        num_restarts: int = 10,
+        raw_samples: int = 512,
+        **options: object,
+    ) -> None:
+        settings = AutoSettings.from_options(**options)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        self.settings = settings
+        self.state = AutoEliminationState()
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        st, n = self.state, train_X.shape[0]
+        if due(st.proposed_at, n, self.settings.growth):
+            spec = propose_candidates(self, self.settings, train_X, train_Y)
+            st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
+            st.alive.extend([True] * len(spec))
+            st.proposed_at.append(n)
+        alive = [u for u, a in enumerate(st.alive) if a]
+        model = standardised_candidate_gp(self.domain, train_X, train_Y, st.candidates.subset(alive))
+        betas = theory_betas(model, self.settings)
+        acqf = acquisition(model, self.settings, st.round + 1, train_Y, reduction="max")
+        with torch.no_grad():
+            best = int(model.log_marginal_likelihood().argmax())
+        X = self.maximize(acqf, initial_points=extra_starts(self, model, best, train_X, train_Y))
+        with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at X
+            local = int(acqf.candidate_values(X).reshape(-1).argmax())
+            mean, variance = model.marginal_mean_variance(X.unsqueeze(0))
+        sigma = float(variance[local, 0].clamp_min(0).sqrt())
+        u = alive[local]
+        st.pending = PendingSelection(u, float(mean[local, 0]), float(betas[local]) * sigma, float(betas[local]))
+        st.pending_scale = float(model.outcome_transform.stdvs.squeeze())
+        self.selected = [st.candidates.labels()[u]]
+        self.n_candidates = len(alive)
+        self.diagnostics = {"alive": list(st.alive), "played": u, "betas": betas.tolist(), "proposed_at": list(st.proposed_at)}
+        return X
+
+    def _observe(self, X: Tensor, Y: Tensor) -> None:
+        st = self.state
+        if st.pending is None:
+            return
+        xi_of = lambda t: float(xi(t, len(st.alive), self.settings.R, self.settings.delta / 2))  # noqa: E731
+        self.diagnostics.update(record_play(st, float(Y.squeeze()), xi_of, scale=st.pending_scale))
+
+    def _check_state(self, state: AutoEliminationState) -> None:
+        if state.candidates is not None and state.candidates.lengthscale.shape[-1] not in (1, self.domain.dim):
+            raise ValueError(f"state['state']['candidates'] has length scales of the wrong dimension for d = {self.domain.dim}.")
+
+
+__all__ = ["ACQUISITIONS", "AUTO_SHRINK", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]

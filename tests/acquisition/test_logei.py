@@ -1,0 +1,40 @@
+import pytest
+import torch
+from botorch.acquisition import LogExpectedImprovement
+from botorch.models.transforms import Standardize
+
+from botorch_unknown_hypers.acquisition.logei import CandidateLogEI
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+
+
+def _model():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(15, 2, generator=g, dtype=torch.float64)
+    Y = 30 * torch.sin(6 * X).sum(-1, keepdim=True)
+    cands = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.2, 0.1], dtype=torch.float64), kernel="rbf", noise=1e-4)
+    return CandidateGP(X, Y, cands, outcome_transform=Standardize(m=1)), float(Y.max())
+
+
+def test_each_candidate_equals_botorch_logei_of_that_candidate():
+    model, best = _model()
+    Z = torch.rand(7, 1, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    acqf = CandidateLogEI(model, best)
+    values = acqf.candidate_values(Z.squeeze(-2))
+    assert values.shape == (7, 3)
+    for k in range(3):
+        ref = LogExpectedImprovement(model.select(k), best_f=torch.tensor(best, dtype=torch.float64))(Z)
+        torch.testing.assert_close(values[:, k], ref, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(acqf(Z), values.max(-1).values)
+    torch.testing.assert_close(CandidateLogEI(model, best, reduction="select", index=2)(Z), values[:, 2])
+
+
+def test_gradients_flow_and_bad_arguments_are_named():
+    model, best = _model()
+    Z = torch.rand(4, 1, 2, dtype=torch.float64, requires_grad=True)
+    CandidateLogEI(model, best)(Z).sum().backward()
+    assert torch.isfinite(Z.grad).all() and Z.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="reduction"):
+        CandidateLogEI(model, best, reduction="mean")
+    with pytest.raises(ValueError, match="index"):
+        CandidateLogEI(model, best, reduction="select", index=3)

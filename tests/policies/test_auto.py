@@ -1,0 +1,142 @@
+import math
+
+import pytest
+import torch
+
+from botorch_unknown_hypers.confidence import xi
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
+from botorch_unknown_hypers.policies import make_policy
+from botorch_unknown_hypers.policies.auto import HEGPUCBAuto, LBGPUCBAuto, due
+from botorch_unknown_hypers.policies.registry import method_limits
+
+FAST = {"num_restarts": 2, "raw_samples": 64}
+AUTOS = ("lb-gp-ucb-auto", "he-gp-ucb-auto")
+
+
+def _f(X):
+    return torch.sin(5 * X[:, 0]) + 0.5 * torch.cos(3 * X[:, 1]) - 0.1 * X[:, 0]
+
+
+def _data(n=10, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, 2, generator=g, dtype=torch.float64)
+    return X, _f(X).unsqueeze(-1)
+
+
+def _pool():
+    g = torch.Generator().manual_seed(1)
+    return FiniteDomain(torch.rand(60, 2, generator=g, dtype=torch.float64))
+
+
+def _pool_data(n=10):
+    X = _pool().points[:n]
+    return X, _f(X).unsqueeze(-1)
+
+
+def _campaign(policy, X, Y, rounds, f=_f):
+    for _ in range(rounds):
+        x = policy.suggest(X, Y)
+        y = f(x).unsqueeze(-1)
+        policy.observe(x, y)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    return X, Y
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_registered_sequential_and_validated(name):
+    assert method_limits(name) == (1, 1)
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    for bad, match in [({"acquisition": "ei"}, "acquisition"), ({"shrink": [0.0]}, "shrink"), ({"growth": 1.0}, "growth"),
+                       ({"R": -1.0}, "R"), ({"shrink": [], "isotropic": []}, "both be empty"), ({"shrnk": [1.0]}, "unknown option"),
+                       ({"shrink": 0.5}, "list")]:
+        with pytest.raises(ValueError, match=match):
+            make_policy(name, domain, **bad)
+
+
+def test_first_candidates_are_the_map_ladder():
+    X, Y = _data()
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    policy = LBGPUCBAuto(domain, seed=0, **FAST)
+    policy.suggest(X, Y)
+    _, ell = propose_ard_lengthscales(X, Y, domain.bounds, shrink=(1.0,), isotropic=())
+    ls = policy.state.candidates.lengthscale
+    assert ls.shape == (3, 2)
+    torch.testing.assert_close(ls[0], ell, rtol=1e-6, atol=0)
+    torch.testing.assert_close(ls[1], 0.5 * ell, rtol=1e-6, atol=0)
+    torch.testing.assert_close(ls[2], 0.25 * ell, rtol=1e-6, atol=0)
+    assert policy.state.proposed_at == [10]
+    assert policy.selected == [policy.state.candidates.labels()[0]]  # a fresh candidate is played first
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_reproposes_when_the_data_double(name):
+    policy = make_policy(name, _pool(), seed=0)
+    X, Y = _pool_data(5)
+    _campaign(policy, X, Y, 6)
+    assert policy.state.proposed_at == [5, 10]
+    assert len(policy.state.candidates) == 6
+    assert not due([5, 10], 19, 2.0) and due([5, 10], 20, 2.0) and due([], 3, 2.0)
+
+
+@pytest.mark.parametrize("name", AUTOS)
+@pytest.mark.parametrize("acquisition", ["logei", "ucb"])
+def test_scale_free(name, acquisition):
+    # outputs are standardised for every rule: an affine change of units changes nothing
+    X, Y = _pool_data()
+    runs = []
+    for a, b in [(1.0, 0.0), (1000.0, 1e5)]:
+        policy = make_policy(name, _pool(), seed=3, acquisition=acquisition)
+        XX, _ = _campaign(policy, X, a * Y + b, 5, f=lambda Z: a * _f(Z) + b)
+        runs.append((XX, list(policy.selected), policy.state_dict()["state"].get("play_candidate")))
+    torch.testing.assert_close(runs[0][0], runs[1][0])
+    assert runs[0][2] == runs[1][2]
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_state_round_trip_gives_the_same_next_suggestion(name):
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    policy = make_policy(name, domain, seed=5, **FAST)
+    X, Y = _campaign(policy, *_data(), 3)
+    state = policy.state_dict()
+    fresh = make_policy(name, domain, seed=0, **FAST)
+    fresh.load_state_dict(state)
+    torch.testing.assert_close(fresh.suggest(X, Y), policy.suggest(X, Y))
+
+
+def test_he_auto_test_in_standardised_units_matches_brute_force():
+    policy = HEGPUCBAuto(_pool(), seed=2, R=0.05)
+    X, Y = _pool_data(8)
+    scales = []
+    for _ in range(8):
+        x = policy.suggest(X, Y)
+        scales.append(policy.state.pending_scale)
+        y = _f(x).unsqueeze(-1)
+        policy.observe(x, y)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+        st = policy.state
+        # brute force: residuals and widths of the played candidate, divided by this round's scale
+        u = st.play_candidate[-1]
+        mine = [i for i, c in enumerate(st.play_candidate) if c == u]
+        s = scales[-1]
+        stat = abs(sum(st.play_eta[i] for i in mine)) / s
+        thr = math.sqrt(float(xi(st.round, len(st.alive), 0.05, 0.005)) * len(mine)) + sum(st.play_width[i] for i in mine) / s
+        assert policy.diagnostics["statistic"] == pytest.approx(stat, rel=1e-9)
+        assert policy.diagnostics["threshold"] == pytest.approx(thr, rel=1e-9)
+        fired = stat > thr
+        assert fired == (st.eliminated_at.get(u) == st.round or st.round in st.kept_last)
+
+
+def test_he_auto_plays_the_candidate_attaining_the_joint_max():
+    policy = HEGPUCBAuto(_pool(), seed=0, acquisition="ucb")
+    X, Y = _pool_data()
+    x = policy.suggest(X, Y)
+    from botorch_unknown_hypers.policies.auto import acquisition
+    from botorch_unknown_hypers.policies.hyperparameter_balancing import standardised_candidate_gp
+
+    model = standardised_candidate_gp(policy.domain, X, Y, policy.state.candidates)
+    acqf = acquisition(model, policy.settings, 1, Y, reduction="max")
+    values = acqf.candidate_values(policy.domain.points)  # N x K
+    flat = int(values.argmax())
+    assert torch.equal(x[0], policy.domain.points[flat // values.shape[1]])
+    assert policy.state.pending.candidate == flat % values.shape[1]
