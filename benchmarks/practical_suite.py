@@ -248,7 +248,8 @@ def bars(wins: dict[str, dict[str, Any]], problems: list[str]) -> list[str]:
         worse_q = [p for p in shared if worse(p, "vs_q")]
         worse_mle = [p for p in shared if a[p]["vs_mle"] is not None and worse(p, "vs_mle")]
         t = wins.get(theory, {})
-        beat_theory = sum(a[p]["sr"] < t[p]["sr"] for p in shared if p in t)
+        with_theory = [p for p in shared if p in t]
+        beat_theory = f"{sum(a[p]['sr'] < t[p]['sr'] for p in with_theory)} of {len(with_theory)}" if with_theory else "n/a (not run)"
         cr = sum(a[p]["cr"] <= q[p]["cr"] for p in shared)
         med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
         wall_a = med([w for p in shared for w in a[p]["wall"]])

@@ -56,7 +56,7 @@ from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.confidence import frequentist_beta, practical_beta, xi
-from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
@@ -163,9 +163,8 @@ def acquisition(
 
 
 def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
-    r"""The incumbent and the maximiser of candidate ``index``'s posterior mean (``None`` on a pool)."""
-    if isinstance(policy.domain, FiniteDomain):
-        return None
+    r"""The incumbent and the maximiser of candidate ``index``'s posterior mean (``maximize`` uses
+    extra starts on a box only; on a pool the mean maximiser is ``None``)."""
     incumbent = train_X[int(train_Y.reshape(-1).argmax())].unsqueeze(0)
     mean_max = posterior_mean_maximizer(
         model.select(index), policy.domain, train_X, policy.generator, policy.num_restarts, policy.raw_samples

@@ -1,0 +1,61 @@
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "practical_suite.py"
+
+
+@pytest.fixture(scope="module")
+def suite():
+    spec = importlib.util.spec_from_file_location("practical_suite", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_method_specs_and_seeds(suite):
+    assert suite.parse_method("qlognei") == ("qlognei", {"surrogate": "fitted"})
+    assert suite.parse_method("lb-gp-ucb-auto[shrink=[1.0,0.5]&acquisition=ucb]") == (
+        "lb-gp-ucb-auto", {"shrink": [1.0, 0.5], "acquisition": "ucb"})
+    with pytest.raises(ValueError, match="key=value"):
+        suite.parse_method("lb-gp-ucb-auto[shrink]")
+    assert suite.parse_seeds("0-2,7") == [0, 1, 2, 7]
+
+
+def _write(out, problem, method, seed, sr, cr, wall=1.0):
+    path = out / problem / method / f"seed{seed}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"problem": problem, "method": method, "seed": seed, "final_simple_regret": sr,
+                                "cumulative_regret": cr, "simple_regret": [sr + 1, sr], "wall_time_s": wall,
+                                "threads": 1, "machine": "test"}))
+
+
+def test_report_pairs_by_seed_and_marks_2_se(suite, tmp_path):
+    q = [1.0, 2.0, 3.0, 4.0]
+    a = [0.5, 1.4, 2.6, 3.5]  # differences -0.5, -0.6, -0.4, -0.5: clearly better
+    for s in range(4):
+        _write(tmp_path, "branin", "qlognei", s, q[s], 10.0, wall=5.0)
+        _write(tmp_path, "branin", "lb-gp-ucb-auto", s, a[s], 9.0, wall=2.0)
+        _write(tmp_path, "branin", "mle-gp-ucb", s, q[s], 10.0)
+    text = suite.report(tmp_path)
+    d = [x - y for x, y in zip(a, q)]
+    mean = sum(d) / 4
+    se = math.sqrt(sum((x - mean) ** 2 for x in d) / 3 / 4)
+    row = next(line for line in text.splitlines() if line.startswith("| lb-gp-ucb-auto"))
+    assert suite.fmt(mean, se) + " *" in row
+    assert "lower mean SR than qlognei on 1" in text and "2.0 s vs qlognei 5.0 s" in text
+    assert (tmp_path / "report.md").exists()
+
+
+def test_one_real_run_is_written_and_skipped_when_present(suite, tmp_path):
+    path = Path(suite.run_one(str(tmp_path), "berkenkamp", "random", 3, 1))
+    record = json.loads(path.read_text())
+    assert record["iterations"] == 60 and len(record["f"]) == 70
+    best = max(record["f"])
+    assert record["final_simple_regret"] == pytest.approx(record["f_star"] - best)
+    assert record["cumulative_regret"] == pytest.approx(sum(record["f_star"] - v for v in record["f"][10:]))
+    suite.sweep(tmp_path, ["berkenkamp"], ["random"], [3], workers=1, threads=1)  # nothing to do
+    assert json.loads(path.read_text()) == record
