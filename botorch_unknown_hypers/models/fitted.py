@@ -12,10 +12,16 @@ r"""Single-output GPs fitted by maximum marginal likelihood, as the baselines us
 
 from __future__ import annotations
 
+import math
+
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize, Standardize
+from botorch.models.utils.gpytorch_modules import SQRT2, SQRT3
+from gpytorch.constraints import GreaterThan
+from gpytorch.kernels import RBFKernel
 from gpytorch.means import ZeroMean
+from gpytorch.priors import LogNormalPrior
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
@@ -64,13 +70,26 @@ def fit_single_task_gp(
     return model.eval()
 
 
-def fit_default_single_task_gp(train_X: Tensor, train_Y: Tensor, bounds: Tensor) -> SingleTaskGP:
+def fit_default_single_task_gp(train_X: Tensor, train_Y: Tensor, bounds: Tensor, ard: bool = True) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``),
-    fitted by ``fit_gpytorch_mll``; in eval mode."""
+    fitted by ``fit_gpytorch_mll``; in eval mode.
+
+    ``ard=False`` keeps everything but shares one length scale across inputs, under the same
+    dimension-scaled prior :math:`\log\ell \sim \mathcal N(\sqrt2 + \tfrac12\log d, 3)`
+    (Hvarfner et al. 2024) and the same lower bound 0.025.
+    """
     d = train_X.shape[-1]
+    covar = None
+    if not ard:
+        prior = LogNormalPrior(loc=SQRT2 + 0.5 * math.log(d), scale=SQRT3)
+        covar = RBFKernel(
+            lengthscale_prior=prior,
+            lengthscale_constraint=GreaterThan(2.5e-2, transform=None, initial_value=prior.mode),
+        )
     model = SingleTaskGP(
         train_X,
         train_Y,
+        covar_module=covar,
         input_transform=Normalize(d=d, bounds=bounds),
         outcome_transform=Standardize(m=1),
     )

@@ -75,6 +75,7 @@ def propose_ard_lengthscales(
     bounds: Tensor,
     shrink: Sequence[float] = SHRINK_FACTORS,
     isotropic: Sequence[float] = ISOTROPIC_LADDER,
+    ard: bool = True,
 ) -> tuple[KernelCandidates, Tensor]:
     r"""RBF candidates: the MAP ARD vector scaled by ``shrink``, then the ``isotropic`` ladder.
 
@@ -83,18 +84,20 @@ def propose_ard_lengthscales(
         bounds: ``2 x d`` box.
         shrink: Global factors :math:`S` applied to the MAP vector (1 keeps it).
         isotropic: Isotropic length scales (unit-cube units); either list may be empty, not both.
+        ard: ``False`` fits one shared MAP length scale (the ablation of ARD) instead of ``d``.
 
     Returns:
         ``(candidates, map_lengthscale)``: ``len(shrink) + len(isotropic)`` candidates with the
-        MAP noise variance (standardised units) and output scale 1, and the ``d`` MAP length scales.
+        MAP noise variance (standardised units) and output scale 1, and the ``d`` MAP length
+        scales (``d`` copies of the shared one when ``ard=False``).
     """
     train_Y = check_training_data(train_X, train_Y)
     shrink = _check_factors("shrink", shrink, allow_empty=True)
     isotropic = _check_factors("isotropic", isotropic, allow_empty=True)
     if not shrink and not isotropic:
         raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
-    model = fit_default_single_task_gp(train_X, train_Y, bounds.to(train_X))
-    ell = model.covar_module.lengthscale.detach().reshape(-1)
+    model = fit_default_single_task_gp(train_X, train_Y, bounds.to(train_X), ard=ard)
+    ell = model.covar_module.lengthscale.detach().reshape(-1).expand(train_X.shape[-1])
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])
     rows = [s * ell for s in shrink] + [torch.full_like(ell, v) for v in isotropic]
     cands = KernelCandidates(lengthscale=torch.stack(rows), outputscale=1.0, noise=noise, kernel="rbf")

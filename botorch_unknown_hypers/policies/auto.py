@@ -65,6 +65,7 @@ from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingSt
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
 
 ACQUISITIONS = ("logei", "ucb")
+HE_REDUCTIONS = ("max", "evidence")
 AUTO_SHRINK = (1.0, 0.5, 0.25)
 r"""Shrink factors of the MAP ARD vector proposed as candidates."""
 AUTO_GROWTH = 2.0
@@ -83,6 +84,7 @@ class AutoSettings:
         acquisition: ``"logei"`` (default) or ``"ucb"`` (practical :math:`\beta`).
         shrink: Shrink factors of the MAP ARD vector.
         isotropic: Isotropic length scales proposed as well (unit cube; default none).
+        ard: Fit one MAP length scale per input (default) or one shared one (the ablation).
         growth: Re-propose when the data have grown by this factor.
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
@@ -90,6 +92,7 @@ class AutoSettings:
     acquisition: str = "logei"
     shrink: tuple[float, ...] = AUTO_SHRINK
     isotropic: tuple[float, ...] = ()
+    ard: bool = True
     growth: float = AUTO_GROWTH
     B: float = AUTO_B
     R: float = AUTO_R
@@ -117,6 +120,8 @@ class AutoSettings:
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
                 raise ValueError(f"{name} must hold finite numbers > 0, got {list(values)!r}.")
+        if not isinstance(self.ard, bool):
+            raise ValueError(f"ard must be true or false, got {self.ard!r}.")
         if not self.shrink and not self.isotropic:
             raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
         if not (self.growth > 1 and math.isfinite(self.growth)):
@@ -131,7 +136,7 @@ def propose_candidates(policy: Policy, settings: AutoSettings, train_X: Tensor, 
     r"""The ARD proposal on all data (MAP fit inside the policy's seeded RNG), noise floored."""
     with policy.seeded():
         candidates, _ = propose_ard_lengthscales(
-            train_X, train_Y, policy.domain.bounds, shrink=settings.shrink, isotropic=settings.isotropic
+            train_X, train_Y, policy.domain.bounds, shrink=settings.shrink, isotropic=settings.isotropic, ard=settings.ard
         )
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
     return candidates.with_noise(noise).to(device=policy.device, dtype=policy.dtype)
@@ -267,7 +272,14 @@ class AutoEliminationState(EliminationState):
 class HEGPUCBAuto(Policy):
     r"""Hyperparameter elimination over proposed ARD candidates (see the module docstring).
 
-    Args: as :class:`LBGPUCBAuto`; options are the :class:`AutoSettings`.
+    Args: as :class:`LBGPUCBAuto`, plus
+        reduction: How the acquisition of the survivors is reduced to a play. ``"max"`` (the
+            paper's doubly optimistic pair): :math:`(x_t, u_t) = \arg\max_{x, u} a^u(x)` over the
+            survivors. ``"evidence"``: :math:`u_t` is the survivor of highest log marginal
+            likelihood on :math:`D_{t-1}` and :math:`x_t = \arg\max_x a^{u_t}(x)`; elimination
+            still tests every played candidate, so a survivor whose prequential residuals
+            exceed its widths hands over to the next most likely one.
+        options: The :class:`AutoSettings`.
     """
 
     max_batch_size = 1
@@ -283,11 +295,15 @@ class HEGPUCBAuto(Policy):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        reduction: str = "max",
         **options: object,
     ) -> None:
         settings = AutoSettings.from_options(**options)
+        if reduction not in HE_REDUCTIONS:
+            raise ValueError(f"reduction must be one of {HE_REDUCTIONS}, got {reduction!r}.")
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
         self.settings = settings
+        self.reduction = reduction
         self.state = AutoEliminationState()
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
@@ -300,12 +316,19 @@ class HEGPUCBAuto(Policy):
         alive = [u for u, a in enumerate(st.alive) if a]
         model = standardised_candidate_gp(self.domain, train_X, train_Y, st.candidates.subset(alive))
         betas = theory_betas(model, self.settings)
-        acqf = acquisition(model, self.settings, st.round + 1, train_Y, reduction="max")
         with torch.no_grad():
             best = int(model.log_marginal_likelihood().argmax())
-        X = self.maximize(acqf, initial_points=extra_starts(self, model, best, train_X, train_Y))
-        with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at X
-            local = int(acqf.candidate_values(X).reshape(-1).argmax())
+        starts = extra_starts(self, model, best, train_X, train_Y)
+        if self.reduction == "max":
+            acqf = acquisition(model, self.settings, st.round + 1, train_Y, reduction="max")
+            X = self.maximize(acqf, initial_points=starts)
+            with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at X
+                local = int(acqf.candidate_values(X).reshape(-1).argmax())
+        else:  # the most likely survivor
+            local = best
+            acqf = acquisition(model, self.settings, st.round + 1, train_Y, reduction="select", index=best)
+            X = self.maximize(acqf, initial_points=starts)
+        with torch.no_grad():
             mean, variance = model.marginal_mean_variance(X.unsqueeze(0))
         sigma = float(variance[local, 0].clamp_min(0).sqrt())
         u = alive[local]
@@ -328,4 +351,4 @@ class HEGPUCBAuto(Policy):
             raise ValueError(f"state['state']['candidates'] has length scales of the wrong dimension for d = {self.domain.dim}.")
 
 
-__all__ = ["ACQUISITIONS", "AUTO_SHRINK", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]
+__all__ = ["ACQUISITIONS", "HE_REDUCTIONS", "AUTO_SHRINK", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]

@@ -100,10 +100,14 @@ def test_prior_means_fit_constant_linear_and_quadratic_exactly():
 def test_bad_factors_are_refused_by_name():
     bounds = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
     X, Y = torch.rand(6, 1, dtype=torch.float64), torch.rand(6, 1, dtype=torch.float64)
-    with pytest.raises(ValueError, match="shrink must be a non-empty sequence"):
-        propose_ard_lengthscales(X, Y, bounds, shrink=[])
-    with pytest.raises(ValueError, match="isotropic must be a non-empty sequence"):
+    with pytest.raises(ValueError, match="shrink and isotropic must not both be empty"):
+        propose_ard_lengthscales(X, Y, bounds, shrink=[], isotropic=[])
+    with pytest.raises(ValueError, match="isotropic must be a sequence of finite numbers > 0"):
         propose_ard_lengthscales(X, Y, bounds, isotropic=[0.5, -1.0])
+    with pytest.raises(ValueError, match="shrink must be a sequence of finite numbers > 0"):
+        propose_ard_lengthscales(X, Y, bounds, shrink=[float("nan")])
+    cands, _ = propose_ard_lengthscales(X, Y, bounds, shrink=[], isotropic=[0.5])  # one list may be empty
+    assert cands.lengthscale.reshape(-1).tolist() == [0.5]
 
 
 def test_interaction_screen_finds_the_true_additive_groups():

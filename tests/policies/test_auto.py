@@ -140,3 +140,41 @@ def test_he_auto_plays_the_candidate_attaining_the_joint_max():
     flat = int(values.argmax())
     assert torch.equal(x[0], policy.domain.points[flat // values.shape[1]])
     assert policy.state.pending.candidate == flat % values.shape[1]
+
+
+def test_he_auto_evidence_plays_the_most_likely_survivor_at_its_acquisition_max():
+    policy = HEGPUCBAuto(_pool(), seed=0, reduction="evidence")
+    X, Y = _pool_data()
+    x = policy.suggest(X, Y)
+    from botorch_unknown_hypers.policies.auto import acquisition
+    from botorch_unknown_hypers.policies.hyperparameter_balancing import standardised_candidate_gp
+
+    model = standardised_candidate_gp(policy.domain, X, Y, policy.state.candidates)
+    # brute force: the log marginal likelihood of each candidate from its own Gram matrix
+    Xu = (X - policy.domain.bounds[0]) / (policy.domain.bounds[1] - policy.domain.bounds[0])
+    y = ((Y - Y.mean()) / Y.std()).reshape(-1)
+    lml = []
+    for ell, noise in zip(policy.state.candidates.lengthscale, policy.state.candidates.noise):
+        K = torch.exp(-0.5 * torch.cdist(Xu / ell, Xu / ell) ** 2) + noise * torch.eye(len(y), dtype=y.dtype)
+        lml.append(float(torch.distributions.MultivariateNormal(torch.zeros_like(y), K).log_prob(y)))
+    best = max(range(len(lml)), key=lml.__getitem__)
+    assert policy.state.pending.candidate == best
+    values = acquisition(model, policy.settings, 1, Y, reduction="select", index=best)(policy.domain.points.unsqueeze(-2))
+    assert torch.equal(x[0], policy.domain.points[int(values.argmax())])
+
+
+def test_he_auto_refuses_an_unknown_reduction():
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        HEGPUCBAuto(_pool(), reduction="mean")
+
+
+def test_isotropic_ablation_proposes_one_shared_length_scale():
+    X, Y = _data()
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    policy = LBGPUCBAuto(domain, seed=0, ard=False, **FAST)
+    policy.suggest(X, Y)
+    ls = policy.state.candidates.lengthscale
+    assert ls.shape == (3, 2) and torch.equal(ls[:, 0], ls[:, 1])
+    torch.testing.assert_close(ls[:, 0], ls[0, 0] * torch.tensor([1.0, 0.5, 0.25], dtype=ls.dtype))
+    with pytest.raises(ValueError, match="ard must be true or false"):
+        LBGPUCBAuto(domain, ard="no")
