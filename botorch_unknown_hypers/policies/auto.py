@@ -86,6 +86,9 @@ class AutoSettings:
         isotropic: Isotropic length scales proposed as well (unit cube; default none).
         ard: Fit one MAP length scale per input (default) or one shared one (the ablation).
         growth: Re-propose when the data have grown by this factor.
+        restart: At a re-proposal, retire the candidates of earlier proposals (epochs of the
+            doubling trick: the rule starts afresh on the new candidates, with all data) instead
+            of adding to them (:math:`a(t)` of Alg. 2, the default).
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -94,6 +97,7 @@ class AutoSettings:
     isotropic: tuple[float, ...] = ()
     ard: bool = True
     growth: float = AUTO_GROWTH
+    restart: bool = False
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -120,8 +124,9 @@ class AutoSettings:
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
                 raise ValueError(f"{name} must hold finite numbers > 0, got {list(values)!r}.")
-        if not isinstance(self.ard, bool):
-            raise ValueError(f"ard must be true or false, got {self.ard!r}.")
+        for name in ("ard", "restart"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}.")
         if not self.shrink and not self.isotropic:
             raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
         if not (self.growth > 1 and math.isfinite(self.growth)):
@@ -177,11 +182,31 @@ def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor
     return torch.cat([incumbent, mean_max.to(incumbent)]) if mean_max is not None else incumbent
 
 
+def retire(flags: list[bool], retired_at: dict[int, int], t: int) -> None:
+    r"""``restart``: every candidate still in the set leaves it at round ``t`` (recorded)."""
+    for u, on in enumerate(flags):
+        if on:
+            flags[u] = False
+            retired_at[u] = t
+
+
+def check_retired(flags: list[bool], retired_at: dict[int, int]) -> None:
+    r"""Retired candidates exist, left at a round ``>= 0`` and are out of the set."""
+    if not all(0 <= u < len(flags) and t >= 0 and not flags[u] for u, t in retired_at.items()):
+        raise ValueError("retired_at must map candidates out of the set to rounds >= 0.")
+
+
 @dataclass
 class AutoBalancingState(BalancingState):
-    r"""Balancing state plus the number of observations at each proposal."""
+    r"""Balancing state plus the number of observations at each proposal and, with ``restart``,
+    the round at which each earlier candidate was retired."""
 
     proposed_at: list[int] = field(default_factory=list)
+    retired_at: dict[int, int] = field(default_factory=dict)
+
+    def check(self) -> None:
+        super().check()
+        check_retired(self.active, self.retired_at)
 
 
 class LBGPUCBAuto(HyperparameterBalancing):
@@ -235,6 +260,8 @@ class LBGPUCBAuto(HyperparameterBalancing):
         st = self.state
         if st.candidates is not None and due(st.proposed_at, train_X.shape[0], self.settings.growth):
             # a(t) of Alg. 2 on D_t, evaluated as round t + 1 starts (where the data are at hand)
+            if self.settings.restart:
+                retire(st.active, st.retired_at, st.round)
             self._add(*self._initial_candidates(train_X, train_Y))
         X = super()._suggest(train_X, train_Y, q)
         self.diagnostics["proposed_at"] = list(st.proposed_at)
@@ -255,6 +282,7 @@ class AutoEliminationState(EliminationState):
 
     candidates: KernelCandidates | None = None
     proposed_at: list[int] = field(default_factory=list)
+    retired_at: dict[int, int] = field(default_factory=dict)
     pending_scale: float = 1.0
 
     def check(self) -> None:
@@ -267,6 +295,7 @@ class AutoEliminationState(EliminationState):
             raise ValueError(f"candidates ({len(self.candidates)}) and alive ({len(self.alive)}) must have one entry per candidate.")
         if not self.pending_scale > 0:
             raise ValueError(f"pending_scale must be > 0, got {self.pending_scale}.")
+        check_retired(self.alive, self.retired_at)
 
 
 class HEGPUCBAuto(Policy):
@@ -310,6 +339,8 @@ class HEGPUCBAuto(Policy):
         st, n = self.state, train_X.shape[0]
         if due(st.proposed_at, n, self.settings.growth):
             spec = propose_candidates(self, self.settings, train_X, train_Y)
+            if self.settings.restart:
+                retire(st.alive, st.retired_at, st.round)
             st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
             st.alive.extend([True] * len(spec))
             st.proposed_at.append(n)

@@ -49,7 +49,7 @@ def test_registered_sequential_and_validated(name):
     domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     for bad, match in [({"acquisition": "ei"}, "acquisition"), ({"shrink": [0.0]}, "shrink"), ({"growth": 1.0}, "growth"),
                        ({"R": -1.0}, "R"), ({"shrink": [], "isotropic": []}, "both be empty"), ({"shrnk": [1.0]}, "unknown option"),
-                       ({"shrink": 0.5}, "list")]:
+                       ({"shrink": 0.5}, "list"), ({"restart": "yes"}, "restart must be true or false")]:
         with pytest.raises(ValueError, match=match):
             make_policy(name, domain, **bad)
 
@@ -178,3 +178,18 @@ def test_isotropic_ablation_proposes_one_shared_length_scale():
     torch.testing.assert_close(ls[:, 0], ls[0, 0] * torch.tensor([1.0, 0.5, 0.25], dtype=ls.dtype))
     with pytest.raises(ValueError, match="ard must be true or false"):
         LBGPUCBAuto(domain, ard="no")
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_restart_retires_the_earlier_proposals(name):
+    policy = make_policy(name, _pool(), seed=0, restart=True)
+    X, Y = _pool_data(5)
+    X, Y = _campaign(policy, X, Y, 6)
+    st = policy.state
+    flags = st.active if name.startswith("lb") else st.alive
+    assert st.proposed_at == [5, 10] and len(st.candidates) == 6
+    assert set(st.retired_at) == {0, 1, 2} - set(getattr(st, "eliminated_at", {}))
+    assert not any(flags[:3]) and policy.n_candidates <= 3
+    fresh = make_policy(name, _pool(), seed=0, restart=True)
+    fresh.load_state_dict(policy.state_dict())
+    torch.testing.assert_close(fresh.suggest(X, Y), policy.suggest(X, Y))
