@@ -62,7 +62,6 @@ from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import EliminationState, PendingSelection, record_play
 from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing, standardised_candidate_gp
-from botorch_unknown_hypers.regret_bounds import information_gain_of_model
 
 ACQUISITIONS = ("logei", "ucb")
 HE_REDUCTIONS = ("max", "evidence")
@@ -152,10 +151,9 @@ def due(proposed_at: list[int], num_observations: int, growth: float) -> bool:
     return not proposed_at or num_observations >= growth * max(proposed_at[-1], 1)
 
 
-def theory_betas(model: CandidateGP, settings: AutoSettings) -> Tensor:
-    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`, :math:`I` at noise :math:`R^2` (``K``)."""
-    noise = torch.full((1,), settings.R**2, dtype=model.raw_train_X.dtype, device=model.raw_train_X.device)
-    info = information_gain_of_model(model, noise_variance=noise).reshape(-1)
+def theory_betas(info: Tensor, settings: AutoSettings) -> Tensor:
+    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}` (``K``) from the information
+    gains :math:`I^u_{t-1}` at noise :math:`R^2`."""
     return frequentist_beta(info, B=settings.B, R=settings.R, delta=settings.delta / 2).to(info)
 
 
@@ -267,8 +265,8 @@ class LBGPUCBAuto(HyperparameterBalancing):
         self.diagnostics["proposed_at"] = list(st.proposed_at)
         return X
 
-    def _info_noise(self, model: CandidateGP) -> Tensor:
-        return torch.full((1,), self.settings.R**2, dtype=self.dtype, device=self.device)
+    def _info_noise(self) -> float:
+        return self.settings.R**2
 
     def _acquire(self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor) -> Tensor:
         acqf = acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0)
@@ -345,8 +343,11 @@ class HEGPUCBAuto(Policy):
             st.alive.extend([True] * len(spec))
             st.proposed_at.append(n)
         alive = [u for u, a in enumerate(st.alive) if a]
-        model = standardised_candidate_gp(self.domain, train_X, train_Y, st.candidates.subset(alive))
-        betas = theory_betas(model, self.settings)
+        spec, noise = st.candidates.subset(alive), self.settings.R**2
+        factors = self.candidate_factors(spec, train_X)
+        model = standardised_candidate_gp(self.domain, train_X, train_Y, spec, factors)
+        info_factors = None if factors is None else self.candidate_factors(spec, train_X, noise)
+        betas = theory_betas(self.information_gain(model, info_factors, noise), self.settings)
         with torch.no_grad():
             best = int(model.log_marginal_likelihood().argmax())
         starts = extra_starts(self, model, best, train_X, train_Y)

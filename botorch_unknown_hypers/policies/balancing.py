@@ -49,7 +49,6 @@ from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.regret_bounds import norm_bound, suspected_regret_bound
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
-from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
 from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing
 
@@ -247,10 +246,10 @@ class LBGPUCB(HyperparameterBalancing):
         theta = self._tensor(self.lengthscales)
         return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.state.norms)
 
-    def _info_noise(self, model: CandidateGP) -> Tensor:
+    def _info_noise(self) -> float:
         r""":math:`I_t` under the played length scale with noise variance :math:`R^2` (the code's
         :math:`\sigma_N = R`; in the paper preset :math:`R^2` is the GP noise)."""
-        return torch.full((1,), self.constants.R**2, dtype=self.dtype, device=self.device)
+        return self.constants.R**2
 
     def _diagnostics(self, t: int) -> dict[str, Any]:
         return {

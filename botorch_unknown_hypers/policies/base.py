@@ -28,12 +28,17 @@ from typing import Any, ClassVar, Iterator
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.models.transforms import Normalize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import maximize
+from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
+from botorch_unknown_hypers.regret_bounds import information_gain_of_model
 from botorch_unknown_hypers.policies.state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
@@ -130,6 +135,8 @@ class Policy(ABC):
         self.n_candidates = 0
         self.diagnostics: dict[str, Any] = {}
         self.robust_point: Tensor | None = None
+        self._factor_caches: dict[float | None, FactorCache] = {}
+        self._unit = Normalize(self.domain.dim, bounds=self.domain.bounds)
 
     # ------------------------------------------------------------------ public
     def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1) -> Tensor:
@@ -234,6 +241,37 @@ class Policy(ABC):
 
     def _after_load(self) -> None:
         r"""Rebuild what derives from ``self.state`` after a load (default: nothing)."""
+
+    def candidate_factors(self, spec: CandidateSpec, train_X: Tensor, noise: float | None = None) -> CandidateFactor | None:
+        r"""Cholesky factors of ``spec``'s candidates on ``train_X`` in unit-cube coordinates.
+
+        They come from the rule's :class:`~botorch_unknown_hypers.models.factor_cache.FactorCache`
+        for ``noise`` (each candidate's own noise variance when ``None``), which keeps them across
+        rounds: new observations are appended by block updates, new candidates are factorised
+        once, absent ones dropped. Derived data, never saved. ``None`` for candidate families that
+        do not state their noise variances or cannot be identified by their JSON (a mean
+        function held as Python code): the model then factorises itself.
+        """
+        try:
+            spec.noise_variances()
+            spec.to_dict()
+        except ValueError:
+            return None
+        cache = self._factor_caches.get(noise)
+        if cache is None:
+            cache = self._factor_caches[noise] = FactorCache(noise=noise)
+        return cache.factor(spec, self._unit(train_X))
+
+    def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:
+        r""":math:`I = \tfrac12\log\det(I + s^{-1}K)` of every candidate of ``model`` (``K``): from
+        ``factor`` (the factors at noise ``s``, one per candidate of ``model``) when given, from the
+        model's own factors when ``noise`` is ``None``, else from a fresh factorisation."""
+        if factor is not None:
+            return factor.information_gain()
+        if noise is None and model.factor is not None:
+            return model.factor.information_gain()
+        variance = None if noise is None else torch.full((1,), float(noise), dtype=self.dtype, device=self.device)
+        return information_gain_of_model(model, noise_variance=variance).reshape(-1)
 
     def maximize(self, acqf: AcquisitionFunction, q: int = 1, **options: Any) -> Tensor:
         r"""``q x d`` maximiser of ``acqf`` over the policy's domain (exhaustive on a pool,

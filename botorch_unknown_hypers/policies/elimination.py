@@ -43,7 +43,6 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.optimize import joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, elimination_statistics, frequentist_beta, xi
-from botorch_unknown_hypers.regret_bounds import information_gain_of_model
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
@@ -218,13 +217,16 @@ class CandidateSetPolicy(Policy):
         self.lipschitz = (float(lipschitz[0]), float(lipschitz[1]))
 
     def _model(self, train_X: Tensor, train_Y: Tensor, indices: list[int]) -> CandidateGP:
-        r"""One batched GP over the candidates at ``indices`` (unit-cube inputs, raw outputs)."""
+        r"""One batched GP over the candidates at ``indices`` (unit-cube inputs, raw outputs), on
+        factors kept across rounds (:meth:`~botorch_unknown_hypers.policies.base.Policy.candidate_factors`)."""
+        spec = self.candidates.subset(indices)
         return CandidateGP(
             train_X,
             train_Y,
-            self.candidates.subset(indices),
+            spec,
             input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
             check_data=False,
+            factor=self.candidate_factors(spec, train_X),
         )
 
     def _betas(self, model: CandidateGP, t: int) -> Tensor:
@@ -233,7 +235,7 @@ class CandidateSetPolicy(Policy):
         if not isinstance(self.beta, str):
             return torch.full((K,), self.beta, dtype=self.dtype, device=self.device)
         if self.beta == "frequentist":
-            info = information_gain_of_model(model).reshape(K)
+            info = self.information_gain(model).reshape(K)
             return frequentist_beta(info, B=self.B, R=self.noise_std, delta=self.delta / 2).to(self.dtype)
         if self.beta == "bayesian-finite":
             value = bayesian_beta_finite(t, self.domain.size, self.delta / 2)

@@ -49,9 +49,10 @@ from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta, xi
-from botorch_unknown_hypers.regret_bounds import information_gain_of_model, suspected_regret_bound
+from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
@@ -112,9 +113,11 @@ class BalancingState:
             raise ValueError(f"round must be >= 0, got {self.round}.")
 
 
-def standardised_candidate_gp(domain: Domain, train_X: Tensor, train_Y: Tensor, spec: CandidateSpec) -> CandidateGP:
+def standardised_candidate_gp(
+    domain: Domain, train_X: Tensor, train_Y: Tensor, spec: CandidateSpec, factor: CandidateFactor | None = None
+) -> CandidateGP:
     r"""One batched GP over ``spec`` with inputs scaled to the unit cube by ``domain``'s bounds and
-    outputs standardised on all data (the data are checked already)."""
+    outputs standardised on all data (the data are checked already), on ``factor`` if given."""
     return CandidateGP(
         train_X,
         train_Y,
@@ -122,6 +125,7 @@ def standardised_candidate_gp(domain: Domain, train_X: Tensor, train_Y: Tensor, 
         input_transform=Normalize(domain.dim, bounds=domain.bounds),
         outcome_transform=Standardize(m=1),
         check_data=False,
+        factor=factor,
     )
 
 
@@ -245,14 +249,15 @@ class HyperparameterBalancing(Policy):
         kernel = getattr(candidates, "kernel", "matern52")
         return suspected_regret_bound(T, _effective_lengthscale(candidates), self.domain.dim, kernel, self.state.norms)
 
-    def _info_noise(self, model: CandidateGP) -> Tensor | None:
+    def _info_noise(self) -> float | None:
         r"""The noise variance of :math:`I_{t-1}`: ``None`` for the candidate's own (the default)."""
         return None
 
-    def _beta(self, model: CandidateGP, B: float) -> float:
+    def _beta(self, model: CandidateGP, B: float, info_factor: CandidateFactor | None = None) -> float:
         r""":math:`\beta_t = B + \sigma_N\sqrt{2(I_{t-1} + 1 + \ln(2/\delta))}` for the one-candidate
-        ``model`` of the round, :math:`I_{t-1}` the information gain of its data."""
-        info = float(information_gain_of_model(model, noise_variance=self._info_noise(model)).reshape(-1)[0])
+        ``model`` of the round, :math:`I_{t-1}` the information gain of its data (from
+        ``info_factor``, the played candidate's factor at the noise of :meth:`_info_noise`, if given)."""
+        info = float(self.information_gain(model, info_factor, self._info_noise()).reshape(-1)[0])
         return float(frequentist_beta(info, B=B, R=self.noise_std, delta=self.delta / 2))
 
     def _acquire(self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor) -> Tensor:
@@ -290,6 +295,22 @@ class HyperparameterBalancing(Policy):
         r"""One batched GP over ``spec``: unit-cube inputs, standardised outputs (data checked already)."""
         return standardised_candidate_gp(self.domain, train_X, train_Y, spec)
 
+    def _round_model(self, train_X: Tensor, train_Y: Tensor, k: int) -> tuple[CandidateGP, CandidateFactor | None]:
+        r"""The one model of the round, candidate ``k`` on factors that every active candidate
+        keeps across rounds, and ``k``'s factor at the noise of :math:`I_{t-1}` (``None`` when
+        that is the GP's own noise or the family has no factor cache)."""
+        st = self.state
+        active = [i for i, a in enumerate(st.active) if a]
+        position = [active.index(k)]
+        spec = st.candidates.subset(active)
+        factors = self.candidate_factors(spec, train_X)
+        model = standardised_candidate_gp(
+            self.domain, train_X, train_Y, st.candidates.subset([k]), None if factors is None else factors.subset(position)
+        )
+        noise = self._info_noise()
+        info = None if noise is None or factors is None else self.candidate_factors(spec, train_X, noise).subset(position)
+        return model, info
+
     def _start(self, train_X: Tensor, train_Y: Tensor) -> None:
         self._add(*self._initial_candidates(train_X, train_Y))
 
@@ -304,8 +325,8 @@ class HyperparameterBalancing(Policy):
         bounds = self.suspected_bounds(counts)
         k = int(torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf))))  # line 3
         # The one model of the round: the played candidate on D_{t-1}.
-        model = self._build_model(train_X, train_Y, st.candidates.subset([k]))
-        beta = self._beta(model, float(st.norms[k]))
+        model, info_factor = self._round_model(train_X, train_Y, k)
+        beta = self._beta(model, float(st.norms[k]), info_factor)
         X = self._acquire(model, beta, train_X, train_Y)  # line 4
         with torch.no_grad():
             _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)

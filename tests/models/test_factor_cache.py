@@ -1,0 +1,171 @@
+import math
+
+import pytest
+import torch
+from botorch.models.transforms import Normalize, Standardize
+from linear_operator import to_dense
+
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import FactorCache, jittered_cholesky
+
+D = torch.float64
+
+
+def _spec(noise=1e-6, kernel="matern52"):
+    ls = torch.tensor([[0.5, 0.3, 0.8], [0.2, 0.2, 0.2], [0.05, 0.1, 0.07]], dtype=D)
+    return KernelCandidates(lengthscale=ls, outputscale=torch.tensor([1.0, 2.0, 0.5], dtype=D), noise=noise, kernel=kernel)
+
+
+def _fresh_chol(spec, X, noise=None):
+    _, covar, _ = spec.build(dim=X.shape[-1])
+    s = spec.noise_variances() if noise is None else torch.full((len(spec),), noise, dtype=D)
+    A = to_dense(covar(X)) + torch.diag_embed(s[:, None].expand(-1, X.shape[0]))
+    return torch.linalg.cholesky(A)
+
+
+def _rel(a, b):
+    return float((a - b).abs().max() / b.abs().max())
+
+
+def _points(n, seed=0, repeats=True):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, 3, generator=g, dtype=D)
+    if repeats:  # every 7th point repeats an earlier one exactly
+        X[7::7] = X[torch.arange(7, n, 7) // 2]
+    return X
+
+
+def test_block_updates_match_a_fresh_factorisation_over_200_points():
+    # noise 1e-6 and repeated points: the hardest case the updates must survive without jitter
+    spec, X = _spec(), _points(230)
+    Y = torch.sin(6 * X).sum(-1, keepdim=True)
+    cache = FactorCache()
+    cache.factor(spec, X[:30])
+    sizes = [31, 32, 35, 36, 40, 48, 49, 60, 80, 81, 100, 130, 131, 170, 200, 229, 230]
+    for m in sizes:  # 200 points appended in updates of 1 to 40
+        f = cache.factor(spec, X[:m])
+        assert f.X.shape[0] == m
+    assert cache.stats.full == 3 and cache.stats.appended == 200  # factorised once, never again
+    assert float(f.jitter.abs().max()) == 0.0
+    fresh = _fresh_chol(spec, X)
+    assert _rel(f.L, fresh) < 1e-8
+    # the posterior of a model on the updated factor equals a model that factorises itself
+    bounds = torch.tensor([[0.0] * 3, [1.0] * 3], dtype=D)
+    Xt = Normalize(3, bounds=bounds)(X)
+    torch.testing.assert_close(Xt, X)  # unit box: the cache saw the transformed inputs
+    kwargs = dict(input_transform=Normalize(3, bounds=bounds), outcome_transform=Standardize(m=1))
+    cached = CandidateGP(X, Y, spec, factor=f, **kwargs)
+    plain = CandidateGP(X, Y, spec, **kwargs)
+    Z = torch.rand(64, 1, 3, dtype=D)
+    for (a, b) in zip(cached.marginal_mean_variance(Z.unsqueeze(-3)), plain.marginal_mean_variance(Z.unsqueeze(-3))):
+        assert _rel(a, b) < 1e-8
+    pa, pb = cached.posterior(torch.rand(5, 4, 3, dtype=D)), plain.posterior(torch.rand(5, 4, 3, dtype=D))
+    assert pa.mean.shape == pb.mean.shape == (5, 3, 4, 1)
+    Zq = torch.rand(5, 4, 3, dtype=D)
+    pa, pb = cached.posterior(Zq), plain.posterior(Zq)
+    assert _rel(pa.mean, pb.mean) < 1e-8
+    assert _rel(pa.distribution.covariance_matrix, pb.distribution.covariance_matrix) < 1e-8
+    assert _rel(cached.log_marginal_likelihood(), plain.log_marginal_likelihood()) < 1e-8
+
+
+def test_the_factor_path_matches_on_a_box_with_gradients_and_views():
+    spec = _spec(noise=1e-3, kernel="rbf")
+    bounds = torch.tensor([[-2.0, 0.0, 10.0], [3.0, 1.0, 30.0]], dtype=D)
+    X = bounds[0] + (bounds[1] - bounds[0]) * _points(40, seed=3, repeats=False)
+    Y = X.sum(-1, keepdim=True) ** 2
+    nt = Normalize(3, bounds=bounds)
+    f = FactorCache().factor(spec, nt(X))
+    cached = CandidateGP(X, Y, spec, input_transform=Normalize(3, bounds=bounds), outcome_transform=Standardize(m=1), factor=f)
+    plain = CandidateGP(X, Y, spec, input_transform=Normalize(3, bounds=bounds), outcome_transform=Standardize(m=1))
+    Z = (bounds[0] + (bounds[1] - bounds[0]) * torch.rand(6, 1, 1, 3, dtype=D)).requires_grad_(True)
+    grads = []
+    for model in (cached, plain):
+        mean, var = model.marginal_mean_variance(Z)
+        (mean.sum() + var.sqrt().sum()).backward()
+        grads.append(Z.grad.clone())
+        Z.grad = None
+    assert _rel(grads[0], grads[1]) < 1e-8
+    for a, b in ((cached.select(2), plain.select(2)), (cached.subset([2, 0]), plain.subset([2, 0]))):
+        assert a.factor is not None
+        W = Z.detach()[:, 0]
+        assert _rel(a.posterior(W).mean, b.posterior(W).mean) < 1e-8
+        assert _rel(a.posterior(W, observation_noise=True).variance, b.posterior(W, observation_noise=True).variance) < 1e-8
+
+
+def test_new_candidates_are_factorised_once_and_dropped_ones_leave_the_others_untouched():
+    spec, X = _spec(noise=1e-4), _points(50, repeats=False)
+    cache = FactorCache()
+    first = cache.factor(spec.subset([0, 1]), X[:40])
+    assert cache.stats.full == 2
+    grown = cache.factor(spec, X[:45])  # one new candidate on top of an update
+    assert cache.stats.full == 3 and cache.stats.updates == 1
+    torch.testing.assert_close(grown.L[:2, :40, :40], first.L, rtol=0, atol=0)
+    assert _rel(grown.L[2], _fresh_chol(spec.subset([2]), X[:45])[0]) < 1e-10
+    reordered = cache.factor(spec.subset([2, 0]), X[:45])  # candidate 1 eliminated
+    assert cache.stats.full == 3
+    torch.testing.assert_close(reordered.L, grown.L[[2, 0]], rtol=0, atol=0)
+    again = cache.factor(spec.subset([2, 0]), X[:50])
+    assert _rel(again.L, _fresh_chol(spec.subset([2, 0]), X[:50])) < 1e-10 and cache.stats.full == 3
+
+
+def test_refactorisation_policy():
+    spec, X = _spec(noise=1e-4), _points(40, repeats=False)
+    cache = FactorCache(refactor_every=10)
+    cache.factor(spec, X[:20])
+    cache.factor(spec, X[:26])
+    assert cache.stats.full == 3
+    cache.factor(spec, X[:31])  # 11 points since the last full factorisation
+    assert cache.stats.full == 6 and cache.stats.refactor_reasons["refactor_every"] == 3
+    other = X.flip(0)
+    cache.factor(spec, other)  # not an extension of the cached inputs
+    assert cache.stats.refactor_reasons["data not an extension"] == 1
+    assert _rel(cache.factor(spec, other).L, _fresh_chol(spec, other)) < 1e-10
+    with pytest.raises(ValueError, match="refactor_every must be an integer >= 1"):
+        FactorCache(refactor_every=0)
+
+
+def test_jitter_is_kept_and_grown_only_when_the_update_needs_it():
+    # a smooth kernel on many points with (almost) no noise: singular to working precision
+    spec = KernelCandidates(lengthscale=torch.tensor([[5.0], [0.01]], dtype=D), outputscale=1.0, noise=1e-4, kernel="rbf")
+    X = torch.linspace(0, 1, 40, dtype=D).unsqueeze(-1)
+    cov = to_dense(spec.build(1)[1](X))
+    L, jitter = jittered_cholesky(cov - 1e-9 * torch.eye(40, dtype=D))  # indefinite by construction
+    assert float(jitter[0]) >= 1e-9 and float(jitter[1]) == 0  # only the member that needs it
+    torch.testing.assert_close(L[0] @ L[0].T, cov[0] + (jitter[0] - 1e-9) * torch.eye(40, dtype=D))
+    cache = FactorCache(noise=1e-300)
+    f = cache.factor(spec, X[:30])
+    assert float(f.jitter[0]) > 0 and float(f.jitter[1]) == 0
+    f2 = cache.factor(spec, X)
+    A = cov[0] + f2.jitter[0] * torch.eye(40, dtype=D)
+    assert _rel(f2.L[0] @ f2.L[0].T, A) < 1e-8
+    assert float(f2.jitter[0]) >= float(f.jitter[0]) and float(f2.jitter[1]) == 0
+    assert cache.stats.full == 2 and cache.stats.updates == 1  # the update kept the jitter
+    # a point appended twice makes the Schur complement singular: whatever the rounding, the
+    # result is the factor of the matrix plus the jitter it reports, and no jitter shrinks
+    Xd = torch.cat([X, torch.tensor([[0.123], [0.123]], dtype=D)])
+    f3 = cache.factor(spec, Xd)
+    cov_d = to_dense(spec.build(1)[1](Xd))
+    for u in range(2):
+        A = cov_d[u] + f3.jitter[u] * torch.eye(42, dtype=D)
+        assert _rel(f3.L[u] @ f3.L[u].T, A) < 1e-8
+        assert float(f3.jitter[u]) >= float(f2.jitter[u])
+
+
+def test_information_gain_and_noise_override_match_brute_force():
+    spec, X = _spec(noise=1e-2), _points(30, repeats=False)
+    cache, override = FactorCache(), FactorCache(noise=0.25)
+    f, g = cache.factor(spec, X), override.factor(spec, X)
+    _, covar, _ = spec.build(dim=3)
+    Kxx = to_dense(covar(X))
+    for factor, s in ((f, spec.noise_variances()), (g, torch.full((3,), 0.25, dtype=D))):
+        brute = torch.stack([0.5 * torch.logdet(torch.eye(30, dtype=D) + Kxx[u] / s[u]) for u in range(3)])
+        torch.testing.assert_close(factor.information_gain(), brute, rtol=1e-10, atol=1e-10)
+    assert math.isclose(float(f.logdet()[0]), float(torch.logdet(Kxx[0] + 1e-2 * torch.eye(30, dtype=D))), rel_tol=1e-10)
+
+
+def test_a_factor_for_other_data_is_refused():
+    spec, X = _spec(), _points(20, repeats=False)
+    f = FactorCache().factor(spec, X[:19])
+    with pytest.raises(ValueError, match="factor must hold 3 candidates"):
+        CandidateGP(X, X.sum(-1, keepdim=True), spec, factor=f)
