@@ -99,6 +99,8 @@ class Policy(ABC):
         diagnostics: JSON-safe per-round diagnostics of the last round (empty by default).
         robust_point: For robust rules, the ``1 x d`` point whose worst case the rule optimised
             in the last round (the queried point may be a perturbation of it); else ``None``.
+        factor_caches: The rule's Cholesky factor caches, one per noise variance
+            (:meth:`candidate_factors`); derived data, not part of the state.
     """
 
     name: ClassVar[str] = "policy"
@@ -135,7 +137,7 @@ class Policy(ABC):
         self.n_candidates = 0
         self.diagnostics: dict[str, Any] = {}
         self.robust_point: Tensor | None = None
-        self._factor_caches: dict[float | None, FactorCache] = {}
+        self.factor_caches: dict[float | None, FactorCache] = {}
         self._unit = Normalize(self.domain.dim, bounds=self.domain.bounds)
 
     # ------------------------------------------------------------------ public
@@ -257,9 +259,9 @@ class Policy(ABC):
             spec.to_dict()
         except ValueError:
             return None
-        cache = self._factor_caches.get(noise)
+        cache = self.factor_caches.get(noise)
         if cache is None:
-            cache = self._factor_caches[noise] = FactorCache(noise=noise)
+            cache = self.factor_caches[noise] = FactorCache(noise=noise)
         return cache.factor(spec, self._unit(train_X))
 
     def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:

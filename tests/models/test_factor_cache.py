@@ -46,7 +46,9 @@ def test_block_updates_match_a_fresh_factorisation_over_200_points():
     for m in sizes:  # 200 points appended in updates of 1 to 40
         f = cache.factor(spec, X[:m])
         assert f.X.shape[0] == m
-    assert cache.stats.full == 3 and cache.stats.appended == 200  # factorised once, never again
+    # built row by row, with a fresh factorisation at every 64th row (rows 64, 128, 192)
+    assert cache.stats.rows == 3 * (230 - 3) and cache.stats.full == 9
+    assert cache.stats.refactor_reasons == {"new candidates": 3, "refactor_every": 9}
     assert float(f.jitter.abs().max()) == 0.0
     fresh = _fresh_chol(spec, X)
     assert _rel(f.L, fresh) < 1e-8
@@ -93,36 +95,53 @@ def test_the_factor_path_matches_on_a_box_with_gradients_and_views():
         assert _rel(a.posterior(W, observation_noise=True).variance, b.posterior(W, observation_noise=True).variance) < 1e-8
 
 
+def test_the_factor_does_not_depend_on_the_history_of_calls():
+    # a resumed rule rebuilds its factors in one call: bit for bit what the campaign extended
+    spec, X = _spec(noise=1e-4), _points(150, repeats=False)
+    campaign = FactorCache()
+    for m in (10, 11, 12, 20, 63, 64, 65, 100, 129, 150):
+        f = campaign.factor(spec, X[:m])
+        fresh = FactorCache().factor(spec, X[:m])
+        assert torch.equal(f.L, fresh.L) and torch.equal(f.jitter, fresh.jitter)
+    single = FactorCache().factor(spec.subset([1]), X)  # and not on the other candidates
+    assert torch.equal(single.L[0], f.L[1])
+    assert torch.equal(FactorCache(noise=0.3).factor(spec.subset([2, 0]), X).L, FactorCache(noise=0.3).factor(spec, X).L[[2, 0]])
+
+
 def test_new_candidates_are_factorised_once_and_dropped_ones_leave_the_others_untouched():
-    spec, X = _spec(noise=1e-4), _points(50, repeats=False)
+    spec, X = _spec(noise=1e-4), _points(140, repeats=False)
     cache = FactorCache()
-    first = cache.factor(spec.subset([0, 1]), X[:40])
-    assert cache.stats.full == 2
-    grown = cache.factor(spec, X[:45])  # one new candidate on top of an update
-    assert cache.stats.full == 3 and cache.stats.updates == 1
-    torch.testing.assert_close(grown.L[:2, :40, :40], first.L, rtol=0, atol=0)
-    assert _rel(grown.L[2], _fresh_chol(spec.subset([2]), X[:45])[0]) < 1e-10
-    reordered = cache.factor(spec.subset([2, 0]), X[:45])  # candidate 1 eliminated
+    first = cache.factor(spec.subset([0, 1]), X[:70])
+    assert cache.stats.full == 2  # at row 64
+    grown = cache.factor(spec, X[:75])  # a new candidate, then five rows for all three
+    assert cache.stats.full == 3 and cache.stats.refactor_reasons["new candidates"] == 3
+    torch.testing.assert_close(grown.L[:2, :70, :70], first.L, rtol=0, atol=0)
+    assert torch.equal(grown.L[2], FactorCache().factor(spec.subset([2]), X[:75]).L[0])
+    assert _rel(grown.L[2], _fresh_chol(spec.subset([2]), X[:75])[0]) < 1e-10
+    reordered = cache.factor(spec.subset([2, 0]), X[:75])  # candidate 1 eliminated
     assert cache.stats.full == 3
     torch.testing.assert_close(reordered.L, grown.L[[2, 0]], rtol=0, atol=0)
-    again = cache.factor(spec.subset([2, 0]), X[:50])
-    assert _rel(again.L, _fresh_chol(spec.subset([2, 0]), X[:50])) < 1e-10 and cache.stats.full == 3
+    again = cache.factor(spec.subset([2, 0]), X[:140])
+    assert _rel(again.L, _fresh_chol(spec.subset([2, 0]), X[:140])) < 1e-10 and cache.stats.full == 5  # row 128
 
 
 def test_refactorisation_policy():
     spec, X = _spec(noise=1e-4), _points(40, repeats=False)
     cache = FactorCache(refactor_every=10)
-    cache.factor(spec, X[:20])
+    cache.factor(spec, X[:20])  # factorised at 20 rows
     cache.factor(spec, X[:26])
-    assert cache.stats.full == 3
-    cache.factor(spec, X[:31])  # 11 points since the last full factorisation
+    assert cache.stats.full == 3 and cache.stats.rows == 3 * 6
+    cache.factor(spec, X[:31])  # row 30 is a multiple of 10
     assert cache.stats.full == 6 and cache.stats.refactor_reasons["refactor_every"] == 3
     other = X.flip(0)
     cache.factor(spec, other)  # not an extension of the cached inputs
-    assert cache.stats.refactor_reasons["data not an extension"] == 1
+    assert cache.stats.refactor_reasons["data not an extension"] == 3
     assert _rel(cache.factor(spec, other).L, _fresh_chol(spec, other)) < 1e-10
-    with pytest.raises(ValueError, match="refactor_every must be an integer >= 1"):
-        FactorCache(refactor_every=0)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="refactor_every must be an integer >= 1"):
+            FactorCache(refactor_every=bad)
+    with pytest.raises(ValueError, match="noise must be > 0"):
+        FactorCache(noise=0.0)
 
 
 def test_jitter_is_kept_and_grown_only_when_the_update_needs_it():
@@ -130,17 +149,20 @@ def test_jitter_is_kept_and_grown_only_when_the_update_needs_it():
     spec = KernelCandidates(lengthscale=torch.tensor([[5.0], [0.01]], dtype=D), outputscale=1.0, noise=1e-4, kernel="rbf")
     X = torch.linspace(0, 1, 40, dtype=D).unsqueeze(-1)
     cov = to_dense(spec.build(1)[1](X))
-    L, jitter = jittered_cholesky(cov - 1e-9 * torch.eye(40, dtype=D))  # indefinite by construction
-    assert float(jitter[0]) >= 1e-9 and float(jitter[1]) == 0  # only the member that needs it
-    torch.testing.assert_close(L[0] @ L[0].T, cov[0] + (jitter[0] - 1e-9) * torch.eye(40, dtype=D))
+    L, jitter = jittered_cholesky(cov[0] - 1e-9 * torch.eye(40, dtype=D))  # indefinite by construction
+    assert jitter >= 1e-9  # escalated until it works
+    torch.testing.assert_close(L @ L.T, cov[0] + (jitter - 1e-9) * torch.eye(40, dtype=D))
+    L1, jitter1 = jittered_cholesky(cov[1] + 1e-4 * torch.eye(40, dtype=D))
+    assert jitter1 == 0.0  # none unless needed
     cache = FactorCache(noise=1e-300)
     f = cache.factor(spec, X[:30])
     assert float(f.jitter[0]) > 0 and float(f.jitter[1]) == 0
+    grown_before = cache.stats.refactor_reasons["jitter would grow"]  # while its rows were added
     f2 = cache.factor(spec, X)
     A = cov[0] + f2.jitter[0] * torch.eye(40, dtype=D)
     assert _rel(f2.L[0] @ f2.L[0].T, A) < 1e-8
     assert float(f2.jitter[0]) >= float(f.jitter[0]) and float(f2.jitter[1]) == 0
-    assert cache.stats.full == 2 and cache.stats.updates == 1  # the update kept the jitter
+    assert cache.stats.refactor_reasons["jitter would grow"] == grown_before  # the new rows kept the jitter
     # a point appended twice makes the Schur complement singular: whatever the rounding, the
     # result is the factor of the matrix plus the jitter it reports, and no jitter shrinks
     Xd = torch.cat([X, torch.tensor([[0.123], [0.123]], dtype=D)])
