@@ -219,7 +219,7 @@ def main() -> None:
             bar.update(1)
     if bar is not None:
         bar.close()
-    print(f"\n| rule | n | s / iteration | warm-up s | Cholesky share | factor-cache share | peak GB |")
+    print("\n| rule | n | s / iteration | warm-up s | Cholesky share | factor-cache share | peak GB |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['rule']} | {r['n']} | {r['median_s']:.3f} | {r['warmup_s']:.2f} | {100 * r['cholesky_share']:.1f}% | "
