@@ -165,3 +165,17 @@ def test_a_kernel_without_scale_and_matern_ard():
     post = model.posterior(Xs)
     torch.testing.assert_close(mean, post.mean[..., 0, 0], rtol=1e-9, atol=1e-9)
     torch.testing.assert_close(var, post.variance[..., 0, 0], rtol=1e-9, atol=1e-9)
+
+
+def test_pending_points_extend_the_training_factor_by_a_block_update():
+    # the extended factor is the factor of [X; P] (a fresh factorisation), repeated pending points included
+    X, Y = _data(torch.float64, n=40)
+    model = _models(X, Y)["default"]
+    pred = CachedExactPredictive.from_model(model)
+    P = torch.rand(6, 3, dtype=torch.float64) * 4 - 1
+    P[3] = P[1]
+    cond = pred.condition(P)
+    X_all = torch.cat([model.transform_inputs(X), model.transform_inputs(P)])
+    fresh = torch.linalg.cholesky(model.covar_module(X_all).to_dense() + model.likelihood.noise * torch.eye(46, dtype=torch.float64))
+    torch.testing.assert_close(cond._chol, fresh, rtol=1e-9, atol=1e-9)
+    assert cond._chol_train is pred._chol_train  # the training factor is shared, not recomputed
