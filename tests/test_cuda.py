@@ -78,3 +78,27 @@ def test_cached_predictive_cuda_matches_cpu() -> None:
         assert out[dev][1].device.type == dev
     for a, b in zip(out["cpu"], out["cuda"]):
         torch.testing.assert_close(b.cpu(), a, rtol=1e-9, atol=1e-12)
+
+
+def test_factor_cache_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    Xc, Yc, cc = _data(torch.device("cpu"))
+    Xg, Yg, cg = _data(torch.device("cuda"))
+    cpu, gpu = FactorCache(), FactorCache()
+    for m in (20, 21, 40):
+        fc, fg = cpu.factor(cc, Xc[:m]), gpu.factor(cg, Xg[:m])
+    assert fg.L.device.type == "cuda" and fg.jitter.device.type == "cuda"
+    torch.testing.assert_close(fg.L.cpu(), fc.L, rtol=1e-9, atol=1e-12)
+    model = CandidateGP(Xg, Yg, cg, factor=fg)
+    mean, var = model.marginal_mean_variance(torch.rand(5, 3, dtype=torch.float64, device="cuda").unsqueeze(0))
+    assert mean.device.type == "cuda" and var.device.type == "cuda"
+
+
+def test_balancing_and_elimination_keep_their_factors_on_cuda() -> None:
+    problem = get_problem("berkenkamp").to(device=torch.device("cuda"))
+    for method in ("lb-gp-ucb", "he-gp-ucb"):
+        policy = make_policy(method, problem.domain, seed=0, device="cuda", num_restarts=2, raw_samples=32)
+        run(problem, policy, iterations=3, seed=0)
+        for cache in policy.factor_caches.values():
+            assert cache.stats.full + cache.stats.rows > 0
