@@ -83,7 +83,20 @@ def run_file(out: Path, problem: str, method: str, seed: int) -> Path:
     return out / problem / method / f"seed{seed}.json"
 
 
-def run_one(out: str, problem_name: str, method: str, seed: int, threads: int) -> str:
+def code_version() -> str:
+    r"""The checkout's commit (with ``+dirty`` for uncommitted changes), or ``"unknown"``."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, version: str = "unknown") -> str:
     r"""One run in a worker process; writes its JSON (atomically) and returns the path."""
     import torch
 
@@ -119,6 +132,7 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int) -
         "cumulative_regret": float(sum(f_star - v for v in f[N_INIT:])),
         "wall_time_s": wall,
         "threads": threads,
+        "code": version,
         "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
     }
     path = run_file(Path(out), problem_name, method, seed)
@@ -139,8 +153,9 @@ def sweep(out: Path, problems: list[str], methods: list[str], seeds: list[int], 
     except ImportError:  # progress is optional
         tqdm = None
     bar = tqdm(total=len(todo), unit="run") if tqdm is not None else None
+    version = code_version()
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_one, str(out), p, m, s, threads): (p, m, s) for p, m, s in todo}
+        futures = {pool.submit(run_one, str(out), p, m, s, threads, version): (p, m, s) for p, m, s in todo}
         for future in as_completed(futures):
             p, m, s = futures[future]
             try:
@@ -192,10 +207,11 @@ def report(out: Path, seeds: list[int] | None = None) -> str:
     problems = [p for p in PROBLEMS if p in by_problem] + sorted(set(by_problem) - set(PROBLEMS))
     methods = sorted({r["method"] for r in records}, key=lambda m: (METHODS.index(m) if m in METHODS else 99, m))
     machines = sorted({r["machine"] for r in records})
+    versions = sorted({r.get("code", "unknown") for r in records})
     lines = [
         "# Practical suite report",
         "",
-        f"Machine(s): {'; '.join(machines)}; threads per run: {sorted({r['threads'] for r in records})}.",
+        f"Machine(s): {'; '.join(machines)}; threads per run: {sorted({r['threads'] for r in records})}; code: {', '.join(versions)}.",
         f"Seeds: {sorted({r['seed'] for r in records})}. Regrets: final simple regret (SR) and cumulative regret (CR),"
         " mean ± SE; paired differences method − reference (negative: method better), `*` beyond 2 SE.",
         "",

@@ -87,43 +87,76 @@ def jittered_cholesky(A: Tensor, jitter: float = 0.0) -> tuple[Tensor, float]:
     raise ValueError(f"the kernel matrix is not positive definite even with jitter {jitter:.3g}.")
 
 
+@dataclass
+class Factor:
+    r"""One candidate's factor in two parts: the base :math:`L_b` of the last LAPACK factorisation
+    (``b x b``) and the rows appended since, :math:`[B\; C]` (``p x b`` and lower-triangular
+    ``p x p``, :math:`p < ` ``refactor_every``), so that appending a row never copies :math:`L_b`:
+
+    .. math::
+
+        L = \begin{pmatrix} L_b & 0 \\ B & C \end{pmatrix}.
+    """
+
+    base: Tensor
+    B: Tensor
+    C: Tensor
+
+    @property
+    def n(self) -> int:
+        return self.base.shape[0] + self.C.shape[0]
+
+    def dense(self) -> Tensor:
+        r"""The ``n x n`` factor, assembled (one copy)."""
+        b, n = self.base.shape[0], self.n
+        if b == n:
+            return self.base
+        L = self.base.new_zeros(n, n)
+        L[:b, :b], L[b:, :b], L[b:, b:] = self.base, self.B, self.C
+        return L
+
+    def logdet(self) -> Tensor:
+        return 2.0 * (self.base.diagonal().log().sum() + self.C.diagonal().log().sum())
+
+
 class CandidateFactor:
     r"""The factors of one round: :math:`L_u L_u^\top = k_u(X, X) + (s_u + j_u) I` for K candidates.
 
     Attributes:
         X: ``n x d`` inputs in the model's input space (after its input transform).
-        factors: The K lower Cholesky factors, each a contiguous ``n x n`` tensor.
+        parts: The K factors (:class:`Factor`), assembled only when :attr:`L` is asked for.
         jitter: ``K`` jitters added on top of the noise.
         noise: ``K`` noise variances :math:`s_u`.
     """
 
-    def __init__(self, X: Tensor, factors: list[Tensor], jitter: Tensor, noise: Tensor) -> None:
-        self.X, self.factors, self.jitter, self.noise = X, factors, jitter, noise
+    def __init__(self, X: Tensor, parts: list[Factor], jitter: Tensor, noise: Tensor) -> None:
+        self.X, self.parts, self.jitter, self.noise = X, parts, jitter, noise
         self._stacked: Tensor | None = None
 
     @property
     def num_candidates(self) -> int:
-        return len(self.factors)
+        return len(self.parts)
 
     @property
     def L(self) -> Tensor:
-        r"""``K x n x n``, the factors stacked (once; a view for ``K = 1``)."""
+        r"""``K x n x n``, the factors assembled and stacked (once)."""
         if self._stacked is None:
-            self._stacked = self.factors[0].unsqueeze(0) if len(self.factors) == 1 else torch.stack(self.factors)
+            dense = [f.dense() for f in self.parts]
+            self._stacked = dense[0].unsqueeze(0) if len(dense) == 1 else torch.stack(dense)
         return self._stacked
 
     def subset(self, indices: list[int]) -> CandidateFactor:
         r"""The factors of the candidates at ``indices`` (no copy)."""
         idx = torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)
-        return CandidateFactor(self.X, [self.factors[i] for i in indices], self.jitter[idx], self.noise[idx])
+        return CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx])
 
     def solve(self, rhs: Tensor) -> Tensor:
         r""":math:`A_u^{-1} b` for ``K x n x m`` right-hand sides."""
         return torch.cholesky_solve(rhs, self.L)
 
     def logdet(self) -> Tensor:
-        r""":math:`\log\det A_u` (``K``)."""
-        return torch.stack([2.0 * L.diagonal().log().sum() for L in self.factors])
+        r""":math:`\log\det A_u` (``K``), without assembling the factors."""
+        return torch.stack([f.logdet() for f in self.parts])
 
     def information_gain(self) -> Tensor:
         r""":math:`\tfrac12\log\det(I + s_u^{-1} k_u(X, X)) = \tfrac12(\log\det A_u - n\log s_u)` (``K``;
@@ -148,7 +181,7 @@ class _Entry:
 
     covar: Kernel
     noise: float
-    L: Tensor
+    L: Factor
     jitter: float
 
 
@@ -224,46 +257,61 @@ class FactorCache:
     def _count(self, reason: str, k: int) -> None:
         self.stats.refactor_reasons[reason] = self.stats.refactor_reasons.get(reason, 0) + k
 
-    def _full(self, covar: Kernel, noise: float, X: Tensor, jitter: float) -> tuple[Tensor, float]:
-        r"""LAPACK factor of one candidate's matrix on ``X``."""
+    def _full(self, covar: Kernel, noise: float, X: Tensor, jitter: float) -> tuple[Factor, float]:
+        r"""LAPACK factor of one candidate's matrix on ``X``: the new base, no appended rows."""
         A = to_dense(covar(X, X)).reshape(X.shape[0], X.shape[0])
         self.stats.full += 1
-        return jittered_cholesky(A + noise * torch.eye(X.shape[0], dtype=A.dtype, device=A.device), jitter)
+        L, jitter = jittered_cholesky(A + noise * torch.eye(X.shape[0], dtype=A.dtype, device=A.device), jitter)
+        return Factor(L, L.new_zeros(0, L.shape[0]), L.new_zeros(0, 0)), jitter
 
-    def _canonical(self, covar: Kernel, noise: float, X: Tensor) -> tuple[Tensor, float]:
+    def _canonical(self, covar: Kernel, noise: float, X: Tensor) -> tuple[Factor, float]:
         r"""The factor of ``X`` as an uninterrupted extension would have built it."""
         b = self.refactor_every * (X.shape[0] // self.refactor_every)
-        entry = _Entry(covar, noise, X.new_zeros(0, 0), 0.0)
+        empty = X.new_zeros(0, 0)
+        entry = _Entry(covar, noise, Factor(empty, empty, empty), 0.0)
         if b:
             entry.L, entry.jitter = self._full(covar, noise, X[:b], 0.0)
         return self._advance(entry, X, b)
 
-    def _advance(self, e: _Entry, X: Tensor, start: int) -> tuple[Tensor, float]:
-        r"""Append rows ``start, ..., n - 1`` of one candidate (with the canonical refactorisations)."""
-        L, jitter = e.L, e.jitter
+    def _advance(self, e: _Entry, X: Tensor, start: int) -> tuple[Factor, float]:
+        r"""Append rows ``start, ..., n - 1`` of one candidate (with the canonical refactorisations).
+
+        Row :math:`i` (kernel column :math:`k = k(X_{<i}, x_i)`, split at the base size
+        :math:`b`): :math:`y_1 = L_b^{-1}k_{<b}`, :math:`y_2 = C^{-1}(k_{b:i} - B y_1)`, pivot
+        :math:`k(x_i, x_i) + s + j - \lVert y_1\rVert^2 - \lVert y_2\rVert^2`; the row
+        :math:`(y_1, y_2, \sqrt{\text{pivot}})` is appended to :math:`[B\; C]`.
+        """
+        F, jitter = e.L, e.jitter
         with torch.no_grad():
             for i in range(start, X.shape[0]):
                 r = i + 1
                 if r % self.refactor_every == 0:
-                    L, jitter = self._full(e.covar, e.noise, X[:r], 0.0)
+                    F, jitter = self._full(e.covar, e.noise, X[:r], 0.0)
                     self._count("refactor_every", 1)
                     continue
                 x = X[i : i + 1]
-                L_new = L.new_zeros(r, r)
+                b, p = F.base.shape[0], F.C.shape[0]
                 pivot = to_dense(e.covar(x, x)).reshape(()) + e.noise + jitter
+                y1 = F.base.new_zeros(b, 1)
+                y2 = F.base.new_zeros(p, 1)
                 if i:
-                    b = torch.linalg.solve_triangular(L, to_dense(e.covar(X[:i], x)).reshape(i, 1), upper=False)
-                    pivot = pivot - (b * b).sum()
-                    L_new[:i, :i] = L
-                    L_new[i, :i] = b.squeeze(-1)
+                    k = to_dense(e.covar(X[:i], x)).reshape(i, 1)
+                    if b:
+                        y1 = torch.linalg.solve_triangular(F.base, k[:b], upper=False)
+                        pivot = pivot - (y1 * y1).sum()
+                    if p:
+                        t = k[b:] - F.B @ y1 if b else k[b:]
+                        y2 = torch.linalg.solve_triangular(F.C, t, upper=False)
+                        pivot = pivot - (y2 * y2).sum()
                 if not bool(pivot > 0):  # the jitter would have to grow: refactorise
-                    L, jitter = self._full(e.covar, e.noise, X[:r], jitter)
+                    F, jitter = self._full(e.covar, e.noise, X[:r], jitter)
                     self._count("jitter would grow", 1)
                     continue
-                L_new[i, i] = pivot.sqrt()
-                L = L_new
+                C = F.C.new_zeros(p + 1, p + 1)
+                C[:p, :p], C[p, :p], C[p, p] = F.C, y2.squeeze(-1), pivot.sqrt()
+                F = Factor(F.base, torch.cat([F.B, y1.reshape(1, b)]), C)
                 self.stats.rows += 1
-        return L, jitter
+        return F, jitter
 
 
-__all__ = ["CandidateFactor", "FactorCache", "FactorStats", "jittered_cholesky", "DEFAULT_REFACTOR_EVERY"]
+__all__ = ["CandidateFactor", "Factor", "FactorCache", "FactorStats", "jittered_cholesky", "DEFAULT_REFACTOR_EVERY"]
