@@ -16,10 +16,11 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   under a unit output scale), sub-Gaussian scale :math:`R = 0.1` (a tenth of the outputs' standard
   deviation), :math:`\delta = 0.01`; :math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`
   with :math:`I^u_{t-1}` at noise variance :math:`R^2`. These widths feed the rules' tests only.
-- **Acquisition** of the selected candidate(s): ``"logei"`` (default, chosen on development seeds;
-  ``docs/choosing-a-method.md``), LogEI with the best observed value as :math:`f^+`, or ``"ucb"``,
-  :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
+- **Acquisition** of the selected candidate(s): ``"logei"``, LogEI with the best observed value as
+  :math:`f^+`, or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
   :math:`\beta^{\mathrm{p}}_t = \sqrt{0.2\,d\log 2t}` (:func:`~botorch_unknown_hypers.confidence.practical_beta`).
+  Defaults, chosen on development seeds 100-101 (``docs/choosing-a-method.md``): LogEI for LB,
+  UCB for HE.
   On a box it is maximised from BoTorch's raw samples and restarts plus two starts: the incumbent
   and the maximiser of the posterior mean.
 
@@ -65,6 +66,9 @@ from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingSt
 
 ACQUISITIONS = ("logei", "ucb")
 HE_REDUCTIONS = ("max", "evidence")
+HE_DEFAULT_ACQUISITION = "ucb"
+r"""HE-auto's default acquisition (LB-auto's is ``AutoSettings.acquisition``, LogEI); chosen on
+development seeds (``docs/choosing-a-method.md``)."""
 AUTO_SHRINK = (1.0, 0.5, 0.25)
 r"""Shrink factors of the MAP ARD vector proposed as candidates."""
 AUTO_GROWTH = 2.0
@@ -306,7 +310,7 @@ class HEGPUCBAuto(Policy):
             likelihood on :math:`D_{t-1}` and :math:`x_t = \arg\max_x a^{u_t}(x)`; elimination
             still tests every played candidate, so a survivor whose prequential residuals
             exceed its widths hands over to the next most likely one.
-        options: The :class:`AutoSettings`.
+        options: The :class:`AutoSettings`; ``acquisition`` defaults to ``"ucb"`` here.
     """
 
     max_batch_size = 1
@@ -325,7 +329,7 @@ class HEGPUCBAuto(Policy):
         reduction: str = "max",
         **options: object,
     ) -> None:
-        settings = AutoSettings.from_options(**options)
+        settings = AutoSettings.from_options(**{"acquisition": HE_DEFAULT_ACQUISITION, **options})
         if reduction not in HE_REDUCTIONS:
             raise ValueError(f"reduction must be one of {HE_REDUCTIONS}, got {reduction!r}.")
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
