@@ -14,7 +14,8 @@ r"""Maximising acquisitions over a domain: the one pool-versus-box dispatch of t
   elimination with UCB: exhaustive over every (point, candidate) pair on a pool, one
   multi-start problem on a box (:func:`optimize_ucb_joint`: all K candidates scored at shared
   Sobol points in one batched call, ``num_restarts`` (point, candidate) pairs refined by one
-  batched L-BFGS-B with the candidate held fixed, so the cost is almost flat in K).
+  batched L-BFGS-B with the candidate held fixed, on a view of the candidates that hold a
+  restart, so the refinement's cost does not grow with K).
 - :func:`optimize_ucb_per_candidate`: every candidate's own UCB maximiser on a box.
 
 Randomness comes from the caller's ``torch.Generator`` only: integer seeds for BoTorch's Sobol
@@ -215,7 +216,11 @@ def optimize_ucb_joint(
     scores = raw_values(ucb, raw.expand(num, *raw.shape), _ucb_chunk(model))  # K x raw
     flat = select_restarts(scores.reshape(1, -1), num_restarts, eta, seed)[0]
     cand = torch.div(flat, raw_samples, rounding_mode="floor")
-    X_opt, values = refine_indexed(ucb, num, bounds, raw[flat % raw_samples], cand.to(bounds), options)
+    # refine on the candidates that hold a restart only: each L-BFGS-B evaluation scores those
+    present, local = torch.unique(cand, return_inverse=True)
+    used = present.tolist()
+    sub = partial(candidate_ucb_at, model.subset(used), beta_t[present]) if len(used) < num else ucb
+    X_opt, values = refine_indexed(sub, len(used), bounds, raw[flat % raw_samples], local.to(bounds), options)
     best = int(values.argmax())
     return X_opt[best].detach(), int(cand[best]), values[best].detach()
 
