@@ -49,7 +49,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import check_training_data
-from botorch_unknown_hypers.models.factor_cache import CandidateFactor
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 
 CANDIDATE_DIM = -3
 r"""Position of the candidate dimension in posterior batch shapes (as BoTorch's MCMC_DIM)."""
@@ -215,6 +215,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         self.num_candidates = num
         self._squeeze = squeeze_candidate_dim
         self.factor = None
+        self.X_pending: Tensor | None = None
+        self._pending_factor: Tensor | None = None  # K x (n + p) x (n + p)
         if factor is not None:
             if factor.num_candidates != num or not torch.equal(factor.X, transformed_X.detach()):
                 raise ValueError(
@@ -277,12 +279,16 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         covariances.
         """
         F, K = self.factor, self.num_candidates
+        n = F.X.shape[0]
         batch, q, d = X.shape[:-3], X.shape[-2], X.shape[-1]
         flat = X.movedim(-3, 0).reshape(X.shape[-3], -1, d).expand(K, -1, d)  # K x (B q) x d
+        X_all, L_all = F.X, F.L
+        if self._pending_factor is not None:  # variance also conditioned on pending points
+            X_all, L_all = torch.cat([F.X, self._pending_t]), self._pending_factor
         with gpytorch.settings.lazily_evaluate_kernels(False):
-            k_cross = to_dense(self.covar_module(flat, F.X))  # K x (B q) x n
-        mean = self.mean_module(flat) + (k_cross @ self._alpha.unsqueeze(-1)).squeeze(-1)  # K x (B q)
-        V = torch.linalg.solve_triangular(F.L, k_cross.transpose(-2, -1), upper=False)  # K x n x (B q)
+            k_cross = to_dense(self.covar_module(flat, X_all))  # K x (B q) x (n + p)
+        mean = self.mean_module(flat) + (k_cross[..., :n] @ self._alpha.unsqueeze(-1)).squeeze(-1)  # K x (B q)
+        V = torch.linalg.solve_triangular(L_all, k_cross.transpose(-2, -1), upper=False)  # K x (n + p) x (B q)
         shape = (K, *batch, q) if batch else (K, q)
         mean = mean.reshape(shape).movedim(0, -2)
         if not full_cov:
@@ -402,10 +408,50 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
     def _subset_factor(self, indices: list[int]) -> CandidateFactor | None:
         return None if self.factor is None else self.factor.subset(indices)
 
+    def condition_on_pending(self, X_pending: Tensor | None) -> CandidateGP:
+        r"""The model with every candidate's variance also conditioned on ``X_pending`` and its
+        mean frozen.
+
+        For pending points :math:`Q` (``p x d``, raw input units; points still being evaluated,
+        or the earlier slots of a batch),
+
+        .. math::
+
+            \mu_u(x \mid Q) = \mu_u(x), \qquad
+            \sigma_u^2(x \mid Q) = k_u(x, x) - k_u(x, X')(K_u(X', X') + \sigma_u^2 I)^{-1} k_u(X', x),
+            \quad X' = [X; Q],
+
+        the posterior after observing :math:`Q` at its posterior mean (the fantasy of BUCB,
+        Desautels et al. 2014): the variance at and near a pending point drops to the noise level,
+        so an acquisition maximised on this model does not propose it again. The factors grow by
+        one block update (:meth:`~botorch_unknown_hypers.models.factor_cache.CandidateFactor.extended`);
+        a model without cached factors factorises once. ``None`` or no rows give this model's
+        view without pending points.
+        """
+        factor = self.factor if self.factor is not None else self._own_factor()
+        model = self._rebuild(self.candidates, squeeze=self._squeeze, factor=factor)
+        if X_pending is None or X_pending.shape[0] == 0:
+            return model
+        if X_pending.ndim != 2 or X_pending.shape[-1] != self._raw_train_X.shape[-1]:
+            raise ValueError(f"X_pending must be p x {self._raw_train_X.shape[-1]}, got shape {tuple(X_pending.shape)}.")
+        with torch.no_grad():
+            Pt = model.transform_inputs(X_pending.detach().to(self._raw_train_X))
+            model._pending_factor = factor.extended(model.covar_module, Pt)
+        model._pending_t = Pt
+        model.X_pending = X_pending
+        return model
+
+    def _own_factor(self) -> CandidateFactor:
+        r"""The factors of this model's candidates, computed once (no cache across rounds)."""
+        with torch.no_grad():
+            Xt = self.transform_inputs(self._raw_train_X)
+        return FactorCache().factor(self.candidates, Xt)
+
     def subset(self, indices: Tensor | list[int]) -> CandidateGP:
         r"""A ``CandidateGP`` over the candidates at ``indices`` (same data, transforms and factors)."""
         indices = [int(i) for i in indices]
-        return self._rebuild(self.candidates.subset(indices), factor=self._subset_factor(indices))
+        view = self._rebuild(self.candidates.subset(indices), factor=self._subset_factor(indices))
+        return view if self.X_pending is None else view.condition_on_pending(self.X_pending)
 
     def log_marginal_likelihood(self) -> Tensor:
         r"""Exact log marginal likelihood :math:`\log p(y \mid X, u)` of every candidate.
@@ -443,7 +489,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         if not (-self.num_candidates <= int(index) < self.num_candidates):
             raise ValueError(f"index must lie in [0, {self.num_candidates - 1}], got {index}.")
         index = int(index) % self.num_candidates
-        return self._rebuild(self.candidates.subset([index]), squeeze=True, factor=self._subset_factor([index]))
+        view = self._rebuild(self.candidates.subset([index]), squeeze=True, factor=self._subset_factor([index]))
+        return view if self.X_pending is None else view.condition_on_pending(self.X_pending)
 
     def add_candidates(self, candidates: CandidateSpec) -> CandidateGP:
         r"""A model with ``candidates`` appended after the current K.

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import torch
 from gpytorch.kernels import Kernel
 from linear_operator import to_dense
+from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec
@@ -163,6 +164,25 @@ class CandidateFactor:
         with jitter, of the jittered matrix)."""
         n = self.X.shape[0]
         return 0.5 * (self.logdet() - n * (self.noise + self.jitter).log())
+
+    def extended(self, covar: Kernel, P: Tensor) -> Tensor:
+        r"""``K x (n + p) x (n + p)``: the factors of the matrices grown by the points ``P``
+        (``p x d``, model input space) with the same noise and jitter, by one batched block update
+        (:math:`B = L^{-1}k(X, P)`, :math:`CC^\top = k(P, P) + (s + j)I - B^\top B`, factorised by
+        GPyTorch's ``psd_safe_cholesky``, which adds jitter if pending points repeat). For the
+        variance conditioned on pending points; not cached and not canonical.
+
+        Args:
+            covar: The K-batched kernel of the candidates.
+        """
+        L, n, p = self.L, self.X.shape[0], P.shape[0]
+        K = L.shape[0]
+        B = torch.linalg.solve_triangular(L, to_dense(covar(self.X, P)).expand(K, n, p), upper=False)
+        S = to_dense(covar(P, P)).expand(K, p, p) - B.transpose(-2, -1) @ B
+        S = S + torch.diag_embed((self.noise + self.jitter)[:, None].expand(K, p))
+        out = L.new_zeros(K, n + p, n + p)
+        out[:, :n, :n], out[:, n:, :n], out[:, n:, n:] = L, B.transpose(-2, -1), psd_safe_cholesky(S)
+        return out
 
 
 @dataclass

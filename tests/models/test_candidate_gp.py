@@ -717,3 +717,36 @@ def test_log_marginal_likelihood_matches_brute_force():
         r = y - mean
         ref = -0.5 * r @ np.linalg.solve(K, r) - 0.5 * np.linalg.slogdet(K)[1] - 7.5 * math.log(2 * math.pi)
         assert float(got[k]) == pytest.approx(ref, rel=1e-10)
+
+
+def test_pending_points_condition_the_variance_and_freeze_the_mean():
+    # brute force: each candidate refitted with the pending points added at its posterior mean
+    from botorch.models.transforms import Normalize, Standardize
+
+    from botorch_unknown_hypers.candidates import KernelCandidates
+
+    g = torch.Generator().manual_seed(3)
+    X = torch.rand(30, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(5 * X).sum(-1, keepdim=True)
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.3, 0.1], dtype=torch.float64), noise=1e-4)
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    model = CandidateGP(X, Y, spec, input_transform=Normalize(2, bounds=bounds), outcome_transform=Standardize(m=1))
+    P = torch.rand(3, 2, generator=g, dtype=torch.float64)
+    cond = model.condition_on_pending(P)
+    Z = torch.rand(6, 1, 1, 2, generator=g, dtype=torch.float64)
+    mean, var = cond.marginal_mean_variance(Z)
+    mean0, _ = model.marginal_mean_variance(Z)
+    torch.testing.assert_close(mean, mean0, rtol=1e-10, atol=1e-10)
+    tf = model.outcome_transform
+    for u in range(2):
+        fantasy = model.select(u).posterior(P).mean.detach()
+        targets = (torch.cat([Y, fantasy]) - tf.means) / tf.stdvs  # the model's standardisation
+        ref = CandidateGP(torch.cat([X, P]), targets, spec.subset([u]), input_transform=Normalize(2, bounds=bounds))
+        _, ref_var = ref.marginal_mean_variance(Z)
+        torch.testing.assert_close(var[..., u, :], ref_var[..., 0, :] * tf.stdvs.squeeze() ** 2, rtol=1e-8, atol=1e-12)
+    at_pending = cond.marginal_mean_variance(P.unsqueeze(-2).unsqueeze(-3))[1]
+    assert float(at_pending.max()) < 2e-4 * float(tf.stdvs) ** 2  # down to the noise level
+    assert cond.select(1).X_pending is not None and cond.subset([1]).X_pending is not None
+    assert model.condition_on_pending(None).X_pending is None
+    with pytest.raises(ValueError, match="X_pending must be p x 2"):
+        model.condition_on_pending(torch.rand(2, 3, dtype=torch.float64))
