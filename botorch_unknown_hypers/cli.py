@@ -34,7 +34,7 @@ from botorch_unknown_hypers.executors import (
     RunSetupError,
     RunSpec,
 )
-from botorch_unknown_hypers.policies.registry import list_methods, make_policy, method_limits
+from botorch_unknown_hypers.policies.registry import METHODS, list_methods, make_policy, method_limits
 from botorch_unknown_hypers.problems.registry import get_problem, list_problems, resolve_task_options
 from botorch_unknown_hypers.report import SOLVED_TOLERANCE, write_report
 from botorch_unknown_hypers.results import ResultsStore
@@ -437,6 +437,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("methods:")
             for name in list_methods():
                 print(f"  {name}")
+            print("batch methods (--batch-size above 1):")
+            for name in list_methods():
+                if method_limits(name)[0] is None:
+                    print(f"  {name}")
+            print("methods that take pending points (X_pending):")
+            for name in list_methods():
+                if getattr(METHODS[name], "supports_pending", False):
+                    print(f"  {name}")
             return 0
         if args.command == "run":
             run_grid(

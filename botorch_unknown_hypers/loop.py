@@ -31,8 +31,9 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.domains import Domain, check_observations
+from botorch_unknown_hypers.domains import Domain, check_observations, check_points
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.pending_plays import match_pending
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
 RESULT_COLUMNS = [
@@ -124,17 +125,26 @@ class AskTellOptimizer:
         self.domain = policy.domain
         d = self.domain.dim
         self.train_X = torch.empty(0, d, dtype=policy.dtype, device=policy.device)
+        self.pending = torch.empty(0, d, dtype=policy.dtype, device=policy.device)
         self.train_Y = torch.empty(0, 1, dtype=policy.dtype, device=policy.device)
         self._pending_initial = True
 
     def ask(self, q: int = 1) -> Tensor:
         r"""The policy's next ``q x d`` batch; needs the initial design told first
-        (or :meth:`skip_initial_design`)."""
+        (or :meth:`skip_initial_design`).
+
+        The points asked and not yet told are pending: a rule that conditions on pending points
+        (``policy.supports_pending``) gets them as ``X_pending`` and proposes none of them again;
+        the new points join them until they are told.
+        """
         if self._pending_initial:
             raise ValueError(
                 "tell() the initial design before ask(), or call skip_initial_design() to start from no data."
             )
-        return self.policy.suggest(self.train_X, self.train_Y, q=q)
+        pending = self.pending if self.policy.supports_pending and self.pending.shape[0] else None
+        X = self.policy.suggest(self.train_X, self.train_Y, q=q, X_pending=pending)
+        self.pending = torch.cat([self.pending, X.to(self.pending)])
+        return X
 
     def skip_initial_design(self) -> None:
         r"""Start without an initial design: the first :meth:`ask` proposes from no data and
@@ -147,8 +157,9 @@ class AskTellOptimizer:
         r"""Record observations ``X`` (``q x d``) and ``Y`` (``q`` or ``q x 1``).
 
         The first call (the initial design) is not passed to the policy's
-        ``observe``: initial points belong to no candidate's play record.
-        Nothing changes if the input is rejected.
+        ``observe``: initial points belong to no candidate's play record. Results may come in
+        any order and grouping: the rows told leave the pending points, the others stay
+        pending. Nothing changes if the input is rejected.
         """
         X, Y = check_observations(self.domain, X, Y)
         X = X.to(self.train_X)
@@ -156,6 +167,8 @@ class AskTellOptimizer:
         is_initial = self._pending_initial if initial is None else initial
         if not is_initial:
             self.policy.observe(X, Y)
+        told = {i for i in match_pending(self.pending.tolist(), X, self.domain) if i is not None}
+        self.pending = self.pending[[i for i in range(self.pending.shape[0]) if i not in told]]
         self.train_X = torch.cat([self.train_X, X])
         self.train_Y = torch.cat([self.train_Y, Y])
         self._pending_initial = False
@@ -165,6 +178,7 @@ class AskTellOptimizer:
         return {
             "train_X": self.train_X.tolist(),
             "train_Y": self.train_Y.tolist(),
+            "pending": self.pending.tolist(),
             "pending_initial": self._pending_initial,
             "policy": self.policy.state_dict(),
         }
@@ -181,8 +195,16 @@ class AskTellOptimizer:
             except TypeError as e:
                 raise ValueError(str(e)) from None
             X, Y = X.to(self.train_X), Y.to(self.train_Y)
+        pending = state.get("pending", [])
+        if pending == []:
+            P = self.pending[:0]
+        else:
+            try:
+                P = check_points(self.domain, pending, "state['pending']").to(self.train_X)
+            except TypeError as e:
+                raise ValueError(str(e)) from None
         self.policy.load_state_dict(state["policy"])
-        self.train_X, self.train_Y = X, Y
+        self.train_X, self.train_Y, self.pending = X, Y, P
         self._pending_initial = bool(state.get("pending_initial", X.shape[0] == 0))
 
 

@@ -45,9 +45,13 @@ def test_list(capsys):
     code, out, _ = buh(capsys, "list")
     assert code == 0
     sections = parse_list(out)
-    assert list(sections) == ["problems", "methods"]
+    assert list(sections)[:2] == ["problems", "methods"]
     assert sections["problems"] == list_problems()
     assert sections["methods"] == list_methods()
+    batch, pending = sections["batch methods (--batch-size above 1)"], sections["methods that take pending points (X_pending)"]
+    assert {"ts-rsr", "qlognei", "lb-gp-ucb", "hb-gp-ucb", "lnb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto"} <= set(batch)
+    assert "a-gp-ucb" not in batch and "nuts-gp-ucb" not in batch
+    assert {"lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto"} <= set(pending) <= set(batch)
     assert {"berkenkamp", "michalewicz5", "crossed-barrel", "agnp"} <= set(sections["problems"])
     assert {"random", "mle-gp-ucb", "gp-ts"} <= set(sections["methods"])
 

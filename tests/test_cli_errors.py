@@ -30,7 +30,7 @@ BAD = [
     (RUN[:6] + ["2.5"] + RUN[7:], "--iterations"),
     (RUN + ["--batch-size", "0"], "--batch-size"),
     (RUN + ["--batch-size", "x"], "--batch-size"),
-    (LB + ["--batch-size", "3"], "--batch-size"),
+    (RUN[:4] + ["a-gp-ucb", "--iterations", "1", "--no-progress", "--batch-size", "3"], "--batch-size"),
     (RUN + ["--first-seed", "-1"], "--first-seed"),
     (RUN + ["--first-seed", "a"], "--first-seed"),
     (RUN + ["--n-init", "-1"], "--n-init"),

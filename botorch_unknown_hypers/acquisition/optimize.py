@@ -49,6 +49,9 @@ from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
+EXCLUDE_TOL = 1e-6
+r"""A proposal never lies within this Euclidean distance (input units) of an excluded point."""
+
 _MAX_KERNEL_ENTRIES = 2**24
 r"""Points per candidate and marginal posterior call when scoring raw samples are chosen to keep
 about ``K * chunk * n`` kernel entries below this."""
@@ -66,6 +69,22 @@ def random_argmax(values: Tensor, generator: torch.Generator) -> int:
     return int(ties[int(torch.randint(ties.numel(), (1,), generator=generator))])
 
 
+def near(X: Tensor, exclude: Tensor | None) -> Tensor:
+    r"""Which rows of ``X`` (``m x d``) lie within :data:`EXCLUDE_TOL` of a row of ``exclude``."""
+    if exclude is None or exclude.shape[0] == 0:
+        return torch.zeros(X.shape[0], dtype=torch.bool, device=X.device)
+    return (torch.cdist(X, exclude.to(X)) < EXCLUDE_TOL).any(-1)
+
+
+def best_outside(X: Tensor, values: Tensor, exclude: Tensor | None, domain: Domain, generator: torch.Generator) -> int | Tensor:
+    r"""Index of the best of ``m`` optima (``m x d``, ``m`` values) outside ``exclude``; if every
+    optimum is excluded, a uniform point of the box (``1 x d``; excluded with probability 0)."""
+    values = values.masked_fill(near(X, exclude), -torch.inf)
+    if bool(torch.isneginf(values).all()):
+        return domain.sample_uniform(1, generator)
+    return int(values.argmax())
+
+
 def maximize(
     acqf: AcquisitionFunction,
     domain: Domain,
@@ -76,6 +95,7 @@ def maximize(
     initial_points: Tensor | None = None,
     unique: bool = False,
     fork_rng: bool = True,
+    exclude: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""``q x d`` maximiser of a BoTorch acquisition function over ``domain``, and its values.
 
@@ -96,16 +116,27 @@ def maximize(
         unique: On a pool, whether the ``q`` points must differ.
         fork_rng: ``False`` when the caller already runs inside its own forked RNG (e.g. it
             built ``acqf`` there); then only the raw-sample seed is drawn.
+        exclude: Optional ``e x d`` points (pending evaluations, earlier slots of a batch) the
+            result must not come within :data:`EXCLUDE_TOL` of: removed from a pool's choices
+            (``ValueError`` if none is left); on a box (``q = 1``) the best optimised restart
+            outside them is taken.
 
     Returns:
         ``(X, values)``: the ``q x d`` points and their acquisition values (per slot for a
         sequential batch), as BoTorch's optimisers return them.
     """
+    if exclude is not None and exclude.shape[0] == 0:
+        exclude = None
     if isinstance(domain, FiniteDomain):
-        X, values = optimize_acqf_discrete(acqf, q=q, choices=domain.points, unique=unique)
+        choices = domain.points[~near(domain.points, exclude)]
+        if choices.shape[0] == 0:
+            raise ValueError("exclude: every pool point is pending or already in the batch.")
+        X, values = optimize_acqf_discrete(acqf, q=q, choices=choices, unique=unique)
         return X.detach(), values.detach()
     check_multistart(num_restarts, raw_samples)
     starts = None if initial_points is None or q != 1 else initial_points.unsqueeze(-2)
+    if exclude is not None and q != 1:
+        raise ValueError(f"exclude: a box batch is filled one point at a time (q = 1), got q = {q}.")
 
     def run() -> tuple[Tensor, Tensor]:
         X, values = optimize_acqf(
@@ -117,8 +148,16 @@ def maximize(
             sequential=q > 1,
             options={"seed": draw_seed(generator)},
             batch_initial_conditions=starts,
+            return_best_only=exclude is None,
         )
-        return X.detach(), values.detach()
+        X, values = X.detach(), values.detach()
+        if exclude is None:
+            return X, values
+        best = best_outside(X[:, 0], values.reshape(-1), exclude, domain, generator)
+        if isinstance(best, Tensor):
+            with torch.no_grad():
+                return best, acqf(best.unsqueeze(-2)).detach()
+        return X[best], values.reshape(-1)[best : best + 1]
 
     if not fork_rng:
         return run()
@@ -188,6 +227,7 @@ def optimize_ucb_joint(
     raw_samples: int = 512,
     options: dict[str, Any] | None = None,
     seed: int | None = None,
+    exclude: Tensor | None = None,
 ) -> tuple[Tensor, int, Tensor]:
     r"""Joint maximiser :math:`(x, k) = \arg\max_{x, k} \mu_k(x) + \beta_k\sigma_k(x)` on a box.
 
@@ -195,7 +235,8 @@ def optimize_ucb_joint(
     ``num_restarts`` (point, candidate) pairs are drawn from the ``K x raw`` values (Boltzmann,
     the best always kept) and refined by one batched L-BFGS-B with the candidate index held
     fixed. Falls back to :func:`optimize_ucb_per_candidate` when BoTorch's parallel L-BFGS-B is
-    unavailable.
+    unavailable. With ``exclude`` (``e x d``), the best refined pair outside it (see
+    :func:`best_outside`).
 
     Returns:
         ``(x, k, value)``: the ``d``-dim maximiser, its candidate index and the UCB value.
@@ -209,6 +250,7 @@ def optimize_ucb_joint(
         X_k, values_k = optimize_ucb_per_candidate(
             model, beta_t, bounds, num_restarts, raw_samples, {**options, "eta": eta}, seed
         )
+        values_k = values_k.masked_fill(near(X_k, exclude), -torch.inf)
         k = int(values_k.argmax())
         return X_k[k], k, values_k[k]
     raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
@@ -221,6 +263,7 @@ def optimize_ucb_joint(
     used = present.tolist()
     sub = partial(candidate_ucb_at, model.subset(used), beta_t[present]) if len(used) < num else ucb
     X_opt, values = refine_indexed(sub, len(used), bounds, raw[flat % raw_samples], local.to(bounds), options)
+    values = values.masked_fill(near(X_opt, exclude), -torch.inf)
     best = int(values.argmax())
     return X_opt[best].detach(), int(cand[best]), values[best].detach()
 
@@ -232,16 +275,19 @@ def joint_ucb_argmax(
     generator: torch.Generator,
     num_restarts: int = 10,
     raw_samples: int = 512,
+    exclude: Tensor | None = None,
 ) -> tuple[Tensor, int, float, float]:
     r"""The doubly optimistic :math:`(x, k)` over ``domain`` and the K candidates of ``model``.
 
     Exhaustive on a pool (one posterior call scores every (point, candidate) pair; exact ties
     broken at random with ``generator``), :func:`optimize_ucb_joint` on a box (seeded from
-    ``generator``).
+    ``generator``). No point within :data:`EXCLUDE_TOL` of a row of ``exclude`` (pending
+    points, earlier slots) is proposed; on a box, if every refined restart is excluded, a uniform
+    point of the box is taken with its best candidate.
 
     Returns:
         ``(x, k, mean, sigma)``: the ``1 x d`` point, the candidate index and that candidate's
-        posterior mean and standard deviation at the point (the rule records them).
+        posterior mean and standard deviation at the point under ``model``.
     """
     beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
     if isinstance(domain, FiniteDomain):
@@ -249,14 +295,19 @@ def joint_ucb_argmax(
             mean, variance = model.marginal_mean_variance(domain.points.unsqueeze(0).unsqueeze(0))
         mean, variance = mean[0], variance[0]  # K x N
         values = upper_confidence_bound(mean, variance, beta_t.unsqueeze(-1))
+        values = values.masked_fill(near(domain.points, exclude).unsqueeze(0), -torch.inf)
+        if bool(torch.isneginf(values).all()):
+            raise ValueError("exclude: every pool point is pending or already in the batch.")
         k, i = divmod(random_argmax(values, generator), values.shape[-1])
         X = domain.points[i : i + 1]
     else:
-        x, k, _ = optimize_ucb_joint(
-            model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator)
+        x, k, value = optimize_ucb_joint(
+            model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), exclude=exclude
         )
-        X = x.unsqueeze(0)
+        X = x.unsqueeze(0) if bool(torch.isfinite(value)) else domain.sample_uniform(1, generator)
         with torch.no_grad():
             mean, variance = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 at the shared point
+        if not bool(torch.isfinite(value)):
+            k = int(upper_confidence_bound(mean, variance, beta_t.unsqueeze(-1))[:, 0].argmax())
         i = 0
     return X, k, float(mean[k, i]), float(variance[k, i].clamp_min(0).sqrt())

@@ -61,7 +61,8 @@ from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.elimination import EliminationState, PendingSelection, record_play
+from botorch_unknown_hypers.policies.elimination import EliminationState, PendingSelection, record_plays
+from botorch_unknown_hypers.policies.pending_plays import stack_pending
 from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing, standardised_candidate_gp
 
 ACQUISITIONS = ("logei", "ucb")
@@ -272,31 +273,34 @@ class LBGPUCBAuto(HyperparameterBalancing):
     def _info_noise(self) -> float:
         return self.settings.R**2
 
-    def _acquire(self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor) -> Tensor:
+    def _starts(self, model: CandidateGP, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
+        return extra_starts(self, model, 0, train_X, train_Y)
+
+    def _acquire(
+        self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor, exclude: Tensor | None = None, starts: Tensor | None = None
+    ) -> Tensor:
         acqf = acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0)
-        return self.maximize(acqf, initial_points=extra_starts(self, model, 0, train_X, train_Y))
+        return self.maximize(acqf, initial_points=starts, exclude=exclude)
 
 
 @dataclass
 class AutoEliminationState(EliminationState):
-    r"""HE-auto's memory: HE's (residuals and widths in raw units), the proposed candidates, the
-    number of observations at each proposal and the outputs' scale of the selection in flight."""
+    r"""HE-auto's memory: HE's (residuals and widths in raw units, each pending selection with the
+    outputs' scale of its round), the proposed candidates and the number of observations at
+    each proposal."""
 
     candidates: KernelCandidates | None = None
     proposed_at: list[int] = field(default_factory=list)
     retired_at: dict[int, int] = field(default_factory=dict)
-    pending_scale: float = 1.0
 
     def check(self) -> None:
         if self.candidates is None:
-            if self.alive or self.play_candidate or self.pending is not None:
+            if self.alive or self.play_candidate or self.pending:
                 raise ValueError("a state without candidates must have no survivors or plays.")
             return
         super().check()
         if len(self.candidates) != len(self.alive):
             raise ValueError(f"candidates ({len(self.candidates)}) and alive ({len(self.alive)}) must have one entry per candidate.")
-        if not self.pending_scale > 0:
-            raise ValueError(f"pending_scale must be > 0, got {self.pending_scale}.")
         check_retired(self.alive, self.retired_at)
 
 
@@ -313,8 +317,9 @@ class HEGPUCBAuto(Policy):
         options: The :class:`AutoSettings`; ``acquisition`` defaults to ``"ucb"`` here.
     """
 
-    max_batch_size = 1
-    r"""Proposes one point per round."""
+    max_batch_size = None
+    r"""Any batch (slots filled one at a time, as :class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`)."""
+    supports_pending = True
 
     name = "he-gp-ucb-auto"
 
@@ -355,32 +360,35 @@ class HEGPUCBAuto(Policy):
         with torch.no_grad():
             best = int(model.log_marginal_likelihood().argmax())
         starts = extra_starts(self, model, best, train_X, train_Y)
-        if self.reduction == "max":
-            acqf = acquisition(model, self.settings, st.round + 1, train_Y, reduction="max")
-            X = self.maximize(acqf, initial_points=starts)
-            with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at X
-                local = int(acqf.candidate_values(X).reshape(-1).argmax())
-        else:  # the most likely survivor
-            local = best
-            acqf = acquisition(model, self.settings, st.round + 1, train_Y, reduction="select", index=best)
-            X = self.maximize(acqf, initial_points=starts)
-        with torch.no_grad():
-            mean, variance = model.marginal_mean_variance(X.unsqueeze(0))
-        sigma = float(variance[local, 0].clamp_min(0).sqrt())
-        u = alive[local]
-        st.pending = PendingSelection(u, float(mean[local, 0]), float(betas[local]) * sigma, float(betas[local]))
-        st.pending_scale = float(model.outcome_transform.stdvs.squeeze())
-        self.selected = [st.candidates.labels()[u]]
+        scale = float(model.outcome_transform.stdvs.squeeze())
+        slots: list[Tensor] = []
+        for _ in range(q):  # one slot at a time: variances conditioned on pending points and earlier slots
+            fixed = stack_pending(self.X_pending, *slots)
+            view = model if fixed is None else model.condition_on_pending(fixed)
+            if self.reduction == "max":
+                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="max")
+                x = self.maximize(acqf, initial_points=starts, exclude=fixed)
+                with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x
+                    local = int(acqf.candidate_values(x).reshape(-1).argmax())
+            else:  # the most likely survivor
+                local = best
+                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="select", index=best)
+                x = self.maximize(acqf, initial_points=starts, exclude=fixed)
+            with torch.no_grad():  # recorded on the data observed
+                mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
+            sigma, beta = float(variance[local, 0].clamp_min(0).sqrt()), float(betas[local])
+            st.pending.append(PendingSelection(alive[local], float(mean[local, 0]), beta * sigma, beta, x[0].tolist(), scale))
+            slots.append(x)
+        played = [p.candidate for p in st.pending[-q:]]
+        self.selected = [st.candidates.labels()[u] for u in played]
         self.n_candidates = len(alive)
-        self.diagnostics = {"alive": list(st.alive), "played": u, "betas": betas.tolist(), "proposed_at": list(st.proposed_at)}
-        return X
+        self.diagnostics = {"alive": list(st.alive), "played": played[0], "betas": betas.tolist(), "proposed_at": list(st.proposed_at)}
+        return torch.cat(slots)
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         st = self.state
-        if st.pending is None:
-            return
         xi_of = lambda t: float(xi(t, len(st.alive), self.settings.R, self.settings.delta / 2))  # noqa: E731
-        self.diagnostics.update(record_play(st, float(Y.squeeze()), xi_of, scale=st.pending_scale))
+        self.diagnostics.update(record_plays(st, X, Y, self.domain, xi_of))
 
     def _check_state(self, state: AutoEliminationState) -> None:
         if state.candidates is not None and state.candidates.lengthscale.shape[-1] not in (1, self.domain.dim):

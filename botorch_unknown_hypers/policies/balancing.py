@@ -279,6 +279,7 @@ class AGPUCB(LBGPUCB):
 
     max_batch_size = 1
     r"""Proposes one point per round."""
+    supports_pending = False
 
     name = "a-gp-ucb"
 

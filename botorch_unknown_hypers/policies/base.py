@@ -21,6 +21,8 @@ Inputs are checked once, here, at the boundary (:func:`~botorch_unknown_hypers.d
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import maximize
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
-from botorch_unknown_hypers.domains import Domain, check_domain, check_observations
+from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
@@ -43,8 +45,10 @@ from botorch_unknown_hypers.policies.state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
-STATE_VERSION = 2
-r"""Version tag of :meth:`Policy.state_dict`; a state of another version is refused."""
+STATE_VERSION = 3
+r"""Version tag of :meth:`Policy.state_dict`. Version 2 (a rule held at most one pending
+selection) is upgraded on load (:func:`upgrade_state`); any other version is refused."""
+UPGRADABLE = (2,)
 
 _STATE_KEYS = {"version", "name", "seed", "generator", "num_observed", "selected", "n_candidates", "state"}
 
@@ -69,6 +73,26 @@ def generator_state_from_list(state: Any) -> Tensor:
     except RuntimeError as e:
         raise ValueError(f"state['generator'] is not a valid CPU generator state: {e}") from None
     return tensor
+
+
+def upgrade_state(state_type: type, rule: Any, version: int) -> Any:
+    r"""The JSON of a rule's state of ``version`` in the current layout (a copy; never modified).
+
+    Version 2 to 3: a ``pending`` field that is now a list of selections (balancing and
+    elimination rules take batches) gets the single selection or nothing; elimination's
+    ``pending_scale`` moves into its pending selection as ``scale``.
+    """
+    if version == STATE_VERSION or not isinstance(rule, dict):
+        return rule
+    rule = dict(rule)
+    hints = typing.get_type_hints(state_type) if dataclasses.is_dataclass(state_type) else {}
+    if typing.get_origin(hints.get("pending")) is list and not isinstance(rule.get("pending"), list):
+        single = rule.get("pending")
+        scale = rule.pop("pending_scale", None)
+        if isinstance(single, dict) and scale is not None:
+            single = {**single, "scale": scale}
+        rule["pending"] = [] if single is None else [single]
+    return rule
 
 
 class Policy(ABC):
@@ -108,6 +132,8 @@ class Policy(ABC):
     r"""The fewest observations :meth:`suggest` accepts (0 for rules that start from their prior)."""
     max_batch_size: ClassVar[int | None] = None
     r"""The largest ``q`` :meth:`suggest` accepts (``None``: any)."""
+    supports_pending: ClassVar[bool] = False
+    r"""Whether :meth:`suggest` conditions on ``X_pending`` (points still being evaluated)."""
 
     def __init__(
         self,
@@ -138,16 +164,21 @@ class Policy(ABC):
         self.diagnostics: dict[str, Any] = {}
         self.robust_point: Tensor | None = None
         self.factor_caches: dict[float | None, FactorCache] = {}
+        self.X_pending: Tensor | None = None
         self._unit = Normalize(self.domain.dim, bounds=self.domain.bounds)
 
     # ------------------------------------------------------------------ public
-    def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1) -> Tensor:
+    def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1, X_pending: Tensor | None = None) -> Tensor:
         r"""Propose the next batch.
 
         Args:
             train_X: ``n x d`` inputs observed so far.
             train_Y: ``n x 1`` (or ``n``) observations so far.
             q: Batch size.
+            X_pending: ``p x d`` points still being evaluated (BoTorch's convention): a rule that
+                supports them (:attr:`supports_pending`) conditions its variance on them, the
+                mean frozen, and proposes none of them again. Available to the rule as
+                ``self.X_pending`` while it proposes.
 
         Returns:
             A ``q x d`` tensor of points in the domain.
@@ -155,13 +186,22 @@ class Policy(ABC):
         check_int("q", q, 1)
         if self.max_batch_size is not None and q > self.max_batch_size:
             raise ValueError(f"q: {self.name} proposes at most {self.max_batch_size} point(s) per round, got {q}.")
+        pending = None if X_pending is None else check_points(self.domain, X_pending, "X_pending", allow_empty=True)
+        if pending is not None and pending.shape[0] == 0:
+            pending = None
+        if pending is not None and not self.supports_pending:
+            raise ValueError(f"X_pending: {self.name} does not condition on pending points; `buh list` shows the rules that do.")
         train_X, train_Y = check_observations(self.domain, train_X, train_Y, "train_X", "train_Y", allow_empty=True)
         if train_X.shape[0] < self.min_observations:
             raise ValueError(
                 f"train_X must hold at least {self.min_observations} observation(s) for {self.name!r} "
                 f"(start from an initial design, e.g. domain.sample(n, seed)), got {train_X.shape[0]}."
             )
-        X = self._suggest(train_X, train_Y, q)
+        self.X_pending = pending
+        try:
+            X = self._suggest(train_X, train_Y, q)
+        finally:
+            self.X_pending = None
         if X.shape != (q, self.domain.dim):
             raise RuntimeError(f"{type(self).__name__} returned shape {tuple(X.shape)}, expected ({q}, {self.domain.dim}).")
         if len(self.selected) != q:
@@ -200,8 +240,9 @@ class Policy(ABC):
         r"""Restore :meth:`state_dict`; ``ValueError`` (policy unchanged) on a bad dict."""
         if not isinstance(state, dict):
             raise ValueError("state must be a dict produced by state_dict().")
-        if state.get("version") != STATE_VERSION:
-            raise ValueError(f"state['version'] must be {STATE_VERSION}, got {state.get('version')!r}.")
+        version = state.get("version")
+        if version != STATE_VERSION and version not in UPGRADABLE:
+            raise ValueError(f"state['version'] must be {STATE_VERSION} (or {', '.join(map(str, UPGRADABLE))}, upgraded on load), got {version!r}.")
         unknown = set(state) - _STATE_KEYS
         if unknown:
             raise ValueError(f"state has unknown keys {sorted(map(str, unknown))}; expected {sorted(_STATE_KEYS)}.")
@@ -219,7 +260,11 @@ class Policy(ABC):
         if type(n_candidates) is not int or n_candidates < 0:
             raise ValueError(f"state['n_candidates'] must be a non-negative int, got {n_candidates!r}.")
         rule_state = decode_state(
-            type(self.state), state.get("state"), dtype=self.dtype, device=self.device, path="state['state']"
+            type(self.state),
+            upgrade_state(type(self.state), state.get("state"), version),
+            dtype=self.dtype,
+            device=self.device,
+            path="state['state']",
         )
         self._check_state(rule_state)
         # Everything is validated: only now is the policy changed.

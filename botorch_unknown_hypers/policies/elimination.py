@@ -46,6 +46,7 @@ from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.pending_plays import match_pending, stack_pending
 
 BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
 DEFAULT_LENGTHSCALES = (0.3, 0.4, 0.5, 0.7, 1.0)  # the paper's length-scale task (a)
@@ -92,57 +93,83 @@ class SurvivorState:
 
 @dataclass
 class PendingSelection:
-    r"""A selection awaiting its observation: the candidate, :math:`\mu` and :math:`\beta\sigma` there."""
+    r"""A selection awaiting its observation: the candidate, :math:`\mu` and :math:`\beta\sigma`
+    there on the data of its round, the outputs' scale of that round (1 in raw units) and its
+    point (``None`` in states saved before points were recorded)."""
 
     candidate: int
     mean: float
     width: float
     beta: float
+    x: list[float] | None = None
+    scale: float = 1.0
 
 
 @dataclass
 class EliminationState(SurvivorState):
     r"""HE-GP-UCB's memory: the surviving set and, per played round, the candidate, the
-    prequential residual :math:`\eta` and the recorded width."""
+    prequential residual :math:`\eta` and the recorded width; the selections awaiting their
+    observations, and the candidates recorded but not yet tested (a batch is tested once all its
+    values have arrived)."""
 
     play_candidate: list[int] = field(default_factory=list)
     play_eta: list[float] = field(default_factory=list)
     play_width: list[float] = field(default_factory=list)
     round: int = 0
-    pending: PendingSelection | None = None
+    pending: list[PendingSelection] = field(default_factory=list)
+    untested: list[int] = field(default_factory=list)
+    test_scale: float = 1.0
 
     def check(self) -> None:
         super().check()
         n = len(self.alive)
         if not len(self.play_candidate) == len(self.play_eta) == len(self.play_width) == self.round:
             raise ValueError("play_candidate, play_eta and play_width must hold one entry per round.")
-        if not all(0 <= u < n for u in self.play_candidate + ([] if self.pending is None else [self.pending.candidate])):
+        if not all(0 <= u < n for u in [*self.play_candidate, *(p.candidate for p in self.pending), *self.untested]):
             raise ValueError(f"candidate indices must lie in [0, {n}).")
+        if not all(p.scale > 0 for p in self.pending) or not self.test_scale > 0:
+            raise ValueError("the scales of pending selections and of the test must be > 0.")
 
 
-def record_play(state: EliminationState, y: float, xi_of: Callable[[int], float], scale: float = 1.0) -> dict[str, Any]:
-    r"""Lines 10-12 for the selection awaiting ``y``: record :math:`\eta_t = y_t - m_t` and the width,
-    test only the played candidate (residuals and widths divided by ``scale``, the units of the
-    test) and eliminate it if it fails; returns the round's diagnostics."""
-    pending, state.pending = state.pending, None
-    state.round += 1
-    t, u = state.round, pending.candidate
-    eta = y - pending.mean
-    state.play_candidate.append(u)
-    state.play_eta.append(eta)
-    state.play_width.append(pending.width)
+def record_plays(state: EliminationState, X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float]) -> dict[str, Any]:
+    r"""Lines 10-12 for observed rows ``(X, Y)``: each row that matches a pending selection
+    (:func:`~botorch_unknown_hypers.policies.pending_plays.match_pending`) records
+    :math:`\eta_t = y_t - m_t` and its width; once no selection is pending (the whole batch has
+    arrived), every candidate played since the last test is tested, residuals and widths divided
+    by the outputs' scale of the latest selection (the units of the test), and eliminated if it
+    fails. Returns the diagnostics of the last play and test."""
+    matches = match_pending([p.x for p in state.pending], X, domain)
+    out: dict[str, Any] = {}
+    for m, y in zip(matches, Y.reshape(-1).tolist()):
+        if m is None:
+            continue  # data without a play
+        p = state.pending[m]
+        state.round += 1
+        state.play_candidate.append(p.candidate)
+        state.play_eta.append(y - p.mean)
+        state.play_width.append(p.width)
+        state.untested.append(p.candidate)
+        state.test_scale = p.scale
+        out["eta"] = y - p.mean
+    taken = {m for m in matches if m is not None}
+    state.pending = [p for i, p in enumerate(state.pending) if i not in taken]
+    if state.pending or not state.untested:
+        return out
+    t = state.round
     xi_t = xi_of(t)
-    residuals = [e / scale for e in state.play_eta]
-    widths = [w / scale for w in state.play_width]
+    residuals = [e / state.test_scale for e in state.play_eta]
+    widths = [w / state.test_scale for w in state.play_width]
     stats, thresholds = elimination_statistics(state.play_candidate, residuals, widths, len(state.alive), xi_t)
-    stat, threshold = float(stats[u]), float(thresholds[u])
-    if stat > threshold:  # line 12: only the played candidate is tested
-        state.eliminate(u, t)
+    for u in dict.fromkeys(state.untested):  # line 12: only the played candidates are tested
+        if float(stats[u]) > float(thresholds[u]):
+            state.eliminate(u, t)
+    last = state.untested[-1]
+    state.untested = []
     return {
-        "eta": eta,
+        **out,
         "xi": xi_t,
-        "statistic": stat,
-        "threshold": threshold,
+        "statistic": float(stats[last]),
+        "threshold": float(thresholds[last]),
         "eliminated": {str(k): v for k, v in state.eliminated_at.items()},
         "kept_last_survivor": list(state.kept_last),
     }
@@ -257,10 +284,18 @@ class CandidateSetPolicy(Policy):
 
 
 class HEGPUCB(CandidateSetPolicy):
-    r"""HE-GP-UCB (Alg. 1); see the module docstring and :class:`CandidateSetPolicy` for the args."""
+    r"""HE-GP-UCB (Alg. 1); see the module docstring and :class:`CandidateSetPolicy` for the args.
 
-    max_batch_size = 1
-    r"""Proposes one point per round."""
+    Batches and pending points: slot :math:`j` is the joint :math:`(x, u)` argmax with every
+    survivor's variance conditioned on the pending points and the slots before it, its mean
+    frozen; what is recorded (:math:`\mu^u_{t-1}(x)`, :math:`\beta^u_t\sigma^u_{t-1}(x)`) is on the
+    data observed, a valid confidence width whatever is pending. The elimination test runs once
+    every value of the batch has arrived.
+    """
+
+    max_batch_size = None
+    r"""Any batch (slots filled one at a time)."""
+    supports_pending = True
 
     min_observations = 0
     r"""Starts from its prior: no observation is needed."""
@@ -284,17 +319,34 @@ class HEGPUCB(CandidateSetPolicy):
         alive = [u for u, a in enumerate(st.alive) if a]
         model = self._model(train_X, train_Y, alive)
         betas = self._betas(model, st.round + 1)
-        # line 7: the doubly optimistic (x, u); mu and sigma of u at x are recorded now (line 8)
-        X, local, mean, sigma = joint_ucb_argmax(model, betas, self.domain, self.generator, self.num_restarts, self.raw_samples)
-        u = alive[local]
-        st.pending = PendingSelection(u, mean, float(betas[local]) * sigma, float(betas[local]))
-        self.selected = self._labels([u])
+        slots: list[Tensor] = []
+        records: list[tuple[int, float, float]] = []
+        for _ in range(q):  # line 7 per slot: the doubly optimistic (x, u); line 8 records mu and sigma of u at x
+            fixed = stack_pending(self.X_pending, *slots)
+            view = model if fixed is None else model.condition_on_pending(fixed)
+            X, local, mean, sigma = joint_ucb_argmax(
+                view, betas, self.domain, self.generator, self.num_restarts, self.raw_samples, exclude=fixed
+            )
+            if fixed is not None:  # record on the data observed, not on the fantasy
+                with torch.no_grad():
+                    m, v = model.marginal_mean_variance(X.unsqueeze(0))
+                mean, sigma = float(m[local, 0]), float(v[local, 0].clamp_min(0).sqrt())
+            slots.append(X)
+            records.append((local, mean, sigma))
+        X = torch.cat(slots)
+        for x, (local, mean, sigma) in zip(X, records):
+            beta = float(betas[local])
+            st.pending.append(PendingSelection(alive[local], mean, beta * sigma, beta, x.tolist()))
+        self.selected = self._labels([alive[local] for local, _, _ in records])
         self.n_candidates = len(alive)
-        self.diagnostics = {"alive": list(st.alive), "betas": betas.tolist(), "played": u, "sigma": sigma}
+        self.diagnostics = {
+            "alive": list(st.alive),
+            "betas": betas.tolist(),
+            "played": alive[records[0][0]],
+            "sigma": records[0][2],
+        }
         return X
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        if self.state.pending is None:
-            return
         xi_of = lambda t: elimination_xi(t, len(self.state.alive), self.noise_std, self.delta)  # noqa: E731
-        self.diagnostics.update(record_play(self.state, float(Y.squeeze()), xi_of))
+        self.diagnostics.update(record_plays(self.state, X, Y, self.domain, xi_of))

@@ -54,6 +54,7 @@ from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.pending_plays import match_pending, stack_pending
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
 r"""What a proposing function returns: new candidates and their norm bounds, or ``None``."""
@@ -61,13 +62,15 @@ r"""What a proposing function returns: new candidates and their norm bounds, or 
 
 @dataclass
 class PendingPlay:
-    r"""The play of the round in flight: its candidate and what was recorded at selection time."""
+    r"""A play awaiting its observation: its candidate, what was recorded at selection time and
+    its point (``None`` in states saved before points were recorded)."""
 
     candidate: int
     width: float  # beta * sigma in the standardised units of its round
     y_mean: float  # the outcome scaler of its round
     y_std: float
     beta: float
+    x: list[float] | None = None
 
 
 @dataclass
@@ -81,8 +84,8 @@ class BalancingState:
         eliminated_at: Candidate index -> round of its elimination.
         play_candidate, play_y, play_width: Per played round: the candidate, the raw observation
             and the recorded width :math:`\beta\sigma` (standardised units of its round).
-        round: Played rounds :math:`t`.
-        pending: The selection awaiting its observation.
+        round: Played rounds :math:`t` (one per observed play: a batch of q points is q plays).
+        pending: The plays awaiting their observations, in the order they were made.
     """
 
     candidates: CandidateSpec | None = None
@@ -93,12 +96,12 @@ class BalancingState:
     play_y: list[float] = field(default_factory=list)
     play_width: list[float] = field(default_factory=list)
     round: int = 0
-    pending: PendingPlay | None = None
+    pending: list[PendingPlay] = field(default_factory=list)
 
     def check(self) -> None:
         n = len(self.active)
         if self.candidates is None:
-            if n or self.norms is not None or self.play_candidate or self.pending is not None:
+            if n or self.norms is not None or self.play_candidate or self.pending:
                 raise ValueError("a state without candidates must have no plays, norms or flags.")
         elif not (len(self.candidates) == n == (0 if self.norms is None else self.norms.shape[0])):
             raise ValueError(f"candidates, norms and active must have one entry per candidate ({n}).")
@@ -106,7 +109,7 @@ class BalancingState:
             raise ValueError("norms must be non-negative.")
         if not len(self.play_candidate) == len(self.play_y) == len(self.play_width):
             raise ValueError("play_candidate, play_y and play_width must be equally long.")
-        played = [*self.play_candidate, *self.eliminated_at, *([] if self.pending is None else [self.pending.candidate])]
+        played = [*self.play_candidate, *self.eliminated_at, *(p.candidate for p in self.pending)]
         if not all(0 <= i < n for i in played):
             raise ValueError(f"candidate indices must lie in [0, {n}).")
         if self.round < 0:
@@ -164,8 +167,9 @@ class HyperparameterBalancing(Policy):
             instead of the latent one.
     """
 
-    max_batch_size = 1
-    r"""Proposes one point per round."""
+    max_batch_size = None
+    r"""Any batch: the rule's candidate, then each slot conditioned on the earlier ones."""
+    supports_pending = True
 
     name = "hb-gp-ucb"
     state_type: ClassVar[type[BalancingState]] = BalancingState
@@ -260,10 +264,17 @@ class HyperparameterBalancing(Policy):
         info = float(self.information_gain(model, info_factor, self._info_noise()).reshape(-1)[0])
         return float(frequentist_beta(info, B=B, R=self.noise_std, delta=self.delta / 2))
 
-    def _acquire(self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor) -> Tensor:
+    def _starts(self, model: CandidateGP, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
+        r"""Extra L-BFGS-B starts of the round's acquisitions (default none); computed once per batch."""
+        return None
+
+    def _acquire(
+        self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor, exclude: Tensor | None = None, starts: Tensor | None = None
+    ) -> Tensor:
         r"""Line 4: the ``1 x d`` maximiser of the played candidate's GP-UCB with :math:`\beta_t`
-        (``model`` holds that one candidate)."""
-        return self.maximize(CandidateUCB(model, beta=beta, reduction="select", index=0))
+        (``model`` holds that one candidate, its variance conditioned on ``exclude``, the pending
+        points and earlier slots, none of which is proposed again)."""
+        return self.maximize(CandidateUCB(model, beta=beta, reduction="select", index=0), exclude=exclude, initial_points=starts)
 
     def _xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`\delta_B = \delta` / ``xi_delta_split``."""
@@ -285,9 +296,11 @@ class HyperparameterBalancing(Policy):
         st.norms = norms if st.norms is None else torch.cat([st.norms, norms])
         st.active.extend([True] * len(spec))
 
-    def counts(self) -> Tensor:
-        r"""Play counts :math:`|S^u|` of every candidate ever introduced."""
-        idx = torch.tensor(self.state.play_candidate, dtype=torch.long, device=self.device)
+    def counts(self, pending: bool = False) -> Tensor:
+        r"""Play counts :math:`|S^u|` of every candidate ever introduced (with the plays still
+        awaiting their values if ``pending``)."""
+        plays = self.state.play_candidate + ([p.candidate for p in self.state.pending] if pending else [])
+        idx = torch.tensor(plays, dtype=torch.long, device=self.device)
         zeros = torch.zeros(len(self.state.active), dtype=self.dtype, device=self.device)
         return zeros.index_add_(0, idx, torch.ones_like(idx, dtype=self.dtype))
 
@@ -321,19 +334,27 @@ class HyperparameterBalancing(Policy):
             self._start(train_X, train_Y)
         t = st.round + 1
         active = torch.tensor(st.active, device=self.device)
-        counts = self.counts()
+        counts = self.counts(pending=True)
         bounds = self.suspected_bounds(counts)
         k = int(torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf))))  # line 3
         # The one model of the round: the played candidate on D_{t-1}.
         model, info_factor = self._round_model(train_X, train_Y, k)
         beta = self._beta(model, float(st.norms[k]), info_factor)
-        X = self._acquire(model, beta, train_X, train_Y)  # line 4
-        with torch.no_grad():
+        slots: list[Tensor] = []
+        starts = self._starts(model, train_X, train_Y)
+        for _ in range(q):  # line 4, one slot at a time: sigma conditioned on pending points and earlier slots
+            fixed = stack_pending(self.X_pending, *slots)
+            view = model if fixed is None else model.condition_on_pending(fixed)
+            slots.append(self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts))
+        X = torch.cat(slots)
+        with torch.no_grad():  # widths: sigma on the data observed (a valid width for every slot)
             _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)
         scaler = model.outcome_transform
         y_mean, y_std = float(scaler.means.squeeze()), float(scaler.stdvs.squeeze())
-        st.pending = PendingPlay(k, beta * float(var[0, 0].sqrt()) / y_std, y_mean, y_std, beta)
-        self.selected = [st.candidates.subset([k]).labels()[0]]
+        st.pending.extend(
+            PendingPlay(k, beta * float(v.sqrt()) / y_std, y_mean, y_std, beta, x.tolist()) for v, x in zip(var[0], X)
+        )
+        self.selected = [st.candidates.subset([k]).labels()[0]] * q
         self.n_candidates = int(active.sum())
         self.diagnostics = {
             **self._diagnostics(t),
@@ -347,13 +368,20 @@ class HyperparameterBalancing(Policy):
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         st = self.state
-        if st.pending is None:
-            return  # data without a play: enters D but no S^u
-        pending, st.pending = st.pending, None
+        matches = match_pending([p.x for p in st.pending], X, self.domain)
+        plays = [(st.pending[m], float(y)) for m, y in zip(matches, Y.reshape(-1)) if m is not None]
+        taken = {m for m in matches if m is not None}
+        st.pending = [p for i, p in enumerate(st.pending) if i not in taken]
+        for pending, y in plays:  # rows without a play enter D but no S^u
+            self._record(pending, y)
+
+    def _record(self, pending: PendingPlay, y: float) -> None:
+        r"""One observed play: its record, the elimination test (lines 9-11) and :math:`a(t)`."""
+        st = self.state
         st.round += 1
         t = st.round
         st.play_candidate.append(pending.candidate)
-        st.play_y.append(float(Y.squeeze()))
+        st.play_y.append(y)
         st.play_width.append(pending.width)
         # lines 9-11: elimination once every current candidate has been played.
         counts = self.counts()

@@ -44,8 +44,8 @@ def _campaign(policy, X, Y, rounds, f=_f):
 
 
 @pytest.mark.parametrize("name", AUTOS)
-def test_registered_sequential_and_validated(name):
-    assert method_limits(name) == (1, 1)
+def test_registered_batched_and_validated(name):
+    assert method_limits(name) == (None, 1)  # any batch size, one observation at least
     domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     for bad, match in [({"acquisition": "ei"}, "acquisition"), ({"shrink": [0.0]}, "shrink"), ({"growth": 1.0}, "growth"),
                        ({"R": -1.0}, "R"), ({"shrink": [], "isotropic": []}, "both be empty"), ({"shrnk": [1.0]}, "unknown option"),
@@ -110,7 +110,7 @@ def test_he_auto_test_in_standardised_units_matches_brute_force():
     scales = []
     for _ in range(8):
         x = policy.suggest(X, Y)
-        scales.append(policy.state.pending_scale)
+        scales.append(policy.state.pending[-1].scale)
         y = _f(x).unsqueeze(-1)
         policy.observe(x, y)
         X, Y = torch.cat([X, x]), torch.cat([Y, y])
@@ -139,7 +139,7 @@ def test_he_auto_plays_the_candidate_attaining_the_joint_max():
     values = acqf.candidate_values(policy.domain.points)  # N x K
     flat = int(values.argmax())
     assert torch.equal(x[0], policy.domain.points[flat // values.shape[1]])
-    assert policy.state.pending.candidate == flat % values.shape[1]
+    assert policy.state.pending[-1].candidate == flat % values.shape[1]
 
 
 def test_he_auto_evidence_plays_the_most_likely_survivor_at_its_acquisition_max():
@@ -158,7 +158,7 @@ def test_he_auto_evidence_plays_the_most_likely_survivor_at_its_acquisition_max(
         K = torch.exp(-0.5 * torch.cdist(Xu / ell, Xu / ell) ** 2) + noise * torch.eye(len(y), dtype=y.dtype)
         lml.append(float(torch.distributions.MultivariateNormal(torch.zeros_like(y), K).log_prob(y)))
     best = max(range(len(lml)), key=lml.__getitem__)
-    assert policy.state.pending.candidate == best
+    assert policy.state.pending[-1].candidate == best
     values = acquisition(model, policy.settings, 1, Y, reduction="select", index=best)(policy.domain.points.unsqueeze(-2))
     assert torch.equal(x[0], policy.domain.points[int(values.argmax())])
 

@@ -78,7 +78,7 @@ def test_fresh_candidates_have_zero_bound_and_are_played_first():
     played = []
     for _ in range(6):
         X = opt.ask()
-        played.append(policy.state.pending.candidate)
+        played.append(policy.state.pending[-1].candidate)
         opt.tell(X, problem.evaluate(X)[0])
     start = len(initial_ladder(policy.theta0, policy.constants.ratio, policy.constants.g0))
     assert start == 6
@@ -107,11 +107,11 @@ def test_recorded_width_is_play_time_posterior():
     X0 = initial_design(problem.domain, problem.n_init, seed=0)
     Y0 = problem.evaluate(X0)[0].unsqueeze(-1)
     X = policy.suggest(X0, Y0)
-    k = policy.state.pending.candidate
+    k = policy.state.pending[-1].candidate
     model = policy._build_model(X0, Y0, policy.state.candidates.subset([k]))
     _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=True)
     sigma_std = float(var.sqrt()) / float(Y0.std())
-    assert policy.state.pending.width == pytest.approx(policy.state.pending.beta * sigma_std, rel=1e-9)
+    assert policy.state.pending[-1].width == pytest.approx(policy.state.pending[-1].beta * sigma_std, rel=1e-9)
 
 
 def test_bad_inputs():
@@ -123,7 +123,7 @@ def test_bad_inputs():
     policy = make_policy("lb-gp-ucb", problem.domain)
     X0 = initial_design(problem.domain, 3, seed=0)
     with pytest.raises(ValueError, match="q"):
-        policy.suggest(X0, problem.evaluate(X0)[0], q=2)
+        policy.suggest(X0, problem.evaluate(X0)[0], q=0)
     good = policy.state_dict()
     with pytest.raises(ValueError, match="unknown field 'lengthscales'"):
         policy.load_state_dict({**good, "state": {**good["state"], "lengthscales": [1.0]}})

@@ -44,7 +44,7 @@ def test_uses_widths_stored_at_selection_time(monkeypatch):
     X0 = points[[0, 20, 40]]
     Y0 = torch.zeros(3, 1, dtype=torch.float64)
     X = policy.suggest(X0, Y0)
-    stored = policy.state.pending
+    stored = policy.state.pending[-1]
     # the stored width is beta * sigma_{t-1}(x_t) of the selected candidate, before y_t enters
     model = policy._model(X0, Y0, [0, 1])
     _, var = model.marginal_mean_variance(X.unsqueeze(0))
@@ -65,7 +65,7 @@ def test_uses_widths_stored_at_selection_time(monkeypatch):
 def test_hand_computed_sequence(residuals, eliminated_at):
     policy, points = _pool_policy(beta=1.0)
     for y in residuals:  # candidate 0 plays with stored mean 0 and width 0.01, so eta_t = y_t
-        policy.state.pending = PendingSelection(candidate=0, mean=0.0, width=0.01, beta=1.0)
+        policy.state.pending = [PendingSelection(candidate=0, mean=0.0, width=0.01, beta=1.0)]
         policy.observe(points[:1], torch.tensor([[y]], dtype=torch.float64))
         if not policy.state.alive[0]:
             break
@@ -77,7 +77,7 @@ def test_hand_computed_sequence(residuals, eliminated_at):
 def test_last_survivor_is_kept_and_logged():
     policy, points = _pool_policy(beta=1.0)
     policy.state.alive = [False, True]
-    policy.state.pending = PendingSelection(candidate=1, mean=0.0, width=0.0, beta=1.0)
+    policy.state.pending = [PendingSelection(candidate=1, mean=0.0, width=0.0, beta=1.0)]
     policy.observe(points[:1], torch.tensor([[10.0]], dtype=torch.float64))
     assert policy.state.alive == [False, True] and policy.state.kept_last == [1]
     assert policy.diagnostics["kept_last_survivor"] == [1]

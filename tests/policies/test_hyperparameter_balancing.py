@@ -39,7 +39,7 @@ def test_elimination_and_beta_match_brute_force():
     for t in range(1, 13):
         X_train = opt.train_X.numpy().copy()
         X = opt.ask()
-        p = asdict(policy.state.pending)  # a PendingPlay dataclass, copied as a dict
+        p = asdict(policy.state.pending[-1])  # a PendingPlay dataclass, copied as a dict
         k = p["candidate"]
         # beta^u = B^u + sigma_N sqrt(2 (I + 1 + ln(2/delta))), I = 1/2 logdet(I + K / noise)
         K = _matern52(X_train, float(ls[k]))
@@ -79,7 +79,7 @@ def test_fresh_candidates_first_and_proposals_enter():
     played = []
     for _ in range(10):
         X = opt.ask()
-        played.append(policy.state.pending.candidate)
+        played.append(policy.state.pending[-1].candidate)
         opt.tell(X, problem.evaluate(X)[0])
     # default a(0): eight length scales 2^{-i/2}; R(1) = 0 -> each fresh candidate is played
     # once, first index first; the candidate proposed after round 4 gets index 8.
@@ -128,4 +128,4 @@ def test_validation_leaves_no_state():
     with pytest.raises(ValueError, match="bound must return"):
         policy.suggest(X0, problem.evaluate(X0)[0])
     with pytest.raises(ValueError, match="q"):
-        policy.suggest(X0, problem.evaluate(X0)[0], q=2)
+        policy.suggest(X0, problem.evaluate(X0)[0], q=0)
