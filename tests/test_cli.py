@@ -244,6 +244,21 @@ def test_batch_size_option(tmp_path, capsys):
     assert df[df["iteration"] > 0]["batch_index"].tolist() == [0, 1, 2] * 4
 
 
+@pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb-auto"])
+def test_unknown_hyperparameter_rules_run_batches(tmp_path, capsys, method):
+    code, _, err = buh(
+        capsys, "run", "--problem", "berkenkamp", "--method", method, "--iterations", "2",
+        "--batch-size", "3", "--seeds", "1", "--out", tmp_path, "--no-progress",
+        "--option", "num_restarts=2", "--option", "raw_samples=32",
+    )
+    assert code == 0, err
+    df = pd.read_csv(tmp_path / "results.csv")
+    rounds = df[df["iteration"] > 0]
+    assert rounds["batch_index"].tolist() == [0, 1, 2] * 2
+    for _, batch in rounds.groupby("iteration"):
+        assert batch["selected"].notna().all() and batch["x"].nunique() == 3  # three distinct points
+
+
 def test_demo(tmp_path, capsys):
     code, out, _ = buh(capsys, "demo", "--seeds", "1", "--iterations", "3", "--out", tmp_path)
     assert code == 0

@@ -31,8 +31,10 @@ calls: it rebuilds the data from the experiment, and the rule's state (the JSON 
 ``policy.state_dict()``) is stored in each generator run's
 ``gen_metadata["buh_policy_state"]``, so a fresh process (:func:`load_client` of a
 snapshot written by :func:`save_client`) proposes the same point as the uninterrupted
-run. The rules are sequential: one trial is in flight at a time. The parameter mapping,
-the state round trip and the storage details are in ``docs/harness.md``.
+run. One trial is in flight at a time; a rule that takes batches fills a batch trial of ``n``
+arms (``experiment.new_batch_trial(generator_run=strategy.gen(experiment, n=n)...)``) as its
+batch of ``n`` slots, each conditioned on the ones before. The parameter mapping, the state round
+trip and the storage details are in ``docs/harness.md``.
 
 References:
     - Ax's ``ExternalGenerationNode`` (``ax.generation_strategy.external_generation_node``),
@@ -344,14 +346,22 @@ class PolicyGenerationNode(ExternalGenerationNode):
         self._proposed_state = None
 
     def get_next_candidate(self, pending_parameters: list[TParameterization]) -> TParameterization:
-        r"""The rule's next point (one per fit: the rules propose one point per round)."""
+        r"""The rule's next point. Ax calls this once per arm of a generator run, with the arms
+        already generated (and any other pending ones) in ``pending_parameters``: a rule that
+        takes pending points (``supports_pending``) conditions its next slot on them, so a
+        batch trial of ``n`` arms is the rule's batch of ``n`` slots; the others propose one arm
+        per generator run."""
         if self.policy is None or self.space is None:
             raise UnsupportedError("update_generator_state must run before get_next_candidate.")
-        if self._proposed_state is not None:
+        if self._proposed_state is not None and not self.policy.supports_pending:
             raise UnsupportedError(
                 f"{self.method} proposes one point per round: generate trials of one arm, one at a time."
             )
-        X = self.policy.suggest(self.train_X, self.train_Y, q=1)
+        pending = None
+        if pending_parameters and self.policy.supports_pending:
+            rows = [self.space.to_row(p) for p in pending_parameters]
+            pending = self._tensor(rows, self.train_X.device).reshape(len(rows), self.space.dim)
+        X = self.policy.suggest(self.train_X, self.train_Y, q=1, X_pending=pending)
         self._proposed_state = self.policy.state_dict()
         return self.space.to_parameters(X[0])
 

@@ -223,3 +223,36 @@ def test_auto_presets_run_in_ax(method):
     assert last["name"] == method and last["state"]["proposed_at"][0] == N_INIT
     labels = {generator_run(client, i).gen_metadata[SELECTED_KEY] for i in range(N_INIT, N_TRIALS)}
     assert all(";" in label for label in labels)  # ARD candidates: one length scale per input
+
+
+@pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb"])
+def test_five_batch_trials_of_four_arms(method):
+    import pandas as pd
+    from ax.core.data import Data
+
+    client = new_client(method)
+    run_trials(client, N_INIT)  # the Sobol design, one arm per trial
+    experiment, strategy = client._experiment, client._generation_strategy
+    arms_seen = []
+    for _ in range(5):
+        ((gr,),) = strategy.gen(experiment=experiment, n=4)
+        assert gr._generation_node_name == method and len(gr.arms) == 4
+        trial = experiment.new_batch_trial(generator_run=gr)
+        trial.mark_running(no_runner_required=True)
+        values = [-reward(arm.parameters) for arm in trial.arms]  # the loss, minimised
+        rows = [
+            {"trial_index": trial.index, "arm_name": arm.name, "metric_name": "loss", "metric_signature": "loss", "mean": v, "sem": 0.0}
+            for arm, v in zip(trial.arms, values)
+        ]
+        experiment.attach_data(Data(df=pd.DataFrame(rows)))
+        trial.mark_completed()
+        points = [[arm.parameters["x1"], arm.parameters["x2"]] for arm in trial.arms]
+        assert len({tuple(p) for p in points}) == 4  # four distinct arms per batch
+        arms_seen += points
+        state = policy_state(gr)
+        assert len(state["state"]["pending"]) == 4  # the batch's four plays await their values
+    # the batches' values entered the rule: each of the 20 arms is a recorded play
+    ((gr,),) = strategy.gen(experiment=experiment, n=1)
+    played = policy_state(gr)["state"]
+    assert played["round"] == 20 and len(played["pending"]) == 1
+    assert len(arms_seen) == 20
