@@ -145,6 +145,28 @@ def _effective_lengthscale(spec: CandidateSpec) -> Tensor:
 class HyperparameterBalancing(Policy):
     r"""Hyperparameter balancing GP-UCB (Ziomek et al. 2024, Alg. 2); see the module docstring.
 
+    **Batches and pending points.** A batch of :math:`q` points plays one candidate, chosen by
+    line 3 with the plays still awaiting their values counted in :math:`|S^u|`; slot :math:`j`
+    maximises that candidate's UCB
+
+    .. math::
+
+        x_{t,j} = \arg\max_x \mu^u_{t-1}(x) + \beta^u_t\sigma^u_{t-1}(x \mid Q_j),
+
+    with :math:`Q_j` the pending points and the slots before :math:`j` (the mean frozen, the
+    variance as if :math:`Q_j` had been observed at its posterior mean: BUCB's fantasy). The
+    bookkeeping counts **per point**: each slot is one play of :math:`u` with its own recorded
+    width :math:`w = \beta^u_t\sigma^u_{t-1}(x_{t,j})` on the data actually observed (not the
+    fantasy), and each arriving value runs lines 9-13 as a round of its own. Why per point rather
+    than per round with an inflated :math:`\beta` (Desautels et al. 2014): the elimination test
+    and Lemma B.1 need valid confidence widths :math:`|f(x) - \mu_{t-1}(x)| \le \beta\sigma_{t-1}(x)`
+    for the posterior the rule holds when the value arrives; the unconditioned :math:`\sigma_{t-1}`
+    is such a width for every slot of the batch (it is at least the width after any further
+    data), whereas the fantasy's :math:`\sigma(x \mid Q)` is not unless :math:`\beta` is
+    inflated by Desautels' :math:`C = \exp(\max I(f; y_Q))`, a constant that depends on the
+    batch and is loose. The fantasy only spreads the batch; the record stays that of sequential
+    play, and :math:`q = 1` is Alg. 2 exactly.
+
     Args:
         domain: Box or pool.
         seed, device, dtype, num_restarts, raw_samples: As
