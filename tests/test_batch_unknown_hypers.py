@@ -1,0 +1,31 @@
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "batch_unknown_hypers.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(PATH.parent))
+    spec = importlib.util.spec_from_file_location("batch_unknown_hypers", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_real_runs_at_two_batch_sizes_and_the_paired_check(bench, tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "EVALUATIONS", 4)  # a smoke run: 4 evaluations after the initial design
+    for seed in (0, 1):
+        for q in (1, 4):
+            path = Path(bench.run_one(str(tmp_path), "agnp", "he-gp-ucb[num_restarts=2&raw_samples=32]", q, seed, 1))
+            record = json.loads(path.read_text())
+            assert record["q"] == q and len(record["f"]) == bench.N_INIT + 4
+            assert record["wall_per_evaluation_s"] == pytest.approx(record["wall_time_s"] / 4)
+    text = bench.report(tmp_path)
+    assert "## agnp" in text and "| agnp | he-gp-ucb[num_restarts=2&raw_samples=32] |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| he-gp-ucb")]
+    assert [line.split(" | ")[1] for line in rows] == ["1", "4"]  # one row per batch size
