@@ -69,6 +69,12 @@ def random_argmax(values: Tensor, generator: torch.Generator) -> int:
     return int(ties[int(torch.randint(ties.numel(), (1,), generator=generator))])
 
 
+def stack_points(*parts: Tensor | None) -> Tensor | None:
+    r"""The non-empty parts stacked (``p x d``: pending points, earlier slots), or ``None``."""
+    parts = tuple(p for p in parts if p is not None and p.shape[0] > 0)
+    return torch.cat(parts) if parts else None
+
+
 def near(X: Tensor, exclude: Tensor | None) -> Tensor:
     r"""Which rows of ``X`` (``m x d``) lie within :data:`EXCLUDE_TOL` of a row of ``exclude``."""
     if exclude is None or exclude.shape[0] == 0:

@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
-from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint, random_argmax
+from botorch_unknown_hypers.acquisition.optimize import near, optimize_ucb_joint, random_argmax, stack_points
 from botorch_unknown_hypers.acquisition.prior_sampling import (
     draw_candidate_prior_paths,
     path_chunk,
@@ -94,17 +94,70 @@ def thompson_prior_argmax(
     Returns:
         ``(x, local)``: the ``1 x d`` point and the position of its prior in ``priors``.
     """
+    X, (local,) = thompson_prior_batch(model, [priors], generator, num_restarts, raw_samples, num_features)
+    return X, local
+
+
+def thompson_prior_batch(
+    model: PriorModel,
+    slots: Sequence[Sequence[int]],
+    generator: torch.Generator,
+    num_restarts: int = 10,
+    raw_samples: int = 512,
+    num_features: int = 1024,
+    exclude: Tensor | None = None,
+) -> tuple[Tensor, list[int]]:
+    r"""One point per slot: slot :math:`j`'s best (point, prior) pair over independent posterior
+    samples of the priors in ``slots[j]``.
+
+    Every (slot, prior) pair gets its own sample, all drawn in one batched call (on a pool
+    ``q`` joint samples over the arms per prior; on a box one pathwise sample per pair, maximised
+    in one batched L-BFGS-B). Slot :math:`j` takes no point within
+    :data:`~botorch_unknown_hypers.acquisition.optimize.EXCLUDE_TOL` of ``exclude`` (pending
+    points) or of an earlier slot: on a pool those arms are masked (``ValueError`` if none is
+    left); on a box the best remaining path maximum is taken, or a uniform point if every one is
+    excluded. Exact ties are broken at random with ``generator``. One slot with nothing excluded
+    is :func:`thompson_prior_argmax`.
+
+    Returns:
+        ``(X, locals)``: the ``q x d`` points and, per slot, the position of its prior in ``slots[j]``.
+    """
+    chosen: list[Tensor] = []
+    locals_: list[int] = []
     if isinstance(model, BoxPriors):
-        X_best, values = _box_path_maxima(model, priors, generator, num_restarts, raw_samples, num_features)
-        local = random_argmax(values, generator)
-        return X_best[local : local + 1], local
-    span = range(priors[0], priors[-1] + 1)  # a view of the model's factors; the rest is discarded
-    samples = model.sample(1, generator=sample_generator(generator, model.priors.means.device), prior_indices=span)[0]
-    wanted = set(priors)
-    skipped = torch.tensor([p not in wanted for p in span], device=samples.device)
-    samples = samples.masked_fill(skipped.unsqueeze(-1), -math.inf)
-    row, arm = divmod(random_argmax(samples, generator), model.num_arms)
-    return model.priors.arms[arm : arm + 1], list(priors).index(span.start + row)
+        flat = [p for slot in slots for p in slot]
+        X_best, values = _box_path_maxima(model, flat, generator, num_restarts, raw_samples, num_features)
+        start = 0
+        for slot in slots:
+            X_s, v_s = X_best[start : start + len(slot)], values[start : start + len(slot)]
+            start += len(slot)
+            v_s = v_s.masked_fill(near(X_s, stack_points(exclude, *chosen)), -math.inf)
+            if bool(torch.isneginf(v_s).all()):
+                lower, upper = model.bounds
+                u = torch.rand(1, lower.shape[-1], generator=generator, dtype=torch.float64).to(lower)
+                chosen.append(lower + (upper - lower) * u)
+                locals_.append(int(torch.randint(len(slot), (1,), generator=generator)))
+                continue
+            local = random_argmax(v_s, generator)
+            chosen.append(X_s[local : local + 1])
+            locals_.append(local)
+        return torch.cat(chosen), locals_
+    lo = min(p for slot in slots for p in slot)
+    span = range(lo, max(p for slot in slots for p in slot) + 1)  # a view of the model's factors
+    gen = sample_generator(generator, model.priors.means.device)
+    samples = model.sample(len(slots), generator=gen, prior_indices=span)  # q x |span| x N
+    arms = model.priors.arms
+    for j, slot in enumerate(slots):
+        wanted = set(slot)
+        skipped = torch.tensor([p not in wanted for p in span], device=samples.device)
+        values = samples[j].masked_fill(skipped.unsqueeze(-1), -math.inf)
+        values = values.masked_fill(near(arms, stack_points(exclude, *chosen)).unsqueeze(0), -math.inf)
+        if bool(torch.isneginf(values).all()):
+            raise ValueError("exclude: every pool point is pending or already in the batch.")
+        row, arm = divmod(random_argmax(values, generator), model.num_arms)
+        chosen.append(arms[arm : arm + 1])
+        locals_.append(list(slot).index(span.start + row))
+    return torch.cat(chosen), locals_
 
 
 def ucb_prior_argmax(

@@ -52,6 +52,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI
+from botorch_unknown_hypers.acquisition.optimize import stack_points
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
@@ -62,7 +63,6 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import EliminationState, PendingSelection, record_plays
-from botorch_unknown_hypers.policies.pending_plays import stack_pending
 from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing, standardised_candidate_gp
 
 ACQUISITIONS = ("logei", "ucb")
@@ -363,7 +363,7 @@ class HEGPUCBAuto(Policy):
         scale = float(model.outcome_transform.stdvs.squeeze())
         slots: list[Tensor] = []
         for _ in range(q):  # one slot at a time: variances conditioned on pending points and earlier slots
-            fixed = stack_pending(self.X_pending, *slots)
+            fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
             if self.reduction == "max":
                 acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="max")

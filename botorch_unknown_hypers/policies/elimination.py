@@ -40,13 +40,13 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import joint_ucb_argmax
+from botorch_unknown_hypers.acquisition.optimize import joint_ucb_argmax, stack_points
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, elimination_statistics, frequentist_beta, xi
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.pending_plays import match_pending, stack_pending
+from botorch_unknown_hypers.policies.pending_plays import match_pending
 
 BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
 DEFAULT_LENGTHSCALES = (0.3, 0.4, 0.5, 0.7, 1.0)  # the paper's length-scale task (a)
@@ -322,7 +322,7 @@ class HEGPUCB(CandidateSetPolicy):
         slots: list[Tensor] = []
         records: list[tuple[int, float, float]] = []
         for _ in range(q):  # line 7 per slot: the doubly optimistic (x, u); line 8 records mu and sigma of u at x
-            fixed = stack_pending(self.X_pending, *slots)
+            fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
             X, local, mean, sigma = joint_ucb_argmax(
                 view, betas, self.domain, self.generator, self.num_restarts, self.raw_samples, exclude=fixed

@@ -45,6 +45,7 @@ import torch
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.optimize import stack_points
 from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
@@ -54,7 +55,7 @@ from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.pending_plays import match_pending, stack_pending
+from botorch_unknown_hypers.policies.pending_plays import match_pending
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
 r"""What a proposing function returns: new candidates and their norm bounds, or ``None``."""
@@ -365,7 +366,7 @@ class HyperparameterBalancing(Policy):
         slots: list[Tensor] = []
         starts = self._starts(model, train_X, train_Y)
         for _ in range(q):  # line 4, one slot at a time: sigma conditioned on pending points and earlier slots
-            fixed = stack_pending(self.X_pending, *slots)
+            fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
             slots.append(self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts))
         X = torch.cat(slots)

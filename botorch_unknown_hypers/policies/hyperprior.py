@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import random_argmax
-from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_argmax
+from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.prior_selection import PendingPrior, PriorSelectionPolicy, PriorState
 
@@ -71,8 +71,10 @@ class HPGPTS(PriorSelectionPolicy):
         Other args: as :class:`~botorch_unknown_hypers.policies.prior_selection.PriorSelectionPolicy`.
     """
 
-    max_batch_size = 1
-    r"""Proposes one point per round."""
+    max_batch_size = None
+    r"""Any batch: each slot draws its prior from the hyperposterior and one sample of it, all
+    samples in one batched call."""
+    supports_pending = True
 
     name = "hp-gp-ts"
     state_type: ClassVar[type[PriorState]] = HyperpriorState
@@ -124,15 +126,16 @@ class HPGPTS(PriorSelectionPolicy):
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         model = self._sync(train_X, train_Y)
-        prior = self._choose_prior()
-        # Alg. 2 lines 3-4: one posterior sample of p_t only, and its argmax
-        x, _ = thompson_prior_argmax(
-            model, [prior], self.generator, self.num_restarts, self.raw_samples, self.num_features
+        priors = [self._choose_prior() for _ in range(q)]  # Alg. 2 line 2, per slot
+        # Alg. 2 lines 3-4 per slot: one posterior sample of its prior only, and its argmax
+        X, _ = thompson_prior_batch(
+            model, [[p] for p in priors], self.generator, self.num_restarts, self.raw_samples, self.num_features,
+            exclude=self.X_pending,
         )
-        self.state.pending = PendingPrior(prior, x[0].tolist())
-        self._selected(prior)
+        self.state.pending.extend(PendingPrior(p, x.tolist()) for p, x in zip(priors, X))
+        self._selected(*priors)
         self.n_candidates = model.num_priors
-        return x
+        return X
 
     def _condition(self, x: Tensor, y: Tensor) -> None:
         # Alg. 2 line 6: every prior's one-step predictive likelihood, before conditioning

@@ -62,10 +62,4 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
     return out
 
 
-def stack_pending(*parts: Tensor | None) -> Tensor | None:
-    r"""The non-empty parts stacked (``p x d``), or ``None`` when there is none."""
-    parts = tuple(p for p in parts if p is not None and p.shape[0] > 0)
-    return torch.cat(parts) if parts else None
-
-
-__all__ = ["MATCH_TOL", "match_pending", "stack_pending"]
+__all__ = ["MATCH_TOL", "match_pending"]

@@ -6,7 +6,7 @@ Sandberg & Haghir Chehreghani, Algorithm 1. An active set :math:`\mathcal{P}_{t-
 
 - lines 3-4: one independent posterior sample :math:`\tilde f_{t,p}` per active prior and
   :math:`(x_t, p_t) = \arg\max_{(x, p)} \tilde f_{t,p}(x)`
-  (:func:`~botorch_unknown_hypers.acquisition.prior_selection.thompson_prior_argmax`);
+  (:func:`~botorch_unknown_hypers.acquisition.prior_selection.thompson_prior_batch`);
   PE-GP-UCB (Ziomek et al. 2024b) takes the doubly optimistic
   :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)` instead;
 - line 5: :math:`S_{p_t} \leftarrow S_{p_t} \cup \{t\}`;
@@ -16,6 +16,10 @@ Sandberg & Haghir Chehreghani, Algorithm 1. An active set :math:`\mathcal{P}_{t-
   :math:`|\sum_{i \in S_{p_t}} \eta_i| > \sqrt{\xi_t |S_{p_t}|} + \sum_{i \in S_{p_t}} \sqrt{\beta_i}\sigma_{i,p_t}(x_i)`
   (:func:`~botorch_unknown_hypers.confidence.elimination_statistics`); the last active prior is
   never eliminated (the round is logged).
+
+A batch of :math:`q` slots (PE-GP-TS and its oracle) takes lines 3-4 once per slot with
+independent samples drawn in one call, none within ``EXCLUDE_TOL`` of a pending point or an
+earlier slot; each arriving value is one play (lines 5-10), in any order.
 
 Constants (Theorem 4.1, :math:`\delta = 0.05`): :math:`\beta_t = 2\log(2|\mathcal{X}||\mathcal{P}|\pi^2t^2/(3\delta))`
 (:func:`~botorch_unknown_hypers.confidence.pe_beta`; a *square*, used as :math:`\sqrt{\beta_t}`) and
@@ -40,7 +44,7 @@ from typing import Any, ClassVar
 
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_argmax, ucb_prior_argmax
+from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch, ucb_prior_argmax
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.elimination import SurvivorState, elimination_xi
@@ -80,8 +84,9 @@ class PEGPTS(PriorSelectionPolicy):
         >>> history = run(problem, PEGPTS(problem.domain), iterations=20)  # priors from the task
     """
 
-    max_batch_size = 1
-    r"""Proposes one point per round."""
+    max_batch_size = None
+    r"""Any batch: one joint Thompson sample per (slot, active prior), all drawn in one batched call."""
+    supports_pending = True
 
     name = "pe-gp-ts"
     state_type: ClassVar[type[PriorState]] = PriorEliminationState
@@ -147,19 +152,22 @@ class PEGPTS(PriorSelectionPolicy):
         sqrt_beta = self.sqrt_beta(t)
         options = (self.generator, self.num_restarts, self.raw_samples)
         if self.optimistic:  # PE-GP-UCB: the doubly optimistic (point, prior)
-            x, local = ucb_prior_argmax(model, active, sqrt_beta, *options)
-        else:  # Alg. 1 lines 3-4: one independent sample per active prior, the best (point, prior)
-            x, local = thompson_prior_argmax(model, active, *options, num_features=self.num_features)
-        prior = active[local]
-        # Alg. 1 lines 7-8: mu_{t,p_t}(x_t) and the width, at selection time (the active priors'
-        # model of this round: on a box its CandidateGP is already built)
-        mean, variance = model.mean_variance_at(x, active)
-        sigma = float(variance[local].clamp_min(0).sqrt())
-        st.pending = PendingPrior(prior, x[0].tolist(), float(mean[local]), sigma, sqrt_beta)
-        self._selected(prior)
+            X, local = ucb_prior_argmax(model, active, sqrt_beta, *options)
+            locals_ = [local]
+        else:  # Alg. 1 lines 3-4 per slot: one independent sample per active prior, the best pair
+            X, locals_ = thompson_prior_batch(
+                model, [active] * q, *options, num_features=self.num_features, exclude=self.X_pending
+            )
+        # Alg. 1 lines 7-8: mu_{t,p_t}(x_t) and the width, at selection time, on the data observed
+        chosen = [active[local] for local in locals_]
+        for x, local in zip(X, locals_):
+            mean, variance = model.mean_variance_at(x.unsqueeze(0), active)
+            sigma = float(variance[local].clamp_min(0).sqrt())
+            st.pending.append(PendingPrior(active[local], x.tolist(), float(mean[local]), sigma, sqrt_beta))
+        self._selected(*chosen)
         self.n_candidates = len(active)
-        self.diagnostics.update({"sigma": sigma, "sqrt_beta": sqrt_beta})
-        return x
+        self.diagnostics.update({"sigma": st.pending[-len(chosen)].sigma, "sqrt_beta": sqrt_beta})
+        return X
 
     def _play(self, pending: PendingPrior, y: float) -> None:
         st = self.state
@@ -195,6 +203,10 @@ class PEGPTS(PriorSelectionPolicy):
 
 class PEGPUCB(PEGPTS):
     r"""PE-GP-UCB: Alg. 1 with the doubly optimistic UCB selection (Theorem 4.1 constants)."""
+
+    max_batch_size = 1
+    r"""Proposes one point per round (the UCB selection has no batch rule here)."""
+    supports_pending = False
 
     name = "pe-gp-ucb"
     optimistic = True

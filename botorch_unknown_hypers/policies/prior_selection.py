@@ -49,6 +49,7 @@ from botorch_unknown_hypers.models.prior_model import (
 )
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.pending_plays import match_pending
 from botorch_unknown_hypers.policies.state import JSONValue
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
@@ -116,8 +117,8 @@ class PriorState:
         prior_ids: Index, in the prior set, of each of the model's priors (an oracle: ``[p*]``).
         true_prior: :math:`p^*` of a bound task (diagnostics and oracles), else ``None``.
         train_X, train_Y: Every observation so far (the model is rebuilt from them).
-        round: Played rounds :math:`t`.
-        pending: The selection awaiting its observation.
+        round: Played rounds :math:`t` (one per observed play: a batch of q points is q plays).
+        pending: The selections awaiting their observations, in the order they were made.
     """
 
     priors: JSONValue = None
@@ -126,16 +127,16 @@ class PriorState:
     train_X: list[list[float]] = field(default_factory=list)
     train_Y: list[float] = field(default_factory=list)
     round: int = 0
-    pending: PendingPrior | None = None
+    pending: list[PendingPrior] = field(default_factory=list)
 
     def check(self) -> None:
         if len(self.train_X) != len(self.train_Y):
             raise ValueError("train_X and train_Y must be equally long.")
-        if self.priors is None and (self.prior_ids is not None or self.train_X or self.pending is not None):
+        if self.priors is None and (self.prior_ids is not None or self.train_X or self.pending):
             raise ValueError("a state without priors must have no data and no selection.")
         if self.prior_ids is not None and (not self.prior_ids or len(set(self.prior_ids)) != len(self.prior_ids)):
             raise ValueError("prior_ids must be distinct indices.")
-        if self.pending is not None and not 0 <= self.pending.prior < len(self.prior_ids or []):
+        if not all(0 <= p.prior < len(self.prior_ids or []) for p in self.pending):
             raise ValueError("pending['prior'] must index the model's priors.")
         if self.round < 0:
             raise ValueError(f"round must be >= 0, got {self.round}.")
@@ -292,12 +293,14 @@ class PriorSelectionPolicy(Policy):
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         self._ensure_model()
         st = self.state
-        pending, st.pending = st.pending, None
-        for x, y in zip(X, Y.reshape(-1)):
-            if pending is not None and torch.allclose(x, x.new_tensor(pending.x), rtol=0.0, atol=1e-9):
+        matches = match_pending([p.x for p in st.pending], X, self.domain)
+        plays = [None if m is None else st.pending[m] for m in matches]
+        taken = {m for m in matches if m is not None}
+        st.pending = [p for i, p in enumerate(st.pending) if i not in taken]
+        for x, y, play in zip(X, Y.reshape(-1), plays):
+            if play is not None:  # a told point that was not suggested is data, not a play
                 st.round += 1
-                self._play(pending, float(y))
-            pending = None  # a told point other than the suggested one is data, not a play
+                self._play(play, float(y))
             self._condition(x, y)
         self._after_observe()
 
@@ -307,10 +310,11 @@ class PriorSelectionPolicy(Policy):
         self.state.train_X.append(x.tolist())
         self.state.train_Y.append(float(y))
 
-    def _selected(self, prior: int) -> None:
-        r"""``selected``, ``n_candidates`` and the diagnostics common to every rule."""
-        self.selected = [self.model.labels()[prior]]
-        self.diagnostics = {"prior": self.state.prior_ids[prior], "true_prior": self.state.true_prior}
+    def _selected(self, *priors: int) -> None:
+        r"""``selected`` (one label per slot), and the diagnostics common to every rule."""
+        labels = self.model.labels()
+        self.selected = [labels[p] for p in priors]
+        self.diagnostics = {"prior": self.state.prior_ids[priors[0]], "true_prior": self.state.true_prior}
 
     # ------------------------------------------------------------ rule hooks
     def _start(self, num_priors: int) -> None:
@@ -350,7 +354,7 @@ class PriorSelectionPolicy(Policy):
             raise ValueError(f"state['state']['prior_ids'] must be {expected} for {self.name}, got {ids}.")
         if state.true_prior is not None and not state.true_prior < num_total:
             raise ValueError(f"state['state']['true_prior'] must be None or an int in [0, {num_total}).")
-        points = [*state.train_X, *([] if state.pending is None else [state.pending.x])]
+        points = [*state.train_X, *(p.x for p in state.pending)]
         if points:
             X = torch.tensor(points, dtype=torch.float64)
             if X.shape[-1] != self.domain.dim or not bool(self.domain.to(dtype=torch.float64, device="cpu").contains(X).all()):

@@ -198,3 +198,36 @@ def test_rules_without_pending_support_refuse_x_pending():
         policy.suggest(X0, _f(X0), X_pending=X0[:1])
     with pytest.raises(ValueError, match="X_pending"):
         make_policy("he-gp-ucb", BOX, seed=0).suggest(X0, _f(X0), X_pending=torch.full((1, 2), 3.0, dtype=D))
+
+
+@pytest.mark.parametrize("name", ["pe-gp-ts", "hp-gp-ts"])
+@pytest.mark.parametrize("kind", ["box", "pool"])
+def test_prior_rules_fill_batches_with_one_sample_per_slot(name, kind):
+    # PE/HP-GP-TS slots are independent Thompson samples (no variance to condition): each slot
+    # takes its own sample of its prior(s), drawn with the others in one call
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
+
+    if kind == "pool":
+        problem = PriorSelectionProblem("gp-hill", num_arms=40).instance(1)
+        domain = problem.domain
+        policy = make_policy(name, domain, seed=0)
+        policy.bind_task(problem.task_info())
+        X0, pending = domain.points[:5], domain.points[5:8]
+        Y0 = problem.evaluate(X0)[0].reshape(-1, 1)
+    else:
+        domain = BOX
+        priors = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.1], dtype=D), noise=1e-2)
+        policy = make_policy(name, domain, seed=0, priors=priors, **FAST)
+        _, X0, Y0, pending = _start("box")
+    X = policy.suggest(X0, Y0, q=4, X_pending=pending)
+    assert X.shape == (4, 2 if kind == "box" else domain.dim) and len(policy.state.pending) == 4
+    assert _min_distance(X, pending) >= EXCLUDE_TOL and float(torch.pdist(X).min()) >= EXCLUDE_TOL
+    if name == "pe-gp-ts":  # what PE records is on the data observed, per slot
+        model = policy.model
+        alive = [p for p, a in enumerate(policy.state.survivors.alive) if a]
+        for x, play in zip(X, policy.state.pending):
+            mean, variance = model.mean_variance_at(x.unsqueeze(0), alive)
+            assert play.mean == pytest.approx(float(mean[alive.index(play.prior)]), rel=1e-9, abs=1e-12)
+    policy.observe(X.flip(0), torch.zeros(4, 1, dtype=D))  # values in another order
+    assert policy.state.round == 4 and policy.state.pending == []

@@ -53,7 +53,7 @@ def test_selection_and_recorded_values_match_the_textbook_posterior(cls, dtype, 
     X, Y = data(priors, observed)
     generator_before = policy.generator.get_state()
     x = policy.suggest(X, Y)  # four rows of data the rule did not play: t = 1
-    pending = dataclasses.replace(policy.state.pending)
+    pending = dataclasses.replace(policy.state.pending[-1])
     mean, variance = textbook_posterior(priors, observed, Y.reshape(-1))
     # the pending selection stores the point; its arm is the point's index in the pool
     prior, arm = pending.prior, int(FiniteDomain(priors.arms).index_of(x.new_tensor([pending.x])))
@@ -92,7 +92,7 @@ def hand_policy() -> PEGPTS:
 def play(policy: PEGPTS, prior: int, y: float, width: float) -> None:
     r"""One round of ``prior`` with a stored mean 0 and a stored width (so eta_t = y_t)."""
     # the width is the property sqrt_beta * sigma: sqrt_beta = 1 stores exactly ``width``
-    policy.state.pending = PendingPrior(prior, policy.domain.points[0].tolist(), mean=0.0, sigma=width, sqrt_beta=1.0)
+    policy.state.pending = [PendingPrior(prior, policy.domain.points[0].tolist(), mean=0.0, sigma=width, sqrt_beta=1.0)]
     policy.observe(policy.domain.points[:1], torch.tensor([[y]], dtype=torch.float64))
 
 
@@ -164,12 +164,12 @@ def test_eliminated_priors_are_never_selected_again(cls):
     policy = cls(FiniteDomain(priors.arms), priors=priors, seed=0)
     X, Y = data(priors, [3, 9])
     policy.suggest(X, Y)
-    assert policy.state.pending.prior == 1
+    assert policy.state.pending[-1].prior == 1
     policy.state.survivors.alive = [True, False, True]
     chosen = set()
     for _ in range(20):
         policy.suggest(X, Y)
-        chosen.add(policy.state.pending.prior)
+        chosen.add(policy.state.pending[-1].prior)
     assert chosen <= {0, 2} and policy.n_candidates == 2
 
 
@@ -180,7 +180,7 @@ def test_pe_ucb_breaks_the_first_round_tie_at_random():
     for seed in range(12):
         policy = PEGPUCB(problem.domain, priors=task_priors("gp-lengthscale", num_arms=40), seed=seed)
         x = policy.suggest(torch.empty(0, 1, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
-        picks.add((policy.state.pending.prior, float(x)))
+        picks.add((policy.state.pending[-1].prior, float(x)))
     assert len({p for p, _ in picks}) >= 3 and len({x for _, x in picks}) >= 6
 
 
@@ -220,7 +220,7 @@ def test_box_selection_is_the_joint_argmax_and_records_the_candidate_gp_posterio
     replay = torch.Generator().manual_seed(0)
     replay.set_state(policy.generator.get_state())
     x = policy.suggest(X, Y)
-    pending = dataclasses.replace(policy.state.pending)
+    pending = dataclasses.replace(policy.state.pending[-1])
     model = box_model(X, Y, cands, bounds, [0, 2])
     sqrt_beta = math.sqrt(pe_beta(1, box_num_arms(1, 1, 0.05), 3, 0.05))
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=replay))  # the policy's next_seed()

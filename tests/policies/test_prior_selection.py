@@ -112,7 +112,9 @@ def test_validation():
     policy = PEGPTS(domain, priors=priors, noise_std=0.5)
     assert policy.model.noise == pytest.approx(0.25) and policy.xi(1) == pytest.approx(elimination_xi(1, 3, 0.5, 0.05))
     with pytest.raises(ValueError, match="q"):
-        policy.suggest(torch.empty(0, 1, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64), q=2)
+        policy.suggest(torch.empty(0, 1, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64), q=0)
+    with pytest.raises(ValueError, match="q: pe-gp-ucb proposes at most 1"):
+        PEGPUCB(domain, priors=priors).suggest(torch.empty(0, 1, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64), q=2)
 
 
 def test_prior_fingerprints_match_to_a_relative_1e_6():
@@ -196,10 +198,11 @@ def test_load_state_dict_rejects_bad_states_unchanged():
         {**st, "play_eta": st["play_eta"][:-1]},
         {**st, "prior_ids": [0, 1]},
         {**st, "priors": {**st["priors"], "checksum": [1.0, 2.0]}},
-        {**st, "pending": {"prior": 9, "x": arm}},
-        {**st, "pending": {"prior": 0, "x": [999.0]}},  # a pending point outside the pool
-        {**st, "pending": {"prior": 0, "arm": 0}},  # the old format: no point, an unknown field
-        {**st, "pending": {"prior": 0}},  # a missing (required) field
+        {**st, "pending": [{"prior": 9, "x": arm}]},
+        {**st, "pending": [{"prior": 0, "x": [999.0]}]},  # a pending point outside the pool
+        {**st, "pending": [{"prior": 0, "arm": 0}]},  # the old format: no point, an unknown field
+        {**st, "pending": [{"prior": 0}]},  # a missing (required) field
+        {**st, "pending": {"prior": 0, "x": arm}},  # one selection, not a list (version 3)
         {key: value for key, value in st.items() if key != "round"},
     ]
     for state_bad in bad:
