@@ -3,8 +3,11 @@ r"""Batches of the unknown-hyperparameter rules: q in {1, 4, 8} at the same numb
 Four problems of the practical suite (``hartmann6``, ``ackley5``, ``agnp``, ``michalewicz5``), 10
 initial points (Sobol on a box, random pool points) and then 64 evaluations in rounds of ``q``
 (64, 16 and 8 rounds). Methods: the batch rules of the package (``lb-gp-ucb``, ``hb-gp-ucb``,
-``lnb-gp-ucb``, ``he-gp-ucb`` and the two ``auto`` presets), ``ts-rsr`` and ``qlognei`` (fitted
-surrogate) at the same q. One JSON per (problem, method, q, seed) under ``--out``; a run whose file
+``lnb-gp-ucb``, ``he-gp-ucb``, the two ``auto`` presets, ``pe-gp-ts`` and ``hp-gp-ts``), ``ts-rsr``
+and ``qlognei`` (fitted surrogate) at the same q. The problems come with no prior set, so the
+prior rules get one fixed family (:func:`prior_set`): zero-mean Matern-5/2 priors with unit
+output scale and the length scales ``PRIOR_LENGTHSCALES`` of the unit cube (on a pool, evaluated
+on its min-max-scaled points as tabular priors), noise variance ``PRIOR_NOISE``. One JSON per (problem, method, q, seed) under ``--out``; a run whose file
 exists is skipped. ``--report`` writes ``report.md``: per problem and method, final simple regret
 and cumulative regret (mean ± SE over the seeds) and the wall time per evaluation for each q; then
 the check of every method at q = 4 against its own q = 1 run (paired over seeds, ``*`` when worse
@@ -32,7 +35,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from practical_suite import code_version, fmt, mean_se, parse_method, parse_seeds  # noqa: E402
 
 PROBLEMS = ("hartmann6", "ackley5", "agnp", "michalewicz5")
-METHODS = ("lb-gp-ucb", "hb-gp-ucb", "lnb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto", "ts-rsr", "qlognei")
+METHODS = (
+    "lb-gp-ucb", "hb-gp-ucb", "lnb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto", "pe-gp-ts", "hp-gp-ts", "ts-rsr", "qlognei",
+)
+PRIOR_RULES = ("pe-gp-ts", "hp-gp-ts")
+PRIOR_LENGTHSCALES = (0.05, 0.1, 0.2, 0.4, 0.8)
+PRIOR_NOISE = 1e-4
+
+
+def prior_set(domain):
+    r"""The benchmark's prior set for ``pe-gp-ts`` / ``hp-gp-ts`` on ``domain`` (see the module docstring)."""
+    import torch
+    from gpytorch.kernels import MaternKernel
+
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.domains import FiniteDomain
+    from botorch_unknown_hypers.models.tabular_priors import TabularPriors
+
+    lengthscales = torch.tensor(PRIOR_LENGTHSCALES, dtype=torch.float64)
+    if not isinstance(domain, FiniteDomain):
+        return KernelCandidates.from_lengthscales(lengthscales, kernel="matern52", noise=PRIOR_NOISE)
+    arms = domain.points
+    lo, hi = arms.min(dim=0).values, arms.max(dim=0).values
+    unit = (arms - lo) / torch.where(hi > lo, hi - lo, torch.ones_like(hi))
+
+    def matern(ls: float):
+        kernel = MaternKernel(nu=2.5).to(arms)
+        kernel.lengthscale = ls
+        return lambda A, B: kernel(A, B).to_dense().detach()
+
+    return TabularPriors.from_kernels(
+        unit, [matern(v) for v in PRIOR_LENGTHSCALES], noise=PRIOR_NOISE, names=[f"matern52 ls={v}" for v in PRIOR_LENGTHSCALES]
+    )
 QS = (1, 4, 8)
 EVALUATIONS, N_INIT = 64, 10
 
@@ -52,6 +86,8 @@ def run_one(out: str, problem_name: str, method: str, q: int, seed: int, threads
     torch.set_num_threads(threads)
     name, options = parse_method(method)
     problem = get_problem(problem_name)
+    if name in PRIOR_RULES and "priors" not in options:
+        options["priors"] = prior_set(problem.domain)
     policy = make_policy(name, problem.domain, seed=seed, **options)
     start = time.perf_counter()
     df = run(problem, policy, iterations=EVALUATIONS // q, seed=seed, batch_size=q, n_init=N_INIT, method=method)

@@ -11,7 +11,7 @@ included). Target: |U| = 11 costs at most 3x |U| = 1 per iteration with one thre
 
 Usage::
 
-    python benchmarks/he_iteration_cost.py --n 250          # d = 1 and 3
+    python benchmarks/he_iteration_cost.py --n 250 --repeats 15   # d = 1 and 3, one thread
     python benchmarks/he_iteration_cost.py --n 100 --dims 1 --repeats 5 --device cuda
 """
 
@@ -62,7 +62,9 @@ def main() -> None:
     parser.add_argument("--dims", type=int, nargs="+", default=[1, 3])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (the target is stated for 1)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     print(f"machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
           f"torch {torch.__version__}, device {device}")

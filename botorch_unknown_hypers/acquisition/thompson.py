@@ -49,8 +49,8 @@ def max_posterior_mean_box(
         raw_samples=raw_samples,
         options={"seed": seed},
     )
-    with torch.no_grad():
-        at_train = model.posterior(train_X).mean.squeeze(-1)
+    with torch.no_grad():  # each training input as its own q = 1 batch: the means, no joint covariance
+        at_train = model.posterior(train_X.unsqueeze(-2)).mean.reshape(-1)
     best = int(at_train.argmax())
     if float(at_train[best]) > float(val.reshape(())):
         return float(at_train[best]), train_X[best : best + 1].detach()

@@ -78,10 +78,14 @@ def jittered_cholesky(A: Tensor, jitter: float = 0.0) -> tuple[Tensor, float]:
         ``1e-8`` (float64; ``1e-6`` otherwise) of the mean diagonal, then by factors of 10, at most
         ``JITTER_TRIES`` times; ``ValueError`` if it still fails.
     """
-    eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
     scale = float(A.diagonal().mean().abs()) or 1.0
     for attempt in range(JITTER_TRIES + 1):
-        L, info = torch.linalg.cholesky_ex(A + jitter * eye)
+        if jitter > 0:  # a copy with the jitter on its diagonal (no m x m identity is formed)
+            shifted = A.clone()
+            shifted.diagonal().add_(jitter)
+        else:
+            shifted = A
+        L, info = torch.linalg.cholesky_ex(shifted)
         if int(info) == 0:
             return L, jitter
         jitter = max(jitter, _base_jitter(A.dtype) * 10.0**attempt * scale)
@@ -279,9 +283,10 @@ class FactorCache:
 
     def _full(self, covar: Kernel, noise: float, X: Tensor, jitter: float) -> tuple[Factor, float]:
         r"""LAPACK factor of one candidate's matrix on ``X``: the new base, no appended rows."""
-        A = to_dense(covar(X, X)).reshape(X.shape[0], X.shape[0])
+        A = to_dense(covar(X, X)).reshape(X.shape[0], X.shape[0]).clone()  # our own copy, changed in place
+        A.diagonal().add_(noise)
         self.stats.full += 1
-        L, jitter = jittered_cholesky(A + noise * torch.eye(X.shape[0], dtype=A.dtype, device=A.device), jitter)
+        L, jitter = jittered_cholesky(A, jitter)
         return Factor(L, L.new_zeros(0, L.shape[0]), L.new_zeros(0, 0)), jitter
 
     def _canonical(self, covar: Kernel, noise: float, X: Tensor) -> tuple[Factor, float]:

@@ -187,3 +187,22 @@ def test_candidate_set_is_the_pool_or_seeded_sobol_points():
     assert torch.equal(points, box.discretize(16, draw_seed(replay)))
     assert points.shape == (16, 2) and box.contains(points).all()
     assert not torch.equal(candidate_set(box, 16, g), points)  # the generator advanced
+
+
+def test_max_posterior_mean_box_needs_no_joint_covariance_at_the_data():
+    # 60 points under a long RBF length scale and noise 1e-6: the joint posterior covariance at
+    # the data is not numerically positive definite, the means at the data are still defined
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    X = torch.rand(60, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    Y = torch.sin(3 * X).sum(-1, keepdim=True)
+    spec = KernelCandidates.from_lengthscales(torch.tensor([1.0], dtype=torch.float64), kernel="rbf", noise=1e-6)
+    model = CandidateGP(X, Y, spec, squeeze_candidate_dim=True, factor=FactorCache().factor(spec, X))
+    with torch.no_grad():
+        with pytest.raises(RuntimeError):  # the situation this guards against
+            model.posterior(X)
+        at_data = model.posterior(X.unsqueeze(-2)).mean.reshape(-1)
+    value, x = max_posterior_mean_box(model, torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64), X, 2, 16, seed=0)
+    assert value >= float(at_data.max()) - 1e-12 and x.shape == (1, 2)
