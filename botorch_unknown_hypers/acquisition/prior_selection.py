@@ -38,6 +38,7 @@ from botorch_unknown_hypers.acquisition.prior_sampling import (
     sample_candidate_maxima,
 )
 from botorch_unknown_hypers.confidence import upper_confidence_bound
+from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.models.box_priors import BoxPriors
 from botorch_unknown_hypers.models.prior_model import PriorModel
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
@@ -127,36 +128,33 @@ def thompson_prior_batch(
     if isinstance(model, BoxPriors):
         flat = [p for slot in slots for p in slot]
         X_best, values = _box_path_maxima(model, flat, generator, num_restarts, raw_samples, num_features)
-        start = 0
-        for slot in slots:
-            X_s, v_s = X_best[start : start + len(slot)], values[start : start + len(slot)]
-            start += len(slot)
+        box = BoxDomain(model.bounds)
+        for X_s, v_s in zip(X_best.split([len(s) for s in slots]), values.split([len(s) for s in slots])):
             v_s = v_s.masked_fill(near(X_s, stack_points(exclude, *chosen)), -math.inf)
-            if bool(torch.isneginf(v_s).all()):
-                lower, upper = model.bounds
-                u = torch.rand(1, lower.shape[-1], generator=generator, dtype=torch.float64).to(lower)
-                chosen.append(lower + (upper - lower) * u)
-                locals_.append(int(torch.randint(len(slot), (1,), generator=generator)))
+            if bool(torch.isneginf(v_s).all()):  # every path maximum is taken: a uniform point
+                chosen.append(box.sample_uniform(1, generator))
+                locals_.append(int(torch.randint(len(v_s), (1,), generator=generator)))
                 continue
             local = random_argmax(v_s, generator)
             chosen.append(X_s[local : local + 1])
             locals_.append(local)
         return torch.cat(chosen), locals_
-    lo = min(p for slot in slots for p in slot)
-    span = range(lo, max(p for slot in slots for p in slot) + 1)  # a view of the model's factors
+    flat = [p for slot in slots for p in slot]
+    span = range(min(flat), max(flat) + 1)  # a view of the model's factors
     gen = sample_generator(generator, model.priors.means.device)
     samples = model.sample(len(slots), generator=gen, prior_indices=span)  # q x |span| x N
+    skipped = torch.tensor([[p not in set(slot) for p in span] for slot in slots], device=samples.device)
+    samples = samples.masked_fill(skipped.unsqueeze(-1), -math.inf)  # each slot sees its own priors only
     arms = model.priors.arms
+    taken = near(arms, exclude)  # N: arms pending, then also those of earlier slots
     for j, slot in enumerate(slots):
-        wanted = set(slot)
-        skipped = torch.tensor([p not in wanted for p in span], device=samples.device)
-        values = samples[j].masked_fill(skipped.unsqueeze(-1), -math.inf)
-        values = values.masked_fill(near(arms, stack_points(exclude, *chosen)).unsqueeze(0), -math.inf)
+        values = samples[j].masked_fill(taken.unsqueeze(0), -math.inf)
         if bool(torch.isneginf(values).all()):
             raise ValueError("exclude: every pool point is pending or already in the batch.")
         row, arm = divmod(random_argmax(values, generator), model.num_arms)
         chosen.append(arms[arm : arm + 1])
         locals_.append(list(slot).index(span.start + row))
+        taken = taken | near(arms, chosen[-1])
     return torch.cat(chosen), locals_
 
 

@@ -167,9 +167,13 @@ class BoxPriors:
         r"""``K`` one-step predictive log-likelihoods at ``x``, before conditioning on ``(x, y)``."""
         return self.predictive_log_likelihood(x, y)
 
+    def mean_variance_points(self, X: Tensor, indices: Sequence[int]) -> tuple[Tensor, Tensor]:
+        r"""Posterior means and latent variances of the priors ``indices`` at ``m x d`` points; ``K' x m`` each."""
+        return self.mean_variance(X, indices)
+
     def mean_variance_at(self, x: Tensor, indices: Sequence[int]) -> tuple[Tensor, Tensor]:
         r"""Posterior means and latent variances of the priors ``indices`` at ``x``; ``K'`` each."""
-        mean, variance = self.mean_variance(x.reshape(1, self.dim), indices)
+        mean, variance = self.mean_variance_points(x.reshape(1, self.dim), indices)
         return mean[:, 0], variance[:, 0]
 
     def without_data(self) -> BoxPriors:

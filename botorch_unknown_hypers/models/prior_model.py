@@ -6,7 +6,7 @@ On a pool of arms the priors are :class:`~botorch_unknown_hypers.models.tabular_
 pairs given as one :class:`~botorch_unknown_hypers.candidates.CandidateSpec` and the model a
 :class:`~botorch_unknown_hypers.models.box_priors.BoxPriors`. :func:`prior_model` checks the priors
 against the domain and builds the right one. Both share the point-based interface the rules use
-(``condition_at``, ``predictive_log_likelihood_at``, ``mean_variance_at``, ``observed_X``,
+(``condition_at``, ``predictive_log_likelihood_at``, ``mean_variance_at``, ``mean_variance_points``, ``observed_X``,
 ``observed_Y``, ``without_data``, ``labels``, ``num_priors``), so a rule never branches on the
 domain; the selections themselves live in :mod:`botorch_unknown_hypers.acquisition.prior_selection`.
 """

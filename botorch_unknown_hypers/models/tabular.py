@@ -582,12 +582,17 @@ class TabularPriorGP(Model):
         r""":meth:`predictive_log_likelihood` at the arm ``x``: ``K`` values, before conditioning."""
         return self.predictive_log_likelihood(self._arm(x), y)
 
+    def mean_variance_points(self, X: Tensor, indices: Sequence[int]) -> tuple[Tensor, Tensor]:
+        r"""Posterior means and latent variances of the priors ``indices`` at the arms ``X`` (``m x d``); ``K' x m`` each."""
+        arms = self.arm_indices(X.reshape(-1, X.shape[-1]))
+        mean, variance = self.mean_variance()
+        rows = torch.tensor(list(indices), device=mean.device).unsqueeze(-1)
+        return mean[rows, arms], variance[rows, arms]
+
     def mean_variance_at(self, x: Tensor, indices: Sequence[int]) -> tuple[Tensor, Tensor]:
         r"""Posterior means and latent variances of the priors ``indices`` at the arm ``x``; ``K'`` each."""
-        arm = self._arm(x)
-        mean, variance = self.mean_variance()
-        rows = torch.tensor(list(indices), device=mean.device)
-        return mean[rows, arm], variance[rows, arm]
+        mean, variance = self.mean_variance_points(x.reshape(1, -1), indices)
+        return mean[:, 0], variance[:, 0]
 
     def without_data(self) -> TabularPriorGP:
         r"""The same priors before any observation (their prior factor is kept)."""

@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch, ucb_prior_argmax
@@ -159,14 +160,16 @@ class PEGPTS(PriorSelectionPolicy):
                 model, [active] * q, *options, num_features=self.num_features, exclude=self.X_pending
             )
         # Alg. 1 lines 7-8: mu_{t,p_t}(x_t) and the width, at selection time, on the data observed
-        chosen = [active[local] for local in locals_]
-        for x, local in zip(X, locals_):
-            mean, variance = model.mean_variance_at(x.unsqueeze(0), active)
-            sigma = float(variance[local].clamp_min(0).sqrt())
-            st.pending.append(PendingPrior(active[local], x.tolist(), float(mean[local]), sigma, sqrt_beta))
+        # (every slot in one posterior call: K' x q)
+        mean, variance = model.mean_variance_points(X, active)
+        slot = torch.arange(len(locals_), device=mean.device)
+        local = torch.tensor(locals_, device=mean.device)
+        means, sigmas = mean[local, slot].tolist(), variance[local, slot].clamp_min(0).sqrt().tolist()
+        chosen = [active[j] for j in locals_]
+        st.pending.extend(PendingPrior(p, x.tolist(), m, s, sqrt_beta) for p, x, m, s in zip(chosen, X, means, sigmas))
         self._selected(*chosen)
         self.n_candidates = len(active)
-        self.diagnostics.update({"sigma": st.pending[-len(chosen)].sigma, "sqrt_beta": sqrt_beta})
+        self.diagnostics.update({"sigma": sigmas[0], "sqrt_beta": sqrt_beta})
         return X
 
     def _play(self, pending: PendingPrior, y: float) -> None:
