@@ -25,6 +25,7 @@ Exact ties of an exhaustive joint argmax are broken uniformly at random (:func:`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -145,30 +146,141 @@ def maximize(
         raise ValueError(f"exclude: a box batch is filled one point at a time (q = 1), got q = {q}.")
 
     def run() -> tuple[Tensor, Tensor]:
-        X, values = optimize_acqf(
-            acqf,
-            bounds=domain.bounds,
-            q=q,
-            num_restarts=num_restarts + (0 if starts is None else starts.shape[0]),
-            raw_samples=raw_samples,
-            sequential=q > 1,
-            options={"seed": draw_seed(generator)},
-            batch_initial_conditions=starts,
-            return_best_only=exclude is None,
-        )
-        X, values = X.detach(), values.detach()
+        X, values = _box_restarts(acqf, domain, generator, q, num_restarts, raw_samples, starts, best_only=exclude is None)
         if exclude is None:
             return X, values
-        best = best_outside(X[:, 0], values.reshape(-1), exclude, domain, generator)
-        if isinstance(best, Tensor):
-            with torch.no_grad():
-                return best, acqf(best.unsqueeze(-2)).detach()
-        return X[best], values.reshape(-1)[best : best + 1]
+        return _pick(acqf, Restarts(X[:, 0], values.reshape(-1)), exclude, domain, generator)[:2]
 
     if not fork_rng:
         return run()
     with forked_rng(draw_seed(generator), domain.device):
         return run()
+
+
+@dataclass
+class Restarts:
+    r"""The refined restarts of one multi-start maximisation on a box: the warm start of the next
+    slot of a batch filled one point at a time.
+
+    Attributes:
+        X: ``m x d`` local optima found by L-BFGS-B.
+        values: ``m`` acquisition values at them.
+        candidates: ``m`` candidate indices held fixed with each point (joint (x, k)
+            maximisation), else ``None``.
+    """
+
+    X: Tensor
+    values: Tensor
+    candidates: Tensor | None = None
+
+
+def distinct_restarts(restarts: Restarts) -> Tensor:
+    r"""Indices of the distinct refined restarts: the first of every group within
+    :data:`EXCLUDE_TOL` of each other (and on the same candidate for a joint maximisation)."""
+    close = torch.cdist(restarts.X, restarts.X) < EXCLUDE_TOL
+    if restarts.candidates is not None:
+        close &= restarts.candidates.unsqueeze(-1) == restarts.candidates.unsqueeze(0)
+    return (~torch.tril(close, diagonal=-1).any(-1)).nonzero().flatten()
+
+
+def new_basin(warm_values: Tensor, raw_values_: Tensor) -> int | None:
+    r"""Index of the best raw point when its value under a later slot's acquisition exceeds every
+    warm start's (``warm_values``): it then lies in a basin that no earlier restart reached and
+    becomes one more start; ``None`` otherwise."""
+    best = int(raw_values_.argmax())
+    return best if bool(raw_values_[best] > warm_values.max()) else None
+
+
+def _box_restarts(
+    acqf: AcquisitionFunction,
+    domain: Domain,
+    generator: torch.Generator,
+    q: int,
+    num_restarts: int,
+    raw_samples: int,
+    starts: Tensor | None,
+    best_only: bool,
+) -> tuple[Tensor, Tensor]:
+    r"""``optimize_acqf`` on the box of ``domain`` with ``num_restarts`` raw-sample restarts plus
+    the ``e x q x d`` ``starts`` (no raw samples are scored when ``num_restarts`` is 0), seeded
+    from ``generator``; detached points and values (of every restart unless ``best_only``)."""
+    X, values = optimize_acqf(
+        acqf,
+        bounds=domain.bounds,
+        q=q,
+        num_restarts=num_restarts + (0 if starts is None else starts.shape[0]),
+        raw_samples=raw_samples,
+        sequential=q > 1,
+        options={"seed": draw_seed(generator)},
+        batch_initial_conditions=starts,
+        return_best_only=best_only,
+    )
+    return X.detach(), values.detach()
+
+
+def _pick(
+    acqf: AcquisitionFunction, restarts: Restarts, exclude: Tensor | None, domain: Domain, generator: torch.Generator
+) -> tuple[Tensor, Tensor, int | None]:
+    r"""The ``1 x d`` best refined restart outside ``exclude``, its value and its index (``None``
+    for the uniform fallback point of :func:`best_outside`, valued by ``acqf``)."""
+    best = best_outside(restarts.X, restarts.values, exclude, domain, generator)
+    if isinstance(best, Tensor):
+        with torch.no_grad():
+            return best, acqf(best.unsqueeze(-2)).detach(), None
+    return restarts.X[best : best + 1], restarts.values[best : best + 1], best
+
+
+def maximize_slot(
+    acqf: AcquisitionFunction,
+    domain: Domain,
+    generator: torch.Generator,
+    num_restarts: int = 10,
+    raw_samples: int = 512,
+    initial_points: Tensor | None = None,
+    exclude: Tensor | None = None,
+    warm: Restarts | None = None,
+) -> tuple[Tensor, Restarts | None]:
+    r"""One slot of a batch filled one point at a time: the ``1 x d`` maximiser of ``acqf`` outside
+    ``exclude``, and the refined restarts that warm-start the next slot.
+
+    The first slot is :func:`maximize` with ``q = 1`` (the same draws from ``generator``, the
+    same point). A later slot's acquisition differs from the previous one only where the
+    earlier slots reduce the variance, so with ``warm`` (the previous slot's :class:`Restarts`)
+    L-BFGS-B starts from the previous slot's distinct local optima (:func:`distinct_restarts`)
+    instead of ``num_restarts`` Boltzmann-drawn raw points: the optima away from the earlier
+    slots stay (nearly) stationary and converge in a few iterations, and those near them move to
+    the best point around them. The best of ``raw_samples`` fresh Sobol points is added as a
+    start only when its value under the new acquisition exceeds every warm start's: then it lies
+    in a basin that no earlier restart reached (:func:`new_basin`).
+
+    Args:
+        acqf, domain, generator, num_restarts, raw_samples, initial_points, exclude: As
+            :func:`maximize` (``initial_points`` are used by the cold start only).
+        warm: The previous slot's restarts, or ``None`` for a cold start.
+
+    Returns:
+        ``(x, restarts)``: the point and this slot's restarts (``None`` on a pool, which is
+        scored exhaustively).
+    """
+    if exclude is not None and exclude.shape[0] == 0:
+        exclude = None
+    if isinstance(domain, FiniteDomain):
+        return maximize(acqf, domain, generator, num_restarts=num_restarts, raw_samples=raw_samples, exclude=exclude)[0], None
+    check_multistart(num_restarts, raw_samples)
+    if warm is None:
+        count, starts = num_restarts, None if initial_points is None else initial_points.unsqueeze(-2)
+    else:
+        raw = draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=draw_seed(generator)).squeeze(-2)  # raw x d
+        keep = warm.X[distinct_restarts(warm)]
+        with torch.no_grad():
+            values = acqf(torch.cat([keep, raw]).unsqueeze(-2))
+        extra = new_basin(values[: keep.shape[0]], values[keep.shape[0] :])
+        count, starts = 0, (keep if extra is None else torch.cat([keep, raw[extra : extra + 1]])).unsqueeze(-2)
+    with forked_rng(draw_seed(generator), domain.device):
+        X, values = _box_restarts(acqf, domain, generator, 1, count, raw_samples, starts, best_only=False)
+        restarts = Restarts(X[:, 0], values.reshape(-1))
+        x, _, _ = _pick(acqf, restarts, exclude, domain, generator)
+    return x, restarts
 
 
 def _ucb_chunk(model: CandidateModel) -> int:
@@ -225,7 +337,7 @@ def optimize_ucb_per_candidate(
     )
 
 
-def optimize_ucb_joint(
+def joint_ucb_restarts(
     model: CandidateModel,
     beta: float | Tensor,
     bounds: Tensor,
@@ -233,19 +345,18 @@ def optimize_ucb_joint(
     raw_samples: int = 512,
     options: dict[str, Any] | None = None,
     seed: int | None = None,
-    exclude: Tensor | None = None,
-) -> tuple[Tensor, int, Tensor]:
-    r"""Joint maximiser :math:`(x, k) = \arg\max_{x, k} \mu_k(x) + \beta_k\sigma_k(x)` on a box.
+    warm: Restarts | None = None,
+) -> Restarts:
+    r"""The refined (point, candidate) restarts of the joint UCB maximisation on a box.
 
-    All K candidates are scored at ``raw_samples`` shared Sobol points (one batched call),
+    Cold: all K candidates are scored at ``raw_samples`` shared Sobol points (one batched call),
     ``num_restarts`` (point, candidate) pairs are drawn from the ``K x raw`` values (Boltzmann,
     the best always kept) and refined by one batched L-BFGS-B with the candidate index held
-    fixed. Falls back to :func:`optimize_ucb_per_candidate` when BoTorch's parallel L-BFGS-B is
-    unavailable. With ``exclude`` (``e x d``), the best refined pair outside it (see
-    :func:`best_outside`).
-
-    Returns:
-        ``(x, k, value)``: the ``d``-dim maximiser, its candidate index and the UCB value.
+    fixed. With ``warm`` (the previous slot's restarts of a batch filled one point at a time),
+    its distinct pairs are refined instead, with the best raw pair when it beats them all (see
+    :func:`maximize_slot`).
+    Falls back to :func:`optimize_ucb_per_candidate` (one restart per candidate) when BoTorch's
+    parallel L-BFGS-B is unavailable.
     """
     check_multistart(num_restarts, raw_samples)
     bounds = _check_box(model, bounds)
@@ -256,22 +367,56 @@ def optimize_ucb_joint(
         X_k, values_k = optimize_ucb_per_candidate(
             model, beta_t, bounds, num_restarts, raw_samples, {**options, "eta": eta}, seed
         )
-        values_k = values_k.masked_fill(near(X_k, exclude), -torch.inf)
-        k = int(values_k.argmax())
-        return X_k[k], k, values_k[k]
-    raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
+        return Restarts(X_k, values_k, torch.arange(num, device=X_k.device))
     ucb = partial(candidate_ucb_at, model, beta_t)  # K x m x d -> K x m
+    raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
     scores = raw_values(ucb, raw.expand(num, *raw.shape), _ucb_chunk(model))  # K x raw
-    flat = select_restarts(scores.reshape(1, -1), num_restarts, eta, seed)[0]
-    cand = torch.div(flat, raw_samples, rounding_mode="floor")
+    if warm is None:
+        flat = select_restarts(scores.reshape(1, -1), num_restarts, eta, seed)[0]
+        cand, starts = torch.div(flat, raw_samples, rounding_mode="floor"), raw[flat % raw_samples]
+    else:
+        keep = distinct_restarts(warm)
+        cand, starts = warm.candidates[keep], warm.X[keep]
+        with torch.no_grad():  # each kept pair under its own candidate
+            warm_values = ucb(starts.expand(num, -1, -1))[cand, torch.arange(cand.numel(), device=cand.device)]
+        extra = new_basin(warm_values, scores.reshape(-1))
+        if extra is not None:
+            cand = torch.cat([cand, cand.new_tensor([extra // raw_samples])])
+            starts = torch.cat([starts, raw[extra % raw_samples].unsqueeze(0)])
     # refine on the candidates that hold a restart only: each L-BFGS-B evaluation scores those
     present, local = torch.unique(cand, return_inverse=True)
     used = present.tolist()
     sub = partial(candidate_ucb_at, model.subset(used), beta_t[present]) if len(used) < num else ucb
-    X_opt, values = refine_indexed(sub, len(used), bounds, raw[flat % raw_samples], local.to(bounds), options)
-    values = values.masked_fill(near(X_opt, exclude), -torch.inf)
+    X_opt, values = refine_indexed(sub, len(used), bounds, starts, local.to(bounds), options)
+    return Restarts(X_opt.detach(), values.detach(), cand)
+
+
+def optimize_ucb_joint(
+    model: CandidateModel,
+    beta: float | Tensor,
+    bounds: Tensor,
+    num_restarts: int = 10,
+    raw_samples: int = 512,
+    options: dict[str, Any] | None = None,
+    seed: int | None = None,
+    exclude: Tensor | None = None,
+    warm: Restarts | None = None,
+) -> tuple[Tensor, int, Tensor]:
+    r"""Joint maximiser :math:`(x, k) = \arg\max_{x, k} \mu_k(x) + \beta_k\sigma_k(x)` on a box:
+    the best of :func:`joint_ucb_restarts` outside ``exclude`` (``e x d``; ``-inf`` when every
+    refined pair is excluded).
+
+    Returns:
+        ``(x, k, value)``: the ``d``-dim maximiser, its candidate index and the UCB value.
+    """
+    return _best_pair(joint_ucb_restarts(model, beta, bounds, num_restarts, raw_samples, options, seed, warm), exclude)
+
+
+def _best_pair(restarts: Restarts, exclude: Tensor | None) -> tuple[Tensor, int, Tensor]:
+    r"""``(x, k, value)`` of the best refined (point, candidate) pair outside ``exclude``."""
+    values = restarts.values.masked_fill(near(restarts.X, exclude), -torch.inf)
     best = int(values.argmax())
-    return X_opt[best].detach(), int(cand[best]), values[best].detach()
+    return restarts.X[best], int(restarts.candidates[best]), values[best]
 
 
 def joint_ucb_argmax(
@@ -282,18 +427,21 @@ def joint_ucb_argmax(
     num_restarts: int = 10,
     raw_samples: int = 512,
     exclude: Tensor | None = None,
-) -> tuple[Tensor, int, float, float]:
+    warm: Restarts | None = None,
+) -> tuple[Tensor, int, float, float, Restarts | None]:
     r"""The doubly optimistic :math:`(x, k)` over ``domain`` and the K candidates of ``model``.
 
     Exhaustive on a pool (one posterior call scores every (point, candidate) pair; exact ties
     broken at random with ``generator``), :func:`optimize_ucb_joint` on a box (seeded from
     ``generator``). No point within :data:`EXCLUDE_TOL` of a row of ``exclude`` (pending
     points, earlier slots) is proposed; on a box, if every refined restart is excluded, a uniform
-    point of the box is taken with its best candidate.
+    point of the box is taken with its best candidate. ``warm``: the previous slot's restarts of
+    a batch filled one point at a time (:func:`joint_ucb_restarts`; box only).
 
     Returns:
-        ``(x, k, mean, sigma)``: the ``1 x d`` point, the candidate index and that candidate's
-        posterior mean and standard deviation at the point under ``model``.
+        ``(x, k, mean, sigma, restarts)``: the ``1 x d`` point, the candidate index, that
+        candidate's posterior mean and standard deviation at the point under ``model``, and the
+        refined restarts on a box (``None`` on a pool), the next slot's ``warm``.
     """
     beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
     if isinstance(domain, FiniteDomain):
@@ -305,15 +453,14 @@ def joint_ucb_argmax(
         if bool(torch.isneginf(values).all()):
             raise ValueError("exclude: every pool point is pending or already in the batch.")
         k, i = divmod(random_argmax(values, generator), values.shape[-1])
-        X = domain.points[i : i + 1]
+        X, restarts = domain.points[i : i + 1], None
     else:
-        x, k, value = optimize_ucb_joint(
-            model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), exclude=exclude
-        )
+        restarts = joint_ucb_restarts(model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm)
+        x, k, value = _best_pair(restarts, exclude)
         X = x.unsqueeze(0) if bool(torch.isfinite(value)) else domain.sample_uniform(1, generator)
         with torch.no_grad():
             mean, variance = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 at the shared point
         if not bool(torch.isfinite(value)):
             k = int(upper_confidence_bound(mean, variance, beta_t.unsqueeze(-1))[:, 0].argmax())
         i = 0
-    return X, k, float(mean[k, i]), float(variance[k, i].clamp_min(0).sqrt())
+    return X, k, float(mean[k, i]), float(variance[k, i].clamp_min(0).sqrt()), restarts

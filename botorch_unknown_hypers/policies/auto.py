@@ -52,7 +52,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI
-from botorch_unknown_hypers.acquisition.optimize import stack_points
+from botorch_unknown_hypers.acquisition.optimize import Restarts, stack_points
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
@@ -277,10 +277,17 @@ class LBGPUCBAuto(HyperparameterBalancing):
         return extra_starts(self, model, 0, train_X, train_Y)
 
     def _acquire(
-        self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor, exclude: Tensor | None = None, starts: Tensor | None = None
-    ) -> Tensor:
+        self,
+        model: CandidateGP,
+        beta: float,
+        train_X: Tensor,
+        train_Y: Tensor,
+        exclude: Tensor | None = None,
+        starts: Tensor | None = None,
+        warm: Restarts | None = None,
+    ) -> tuple[Tensor, Restarts | None]:
         acqf = acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0)
-        return self.maximize(acqf, initial_points=starts, exclude=exclude)
+        return self.maximize_slot(acqf, exclude, starts, warm)
 
 
 @dataclass
@@ -362,18 +369,19 @@ class HEGPUCBAuto(Policy):
         starts = extra_starts(self, model, best, train_X, train_Y)
         scale = float(model.outcome_transform.stdvs.squeeze())
         slots: list[Tensor] = []
+        warm = None  # a later slot restarts from the previous slot's local optima
         for _ in range(q):  # one slot at a time: variances conditioned on pending points and earlier slots
             fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
             if self.reduction == "max":
                 acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="max")
-                x = self.maximize(acqf, initial_points=starts, exclude=fixed)
+                x, warm = self.maximize_slot(acqf, fixed, starts, warm)
                 with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x
                     local = int(acqf.candidate_values(x).reshape(-1).argmax())
             else:  # the most likely survivor
                 local = best
                 acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="select", index=best)
-                x = self.maximize(acqf, initial_points=starts, exclude=fixed)
+                x, warm = self.maximize_slot(acqf, fixed, starts, warm)
             with torch.no_grad():  # recorded on the data observed
                 mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
             sigma, beta = float(variance[local, 0].clamp_min(0).sqrt()), float(betas[local])

@@ -34,7 +34,7 @@ from botorch.models.transforms import Normalize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
-from botorch_unknown_hypers.acquisition.optimize import maximize
+from botorch_unknown_hypers.acquisition.optimize import Restarts, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points
@@ -334,6 +334,16 @@ class Policy(ABC):
             **options,
         )
         return X
+
+    def maximize_slot(
+        self, acqf: AcquisitionFunction, exclude: Tensor | None = None, initial_points: Tensor | None = None, warm: Restarts | None = None
+    ) -> tuple[Tensor, Restarts | None]:
+        r"""One slot of a batch filled one point at a time, with the policy's generator and
+        multi-start settings: the ``1 x d`` point and the restarts that warm-start the next slot
+        (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_slot`)."""
+        return maximize_slot(
+            acqf, self.domain, self.generator, self.num_restarts, self.raw_samples, initial_points, exclude, warm
+        )
 
     def next_seed(self) -> int:
         r"""A fresh integer seed from the policy's generator (for BoTorch / Sobol calls)."""

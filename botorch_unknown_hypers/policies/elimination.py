@@ -321,11 +321,12 @@ class HEGPUCB(CandidateSetPolicy):
         betas = self._betas(model, st.round + 1)
         slots: list[Tensor] = []
         records: list[tuple[int, float, float]] = []
+        warm = None  # a later slot restarts from the previous slot's refined (point, candidate) pairs
         for _ in range(q):  # line 7 per slot: the doubly optimistic (x, u); line 8 records mu and sigma of u at x
             fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
-            X, local, mean, sigma = joint_ucb_argmax(
-                view, betas, self.domain, self.generator, self.num_restarts, self.raw_samples, exclude=fixed
+            X, local, mean, sigma, warm = joint_ucb_argmax(
+                view, betas, self.domain, self.generator, self.num_restarts, self.raw_samples, exclude=fixed, warm=warm
             )
             if fixed is not None:  # record on the data observed, not on the fantasy
                 with torch.no_grad():

@@ -45,7 +45,7 @@ import torch
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import stack_points
+from botorch_unknown_hypers.acquisition.optimize import Restarts, stack_points
 from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
@@ -292,12 +292,20 @@ class HyperparameterBalancing(Policy):
         return None
 
     def _acquire(
-        self, model: CandidateGP, beta: float, train_X: Tensor, train_Y: Tensor, exclude: Tensor | None = None, starts: Tensor | None = None
-    ) -> Tensor:
+        self,
+        model: CandidateGP,
+        beta: float,
+        train_X: Tensor,
+        train_Y: Tensor,
+        exclude: Tensor | None = None,
+        starts: Tensor | None = None,
+        warm: Restarts | None = None,
+    ) -> tuple[Tensor, Restarts | None]:
         r"""Line 4: the ``1 x d`` maximiser of the played candidate's GP-UCB with :math:`\beta_t`
         (``model`` holds that one candidate, its variance conditioned on ``exclude``, the pending
-        points and earlier slots, none of which is proposed again)."""
-        return self.maximize(CandidateUCB(model, beta=beta, reduction="select", index=0), exclude=exclude, initial_points=starts)
+        points and earlier slots, none of which is proposed again), and the restarts that
+        warm-start the next slot (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_slot`)."""
+        return self.maximize_slot(CandidateUCB(model, beta=beta, reduction="select", index=0), exclude, starts, warm)
 
     def _xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`\delta_B = \delta` / ``xi_delta_split``."""
@@ -365,10 +373,12 @@ class HyperparameterBalancing(Policy):
         beta = self._beta(model, float(st.norms[k]), info_factor)
         slots: list[Tensor] = []
         starts = self._starts(model, train_X, train_Y)
+        warm = None  # a later slot restarts from the previous slot's local optima
         for _ in range(q):  # line 4, one slot at a time: sigma conditioned on pending points and earlier slots
             fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
-            slots.append(self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts))
+            x, warm = self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts, warm=warm)
+            slots.append(x)
         X = torch.cat(slots)
         with torch.no_grad():  # widths: sigma on the data observed (a valid width for every slot)
             _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)

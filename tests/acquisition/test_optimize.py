@@ -189,3 +189,92 @@ def test_random_argmax_breaks_exact_ties_with_the_generator():
     assert picks == {1, 3, 5}
     assert random_argmax(values, torch.Generator().manual_seed(3)) == random_argmax(values, torch.Generator().manual_seed(3))
     assert random_argmax(torch.tensor([0.0, 3.0, 1.0]), torch.Generator()) == 1
+
+
+# --------------------------------------------------------------------------- #
+# maximize_slot / joint_ucb_restarts: later slots of a batch warm-started
+# --------------------------------------------------------------------------- #
+
+
+def _slot_problem(lengthscales):
+    r"""d = 1, n = 12 points of a wiggly target, candidates of the given length scales."""
+    X = torch.rand(12, 1, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    Y = torch.sin(9 * X) + 0.3 * torch.cos(23 * X)
+    cands = KernelCandidates.from_lengthscales(torch.tensor(lengthscales, dtype=torch.float64), noise=1e-4)
+    return CandidateGP(X, Y, cands)
+
+
+def _grid_ucb(model, beta):
+    r"""``K x 4001`` UCB values of ``model`` on a grid of [0, 1] and the grid."""
+    grid = torch.linspace(0, 1, 4001, dtype=torch.float64).reshape(-1, 1)
+    with torch.no_grad():
+        mean, var = model.marginal_mean_variance(grid.unsqueeze(0).unsqueeze(0))
+    return mean[0] + beta.reshape(-1, 1) * var[0].sqrt(), grid
+
+
+def test_maximize_slot_cold_is_maximize_and_returns_every_restart():
+    from botorch_unknown_hypers.acquisition.optimize import maximize, maximize_slot
+    from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    model = _slot_problem([0.1])
+    domain = BoxDomain(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
+    acqf = CandidateUCB(model, beta=2.0, reduction="select", index=0)
+    x_ref, _ = maximize(acqf, domain, torch.Generator().manual_seed(3), num_restarts=6, raw_samples=64)
+    x, restarts = maximize_slot(acqf, domain, torch.Generator().manual_seed(3), num_restarts=6, raw_samples=64)
+    assert torch.equal(x, x_ref)
+    assert restarts.X.shape == (6, 1) and restarts.values.shape == (6,)
+    with torch.no_grad():
+        torch.testing.assert_close(restarts.values, acqf(restarts.X.unsqueeze(-2)), rtol=1e-10, atol=1e-12)
+    assert float(restarts.values.max()) == pytest.approx(float(acqf(x.unsqueeze(-2))), abs=1e-12)
+
+
+def test_warm_slot_finds_the_maximum_of_the_conditioned_ucb():
+    r"""Slot 2 started only from slot 1's optima reaches the grid maximum of the UCB whose
+    variance is conditioned on slot 1, away from slot 1."""
+    from botorch_unknown_hypers.acquisition.optimize import EXCLUDE_TOL, distinct_restarts, maximize_slot
+    from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    model = _slot_problem([0.08])
+    domain = BoxDomain(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
+    beta = torch.tensor([3.0], dtype=torch.float64)
+    generator = torch.Generator().manual_seed(0)
+    x1, warm = maximize_slot(CandidateUCB(model, beta=3.0, reduction="select", index=0), domain, generator)
+    view = model.condition_on_pending(x1)
+    acqf = CandidateUCB(view, beta=3.0, reduction="select", index=0)
+    x2, restarts = maximize_slot(acqf, domain, generator, exclude=x1, warm=warm)
+    distinct = distinct_restarts(warm)
+    assert 1 <= distinct.numel() < warm.X.shape[0]  # restarts that converged together count once
+    assert restarts.X.shape == (distinct.numel() + 1, 1)  # the best raw point beat them all: one new start
+    assert float((x2 - x1).abs().max()) > EXCLUDE_TOL
+    ucb, _ = _grid_ucb(view, beta)
+    with torch.no_grad():
+        assert float(acqf(x2.unsqueeze(-2))) >= float(ucb.max()) - 1e-5
+
+
+def test_joint_warm_restarts_keep_their_candidates_and_find_the_joint_maximum():
+    from botorch_unknown_hypers.acquisition.optimize import EXCLUDE_TOL, distinct_restarts, joint_ucb_restarts, optimize_ucb_joint
+
+    model = _slot_problem([0.05, 0.1, 0.3])
+    beta = torch.tensor([1.0, 2.5, 1.5], dtype=torch.float64)
+    bounds = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
+    cold = joint_ucb_restarts(model, beta, bounds, seed=0)
+    x1, k1, _ = optimize_ucb_joint(model, beta, bounds, seed=0)
+    assert cold.candidates.shape == (10,) and int(cold.candidates[int(cold.values.argmax())]) == k1
+    view = model.condition_on_pending(x1.reshape(1, 1))
+    warm = joint_ucb_restarts(view, beta, bounds, warm=cold)
+    assert torch.equal(warm.candidates[:-1], cold.candidates[distinct_restarts(cold)])
+    x2, k2, value = optimize_ucb_joint(view, beta, bounds, exclude=x1.reshape(1, 1), warm=cold)
+    assert float((x2 - x1).abs().max()) > EXCLUDE_TOL
+    ucb, grid = _grid_ucb(view, beta)
+    assert float(value) >= float(ucb.max()) - 1e-5
+
+
+def test_new_basin_adds_the_best_raw_point_only_when_it_beats_every_warm_start():
+    from botorch_unknown_hypers.acquisition.optimize import new_basin
+
+    warm = torch.tensor([1.0, 3.0, 2.0])
+    assert new_basin(warm, torch.tensor([0.5, 2.9, 1.0])) is None
+    assert new_basin(warm, torch.tensor([0.5, 3.0, 1.0])) is None  # a tie is no new basin
+    assert new_basin(warm, torch.tensor([0.5, 3.5, 4.0])) == 2
