@@ -6,7 +6,8 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
 2025, Alg. 1) and change what it selects among and how the chosen model is used:
 
 - **Candidates** (:func:`~botorch_unknown_hypers.models.proposals.propose_ard_lengthscales`): the
-  MAP ARD length scales :math:`\hat\ell` of BoTorch's default ``SingleTaskGP`` times the shrink
+  MAP length scales :math:`\hat\ell` of BoTorch's default ``SingleTaskGP`` (ARD for HE; one
+  shared length scale for LB, chosen on development seeds) times the shrink
   factors :math:`S = (1, \tfrac12, \tfrac14)`, RBF kernel, output scale 1 and the MAP noise
   variance, all in **standardised units** (inputs on the unit cube, outputs standardised on all
   data every round). They are proposed on the initial design and **re-proposed** whenever the
@@ -68,6 +69,9 @@ from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingSt
 
 ACQUISITIONS = ("logei", "ucb")
 HE_REDUCTIONS = ("max", "evidence")
+LB_DEFAULTS: dict[str, object] = {"ard": False}
+r"""LB-auto's defaults that differ from :class:`AutoSettings`': one shared MAP length scale,
+chosen on development seeds 102-111 (``docs/choosing-a-method.md``)."""
 AUTO_SHRINK = (1.0, 0.5, 0.25)
 r"""Shrink factors of the MAP ARD vector proposed as candidates."""
 AUTO_GROWTH = 2.0
@@ -86,7 +90,8 @@ class AutoSettings:
         acquisition: ``"logei"`` (default) or ``"ucb"`` (practical :math:`\beta`).
         shrink: Shrink factors of the MAP ARD vector.
         isotropic: Isotropic length scales proposed as well (unit cube; default none).
-        ard: Fit one MAP length scale per input (default) or one shared one (the ablation).
+        ard: Fit one MAP length scale per input (HE's default) or one shared one (LB's default,
+            :data:`LB_DEFAULTS`).
         growth: Re-propose when the data have grown by this factor.
         restart: At a re-proposal, retire the candidates of earlier proposals (epochs of the
             doubling trick: the rule starts afresh on the new candidates, with all data) instead
@@ -217,8 +222,8 @@ class LBGPUCBAuto(HyperparameterBalancing):
         domain: Box or pool.
         seed, device, dtype, num_restarts, raw_samples: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
-        options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``,
-            ``growth``, ``B``, ``R``, ``delta``).
+        options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
+            (default ``False`` here), ``growth``, ``B``, ``R``, ``delta``).
     """
 
     name = "lb-gp-ucb-auto"
@@ -236,7 +241,7 @@ class LBGPUCBAuto(HyperparameterBalancing):
         raw_samples: int = 512,
         **options: object,
     ) -> None:
-        settings = AutoSettings.from_options(**options)
+        settings = AutoSettings.from_options(**{**LB_DEFAULTS, **options})
         super().__init__(
             domain,
             seed=seed,

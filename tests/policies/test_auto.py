@@ -54,12 +54,14 @@ def test_registered_batched_and_validated(name):
             make_policy(name, domain, **bad)
 
 
-def test_first_candidates_are_the_map_ladder():
+@pytest.mark.parametrize("ard", [False, True])  # LB's default: one shared MAP length scale
+def test_first_candidates_are_the_map_ladder(ard):
     X, Y = _data()
     domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
-    policy = LBGPUCBAuto(domain, seed=0, **FAST)
+    policy = LBGPUCBAuto(domain, seed=0, **FAST) if not ard else LBGPUCBAuto(domain, seed=0, ard=True, **FAST)
     policy.suggest(X, Y)
-    _, ell = propose_ard_lengthscales(X, Y, domain.bounds, shrink=(1.0,), isotropic=())
+    _, ell = propose_ard_lengthscales(X, Y, domain.bounds, shrink=(1.0,), isotropic=(), ard=ard)
+    assert bool(ell[0] == ell[1]) != ard
     ls = policy.state.candidates.lengthscale
     assert ls.shape == (3, 2)
     torch.testing.assert_close(ls[0], ell, rtol=1e-6, atol=0)
