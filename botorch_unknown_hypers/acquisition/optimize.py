@@ -17,6 +17,10 @@ r"""Maximising acquisitions over a domain: the one pool-versus-box dispatch of t
   batched L-BFGS-B with the candidate held fixed, on a view of the candidates that hold a
   restart, so the refinement's cost does not grow with K).
 - :func:`optimize_ucb_per_candidate`: every candidate's own UCB maximiser on a box.
+- Batches filled one point at a time: :func:`maximize_slot` and ``joint_ucb_argmax(...,
+  warm=...)`` return each slot's refined restarts (:class:`Restarts`); a later slot restarts
+  L-BFGS-B from the previous slot's distinct optima, plus the best raw point only when it beats
+  them all (:func:`new_basin`), instead of a cold multi-start.
 
 Randomness comes from the caller's ``torch.Generator`` only: integer seeds for BoTorch's Sobol
 raw samples and a forked global RNG for its restart selection (:mod:`botorch_unknown_hypers.rng`).
