@@ -54,7 +54,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI
-from botorch_unknown_hypers.acquisition.optimize import Restarts, stack_points
+from botorch_unknown_hypers.acquisition.optimize import stack_points
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
@@ -70,7 +70,7 @@ from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingSt
 ACQUISITIONS = ("logei", "ucb")
 HE_REDUCTIONS = ("max", "evidence")
 LB_DEFAULTS: dict[str, object] = {"ard": False}
-r"""LB-auto's defaults that differ from :class:`AutoSettings`': one shared MAP length scale,
+r"""LB-auto's defaults that differ from those of :class:`AutoSettings`: one shared MAP length scale,
 chosen on development seeds 102-111 (``docs/choosing-a-method.md``)."""
 AUTO_SHRINK = (1.0, 0.5, 0.25)
 r"""Shrink factors of the MAP ARD vector proposed as candidates."""
@@ -279,18 +279,8 @@ class LBGPUCBAuto(HyperparameterBalancing):
     def _starts(self, model: CandidateGP, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
         return extra_starts(self, model, 0, train_X, train_Y)
 
-    def _acquire(
-        self,
-        model: CandidateGP,
-        beta: float,
-        train_X: Tensor,
-        train_Y: Tensor,
-        exclude: Tensor | None = None,
-        starts: Tensor | None = None,
-        warm: Restarts | None = None,
-    ) -> tuple[Tensor, Restarts | None]:
-        acqf = acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0)
-        return self.maximize_slot(acqf, exclude, starts, warm)
+    def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor) -> AcquisitionFunction:
+        return acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0)
 
 
 @dataclass

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
 import torch
+from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
@@ -291,6 +292,11 @@ class HyperparameterBalancing(Policy):
         r"""Extra L-BFGS-B starts of the round's acquisitions (default none); computed once per batch."""
         return None
 
+    def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor) -> AcquisitionFunction:
+        r"""Line 4's acquisition: the played candidate's GP-UCB with :math:`\beta_t` (``model``
+        holds that one candidate)."""
+        return CandidateUCB(model, beta=beta, reduction="select", index=0)
+
     def _acquire(
         self,
         model: CandidateGP,
@@ -301,11 +307,11 @@ class HyperparameterBalancing(Policy):
         starts: Tensor | None = None,
         warm: Restarts | None = None,
     ) -> tuple[Tensor, Restarts | None]:
-        r"""Line 4: the ``1 x d`` maximiser of the played candidate's GP-UCB with :math:`\beta_t`
-        (``model`` holds that one candidate, its variance conditioned on ``exclude``, the pending
-        points and earlier slots, none of which is proposed again), and the restarts that
-        warm-start the next slot (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_slot`)."""
-        return self.maximize_slot(CandidateUCB(model, beta=beta, reduction="select", index=0), exclude, starts, warm)
+        r"""Line 4: the ``1 x d`` maximiser of :meth:`_acquisition` (``model``'s variance conditioned
+        on ``exclude``, the pending points and earlier slots, none of which is proposed again), and
+        the restarts that warm-start the next slot
+        (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_slot`)."""
+        return self.maximize_slot(self._acquisition(model, beta, train_Y), exclude, starts, warm)
 
     def _xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`\delta_B = \delta` / ``xi_delta_split``."""
