@@ -17,11 +17,21 @@ so the K values come from one posterior call. Reductions, as for
 doubly optimistic pair of hyperparameter elimination with EI in place of UCB (the LogEI variant of
 the ``he-gp-ucb-auto`` preset); ``"select"`` gives one candidate's value.
 
+**In a batch** (:func:`believer_best_f`), candidate :math:`u`'s variance is conditioned on the
+pending points and earlier slots :math:`x_1, \dots, x_p` with its mean frozen: the posterior of a
+GP that observed :math:`y_j = \mu_u(x_j)` there (the Kriging Believer of Ginsbourger et al. 2010).
+That GP's best observed value is :math:`f^+_u = \max(\max_i y_i, \max_j \mu_u(x_j))`, so each
+candidate gets its own incumbent. With the observed :math:`f^+` alone, a slot whose mean beats
+:math:`f^+` keeps :math:`\mathrm{EI} \approx \mu_u(x_1) - f^+ > 0` next to it after its
+fantasy, and the batch crowds around it.
+
 References:
     D. R. Jones, M. Schonlau, W. J. Welch. Efficient Global Optimization of Expensive
     Black-Box Functions. 1998.
     S. Ament, S. Daulton, D. Eriksson, M. Balandat, E. Bakshy. Unexpected Improvements to
     Expected Improvement for Bayesian Optimization. NeurIPS 2023.
+    D. Ginsbourger, R. Le Riche, L. Carraro. Kriging Is Well-Suited to Parallelize
+    Optimization. 2010.
 """
 
 from __future__ import annotations
@@ -43,12 +53,15 @@ class CandidateLogEI(AcquisitionFunction):
 
     Args:
         model: A K-wide candidate model (outputs in the units of ``best_f``).
-        best_f: The incumbent :math:`f^+`.
+        best_f: The incumbent :math:`f^+`: a scalar, or one per candidate (``K``, as
+            :func:`believer_best_f` gives).
         reduction: ``"max"`` (over candidates) or ``"select"`` (candidate ``index``).
         index: The candidate for ``"select"``.
     """
 
-    def __init__(self, model: CandidateModel, best_f: float, reduction: str = "max", index: int | None = None) -> None:
+    def __init__(
+        self, model: CandidateModel, best_f: float | Tensor, reduction: str = "max", index: int | None = None
+    ) -> None:
         super().__init__(model=model)
         if reduction not in LOGEI_REDUCTIONS:
             raise ValueError(f"reduction must be one of {LOGEI_REDUCTIONS}, got {reduction!r}.")
@@ -57,9 +70,15 @@ class CandidateLogEI(AcquisitionFunction):
             raise ValueError(f"index must be given and lie in [0, {num - 1}] for reduction='select', got {index!r}.")
         self.reduction = reduction
         self._eval_model = model.subset([int(index)]) if reduction == "select" and num > 1 else model
-        self.best_f = float(best_f)
-        best = torch.tensor(self.best_f, dtype=torch.float64)
-        self._log_ei = LogExpectedImprovement(MarginalModel(self._moments), best_f=best)
+        like = model.raw_train_X
+        best = torch.as_tensor(best_f, dtype=like.dtype, device=like.device).detach()
+        if best.ndim > 1 or (best.ndim == 1 and best.numel() != num) or not bool(torch.isfinite(best).all()):
+            raise ValueError(f"best_f must be a finite scalar or {num} values (one per candidate), got {best_f!r}.")
+        if best.ndim == 1 and reduction == "select":
+            best = best[int(index)]
+        self.best_f = best
+        # BoTorch's moments are batch_shape x K x 1 (one output): a per-candidate f+ is K x 1
+        self._log_ei = LogExpectedImprovement(MarginalModel(self._moments), best_f=best.unsqueeze(-1) if best.ndim else best)
 
     def _moments(self, X: Tensor) -> tuple[Tensor, Tensor]:
         # X: batch_shape x K x 1 x d, candidate k at X[..., k, :, :] -> batch_shape x K each
@@ -79,4 +98,24 @@ class CandidateLogEI(AcquisitionFunction):
         return values.max(dim=-1).values if self.reduction == "max" else values[..., 0]
 
 
-__all__ = ["CandidateLogEI", "LOGEI_REDUCTIONS"]
+def believer_best_f(model: CandidateModel, best_observed: float | Tensor, X_fixed: Tensor | None) -> Tensor:
+    r"""The Kriging Believer's incumbents :math:`f^+_u = \max(f^+, \max_j \mu_u(x_j))` (``K``).
+
+    Args:
+        model: A K-wide candidate model (its mean is the same with or without pending points).
+        best_observed: :math:`f^+`, the best observed value, in the model's output units.
+        X_fixed: ``p x d`` pending points and earlier slots of the batch, or ``None``.
+
+    Returns:
+        ``K`` incumbents, :math:`f^+` for every candidate when ``X_fixed`` is ``None``.
+    """
+    like = model.raw_train_X
+    best = torch.as_tensor(best_observed, dtype=like.dtype, device=like.device).reshape(()).expand(model.num_candidates)
+    if X_fixed is None or X_fixed.shape[0] == 0:
+        return best.clone()
+    with torch.no_grad():
+        mean, _ = model.marginal_mean_variance(X_fixed.to(like).unsqueeze(0))  # K x p
+    return torch.maximum(best, mean.max(dim=-1).values)
+
+
+__all__ = ["CandidateLogEI", "LOGEI_REDUCTIONS", "believer_best_f"]

@@ -18,7 +18,8 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   deviation), :math:`\delta = 0.01`; :math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`
   with :math:`I^u_{t-1}` at noise variance :math:`R^2`. These widths feed the rules' tests only.
 - **Acquisition** of the selected candidate(s): ``"logei"``, LogEI with the best observed value as
-  :math:`f^+`, or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
+  :math:`f^+` (in a batch, raised per candidate to its believed values at the pending points and
+  earlier slots, the Kriging Believer's incumbent), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
   :math:`\beta^{\mathrm{p}}_t = \sqrt{0.2\,d\log 2t}` (:func:`~botorch_unknown_hypers.confidence.practical_beta`).
   Default LogEI for both presets, chosen on development seeds (``docs/choosing-a-method.md``):
   for LB on seeds 100-101, for HE on seeds 102-111 (LogEI had the lower mean final simple
@@ -53,7 +54,7 @@ from botorch.acquisition import LogExpectedImprovement
 from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.logei import CandidateLogEI
+from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
 from botorch_unknown_hypers.acquisition.optimize import stack_points
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
@@ -166,14 +167,25 @@ def theory_betas(info: Tensor, settings: AutoSettings) -> Tensor:
 
 
 def acquisition(
-    model: CandidateGP, settings: AutoSettings, t: int, train_Y: Tensor, reduction: str, index: int | None = None
+    model: CandidateGP,
+    settings: AutoSettings,
+    t: int,
+    train_Y: Tensor,
+    reduction: str,
+    index: int | None = None,
+    fixed: Tensor | None = None,
 ) -> AcquisitionFunction:
-    r"""LogEI (:math:`f^+` the best observation) or practical UCB of ``model``'s candidates."""
+    r"""LogEI or practical UCB of ``model``'s candidates.
+
+    LogEI's :math:`f^+` is the best observation, raised per candidate to its believed values
+    :math:`\mu_u(x_j)` at ``fixed`` (``p x d``: the pending points and earlier slots that
+    ``model``'s variance is conditioned on; :func:`~botorch_unknown_hypers.acquisition.logei.believer_best_f`).
+    """
     if settings.acquisition == "logei":
+        best = believer_best_f(model, train_Y.max(), fixed)  # K
         if reduction == "select" and model.num_candidates == 1:
-            best = torch.as_tensor(train_Y.max(), dtype=torch.float64)
-            return LogExpectedImprovement(model.select(0), best_f=best)
-        return CandidateLogEI(model, float(train_Y.max()), reduction=reduction, index=index)
+            return LogExpectedImprovement(model.select(0), best_f=best[0])
+        return CandidateLogEI(model, best, reduction=reduction, index=index)
     beta = float(practical_beta(t, model.raw_train_X.shape[-1]))
     return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
 
@@ -279,8 +291,8 @@ class LBGPUCBAuto(HyperparameterBalancing):
     def _starts(self, model: CandidateGP, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
         return extra_starts(self, model, 0, train_X, train_Y)
 
-    def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor) -> AcquisitionFunction:
-        return acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0)
+    def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor, fixed: Tensor | None = None) -> AcquisitionFunction:
+        return acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0, fixed=fixed)
 
 
 @dataclass
@@ -367,13 +379,13 @@ class HEGPUCBAuto(Policy):
             fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
             if self.reduction == "max":
-                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="max")
+                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="max", fixed=fixed)
                 x, warm = self.maximize_slot(acqf, fixed, starts, warm)
                 with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x
                     local = int(acqf.candidate_values(x).reshape(-1).argmax())
             else:  # the most likely survivor
                 local = best
-                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="select", index=best)
+                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="select", index=best, fixed=fixed)
                 x, warm = self.maximize_slot(acqf, fixed, starts, warm)
             with torch.no_grad():  # recorded on the data observed
                 mean, variance = model.marginal_mean_variance(x.unsqueeze(0))

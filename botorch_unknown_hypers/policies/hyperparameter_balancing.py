@@ -292,9 +292,10 @@ class HyperparameterBalancing(Policy):
         r"""Extra L-BFGS-B starts of the round's acquisitions (default none); computed once per batch."""
         return None
 
-    def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor) -> AcquisitionFunction:
+    def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor, fixed: Tensor | None = None) -> AcquisitionFunction:
         r"""Line 4's acquisition: the played candidate's GP-UCB with :math:`\beta_t` (``model``
-        holds that one candidate)."""
+        holds that one candidate; its variance is conditioned on ``fixed``, the ``p x d`` pending
+        points and earlier slots, which UCB needs no more of)."""
         return CandidateUCB(model, beta=beta, reduction="select", index=0)
 
     def _acquire(
@@ -311,7 +312,7 @@ class HyperparameterBalancing(Policy):
         on ``exclude``, the pending points and earlier slots, none of which is proposed again), and
         the restarts that warm-start the next slot
         (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_slot`)."""
-        return self.maximize_slot(self._acquisition(model, beta, train_Y), exclude, starts, warm)
+        return self.maximize_slot(self._acquisition(model, beta, train_Y, exclude), exclude, starts, warm)
 
     def _xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`\delta_B = \delta` / ``xi_delta_split``."""

@@ -3,7 +3,7 @@ import torch
 from botorch.acquisition import LogExpectedImprovement
 from botorch.models.transforms import Standardize
 
-from botorch_unknown_hypers.acquisition.logei import CandidateLogEI
+from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 
@@ -38,3 +38,31 @@ def test_gradients_flow_and_bad_arguments_are_named():
         CandidateLogEI(model, best, reduction="mean")
     with pytest.raises(ValueError, match="index"):
         CandidateLogEI(model, best, reduction="select", index=3)
+    with pytest.raises(ValueError, match="best_f must be a finite scalar or 3 values"):
+        CandidateLogEI(model, torch.zeros(2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="best_f"):
+        CandidateLogEI(model, float("nan"))
+
+
+def test_one_incumbent_per_candidate_equals_botorch_logei_with_that_incumbent():
+    model, best = _model()
+    Z = torch.rand(6, 1, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    per = torch.tensor([best, best + 5.0, best - 3.0], dtype=torch.float64)
+    values = CandidateLogEI(model, per).candidate_values(Z.squeeze(-2))
+    for k in range(3):
+        ref = LogExpectedImprovement(model.select(k), best_f=per[k])(Z)
+        torch.testing.assert_close(values[:, k], ref, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(CandidateLogEI(model, per, reduction="select", index=1)(Z), values[:, 1])
+
+
+def test_believer_incumbent_is_the_best_target_of_the_fantasy_data():
+    model, best = _model()
+    fixed = torch.tensor([[0.25, 0.25], [0.9, 0.1]], dtype=torch.float64)  # sin(6x) sums near its peak, and low
+    got = believer_best_f(model, best, fixed)
+    assert got.shape == (3,)
+    for k in range(3):  # each candidate's fantasy data: the observations plus its posterior means at fixed
+        fantasy = model.select(k).posterior(fixed).mean.detach().reshape(-1)
+        torch.testing.assert_close(got[k], torch.cat([torch.tensor([best], dtype=torch.float64), fantasy]).max())
+    assert bool((got > best).any())  # the first point's believed value beats the observations
+    torch.testing.assert_close(believer_best_f(model, best, None), torch.full((3,), best, dtype=torch.float64))
+    torch.testing.assert_close(believer_best_f(model, best, fixed[:0]), torch.full((3,), best, dtype=torch.float64))

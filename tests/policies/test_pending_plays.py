@@ -7,7 +7,6 @@ from botorch.acquisition import LogExpectedImprovement
 from botorch.models.transforms import Normalize
 
 from botorch_unknown_hypers.acquisition.optimize import EXCLUDE_TOL
-from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.loop import AskTellOptimizer
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -76,17 +75,27 @@ def test_a_pool_batch_stops_when_every_unused_point_is_taken():
         policy.suggest(domain.points[:2], _f(domain.points[:2]), q=1, X_pending=domain.points)
 
 
-def _refit_variance(model, u, slot, points, standardised):
-    r"""Brute force: candidate ``u`` refitted with ``slot`` added at its posterior mean, variance at ``points``."""
+def _refit(model, u, slot, points, standardised):
+    r"""Brute force: candidate ``u`` refitted with ``slot`` added at its posterior mean.
+
+    Returns the refit's variance at ``points`` and its best target (the Kriging Believer's
+    incumbent), both in the raw units of ``model``'s outputs.
+    """
     X, Y = model.raw_train_X, model.raw_train_Y
     fantasy = model.select(u).posterior(slot).mean.detach().reshape(-1, 1)
     targets, scale = torch.cat([Y, fantasy]), 1.0
+    best = targets.max()
     if standardised:  # the round's standardisation, not a new one
         tf = model.outcome_transform
         targets, scale = (targets - tf.means) / tf.stdvs, float(tf.stdvs) ** 2
     unit = Normalize(2, bounds=model.input_transform.bounds)  # the model's own input scaling
     ref = CandidateGP(torch.cat([X, slot]), targets, model.candidates.subset([u]), input_transform=unit)
-    return ref.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))[1][0, 0, :] * scale
+    return ref.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))[1][0, 0, :] * scale, best
+
+
+def _refit_log_ei(mean, var, best, points):
+    r"""BoTorch's LogEI of the refitted GP (frozen mean, refitted variance, its own best target)."""
+    return LogExpectedImprovement(MarginalModel(lambda Z: (mean, var)), best_f=best)(points.unsqueeze(-2))
 
 
 @pytest.mark.parametrize("name", BATCH_RULES)
@@ -106,23 +115,24 @@ def test_slot_two_uses_the_variance_of_a_gp_refitted_with_slot_one(name):
             betas = torch.tensor(policy.diagnostics["betas"], dtype=D)
         else:
             model = standardised_candidate_gp(domain, X0, Y0, policy.state.candidates.subset(alive))
-            betas = torch.full((len(alive),), float(practical_beta(1, 2)), dtype=D)
         mean, _ = model.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))  # frozen mean
-        ucb = torch.stack(
-            [mean[0, u, :] + betas[u] * _refit_variance(model, u, slot1, points, name.endswith("auto")).sqrt() for u in range(len(alive))]
-        )
-        ucb[:, ~free] = -torch.inf
-        expected_u, expected_i = divmod(int(ucb.argmax()), points.shape[0])
+        refits = [_refit(model, u, slot1, points, name.endswith("auto")) for u in range(len(alive))]
+        if name == "he-gp-ucb":
+            values = torch.stack([mean[0, u, :] + betas[u] * var.sqrt() for u, (var, _) in enumerate(refits)])
+        else:  # LogEI, each candidate with its refit's variance and incumbent
+            values = torch.stack([_refit_log_ei(mean[0, u, :], var, best, points) for u, (var, best) in enumerate(refits)])
+        values[:, ~free] = -torch.inf
+        expected_u, expected_i = divmod(int(values.argmax()), points.shape[0])
         assert plays[1].candidate == alive[expected_u]
     else:
         model, _ = policy._round_model(X0, Y0, plays[0].candidate)
         mean, _ = model.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
-        mean, var = mean[0, 0, :], _refit_variance(model, 0, slot1, points, True)
+        (var, best), mean = _refit(model, 0, slot1, points, True), mean[0, 0, :]
         # the rule's own conditioned variance is the refitted one
         cond = model.condition_on_pending(slot1).marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))[1][0, 0, :]
         torch.testing.assert_close(cond, var, rtol=1e-8, atol=1e-12)
-        if name == "lb-gp-ucb-auto":  # LogEI on the frozen mean and the refitted variance, at every pool point
-            values = LogExpectedImprovement(MarginalModel(lambda Z: (mean, var)), best_f=Y0.max())(points.unsqueeze(-2))
+        if name == "lb-gp-ucb-auto":  # LogEI of the refitted GP (frozen mean, its variance and best target)
+            values = _refit_log_ei(mean, var, best, points)
         else:
             values = mean + plays[0].beta * var.sqrt()
         values[~free] = -torch.inf
