@@ -33,6 +33,10 @@ makes the identical next suggestion. Otherwise a factor is computed from scratch
    kept per candidate so later rows extend the same matrix).
 
 Candidates that leave the rule (eliminated, retired) are dropped without touching the others.
+A rule that uses one candidate per round (balancing) keeps the others cached without advancing
+them: a kept factor catches up on the rows it missed when it is next used (by one factorisation
+at the last multiple of ``refactor_every`` if it passed one), bit for bit the factor it would have
+had if advanced every round.
 Every candidate's factor is its own contiguous tensor, updated and solved one candidate at a time:
 batched LAPACK calls and views into a shared block round differently with the batch size and the
 memory alignment, and a candidate's factor must not depend on which others share the cache. The
@@ -226,8 +230,9 @@ class FactorCache:
 
     A rule keeps one cache per matrix family (the GP's noise; the noise of an information gain)
     and calls :meth:`factor` every round with the candidates it needs and all its inputs; the
-    cache appends new rows, factorises new candidates, drops absent ones and returns the factors
-    in the order asked. It is derived data: never saved, rebuilt on demand after a state load.
+    cache appends new rows, factorises new candidates, drops absent ones (unless asked to keep
+    them, lazily: brought up to date when next needed) and returns the factors in the order
+    asked. It is derived data: never saved, rebuilt on demand after a state load.
 
     Args:
         refactor_every: Row counts at whose multiples a factor is recomputed from scratch.
@@ -256,28 +261,42 @@ class FactorCache:
         r"""One exact identity per candidate (its JSON with float reprs)."""
         return [json.dumps(spec.subset([i]).to_dict(), sort_keys=True) for i in range(len(spec))]
 
-    def factor(self, spec: CandidateSpec, X: Tensor) -> CandidateFactor:
-        r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order."""
+    def factor(self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | None = None) -> CandidateFactor:
+        r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order.
+
+        Args:
+            spec: The candidates whose factors are needed now; each is brought up to ``X``.
+            X: All inputs so far; must extend the inputs of earlier calls (else the cache restarts).
+            keep: Further candidates whose factors stay cached but are not brought up to ``X``
+                now (a rule that uses one of its candidates per round); a new one is factorised
+                at once. One of them is advanced over the rows it missed when it is next asked
+                for, with the canonical refactorisations, so its factor is bit for bit the one it
+                would have had if it had been advanced every round. Candidates in neither set
+                are dropped.
+        """
         start = time.perf_counter()
         X = X.detach()
         keys = self.keys(spec)
         old = self._X
         if old is not None and (old.shape[0] > X.shape[0] or not torch.equal(old, X[: old.shape[0]])):
             self._count("data not an extension", len(self._entries))
-            self._entries, old = {}, None
-        # drop the candidates not asked for; factorise the new ones on the cached inputs
-        self._entries = {k: e for k, e in self._entries.items() if k in keys}
-        base = X if old is None else old
-        noises = self._noise(spec, X)
-        for j, k in enumerate(keys):
+            self._entries = {}
+        # new candidates, kept ones included, are factorised now, canonically on X
+        extra = [] if keep is None else [(keep, j, k) for j, k in enumerate(self.keys(keep)) if k not in keys]
+        wanted = [(spec, j, k) for j, k in enumerate(keys)] + extra
+        self._entries = {k: e for k, e in self._entries.items() if k in {w[2] for w in wanted}}
+        for group, j, k in wanted:
             if k not in self._entries:
-                covar = spec.subset([j]).build(dim=X.shape[-1])[1]
-                L, jitter = self._canonical(covar, float(noises[j]), base)
-                self._entries[k] = _Entry(covar, float(noises[j]), L, jitter)
+                covar = group.subset([j]).build(dim=X.shape[-1])[1]
+                noise = float(self._noise(group.subset([j]), X)[0])
+                L, jitter = self._canonical(covar, noise, X)
+                self._entries[k] = _Entry(covar, noise, L, jitter)
                 self._count("new candidates", 1)
-        if base.shape[0] < X.shape[0]:
-            for e in self._entries.values():
-                e.L, e.jitter = self._advance(e, X, base.shape[0])
+        for k in keys:  # the rows appended since each was last brought up to date
+            e = self._entries[k]
+            if e.L.n < X.shape[0]:
+                e.L, e.jitter = self._advance(e, X, e.L.n)
+        noises = self._noise(spec, X)
         self._X = X
         entries = [self._entries[k] for k in keys]
         jitter = torch.tensor([e.jitter for e in entries], dtype=X.dtype, device=X.device)
@@ -319,6 +338,11 @@ class FactorCache:
         :math:`(y_1, y_2, \sqrt{\text{pivot}})` is appended to :math:`[B\; C]`.
         """
         F, jitter = e.L, e.jitter
+        last = self.refactor_every * (X.shape[0] // self.refactor_every)
+        if last > start:  # the rows before the last multiple would be discarded by its refactorisation
+            F, jitter = self._full(e.covar, e.noise, X[:last], 0.0)
+            self._count("refactor_every", 1)
+            start = last
         with torch.no_grad():
             for i in range(start, X.shape[0]):
                 r = i + 1

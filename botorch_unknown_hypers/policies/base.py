@@ -289,13 +289,17 @@ class Policy(ABC):
     def _after_load(self) -> None:
         r"""Rebuild what derives from ``self.state`` after a load (default: nothing)."""
 
-    def candidate_factors(self, spec: CandidateSpec, train_X: Tensor, noise: float | None = None) -> CandidateFactor | None:
+    def candidate_factors(
+        self, spec: CandidateSpec, train_X: Tensor, noise: float | None = None, keep: CandidateSpec | None = None
+    ) -> CandidateFactor | None:
         r"""Cholesky factors of ``spec``'s candidates on ``train_X`` in unit-cube coordinates.
 
         They come from the rule's :class:`~botorch_unknown_hypers.models.factor_cache.FactorCache`
         for ``noise`` (each candidate's own noise variance when ``None``), which keeps them across
         rounds: new observations are appended by block updates, new candidates are factorised
-        once, absent ones dropped. Derived data, never saved. ``None`` for candidate families that
+        once, absent ones dropped; the candidates of ``keep`` stay cached and are brought up to date
+        only when next asked for (a rule that uses one candidate per round). Derived data, never
+        saved. ``None`` for candidate families that
         do not state their noise variances or cannot be identified by their JSON (a mean
         function held as Python code): the model then factorises itself.
         """
@@ -307,7 +311,7 @@ class Policy(ABC):
         cache = self.factor_caches.get(noise)
         if cache is None:
             cache = self.factor_caches[noise] = FactorCache(noise=noise)
-        return cache.factor(spec, self._unit(train_X))
+        return cache.factor(spec, self._unit(train_X), keep)
 
     def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:
         r""":math:`I = \tfrac12\log\det(I + s^{-1}K)` of every candidate of ``model`` (``K``): from

@@ -349,17 +349,15 @@ class HyperparameterBalancing(Policy):
     def _round_model(self, train_X: Tensor, train_Y: Tensor, k: int) -> tuple[CandidateGP, CandidateFactor | None]:
         r"""The one model of the round, candidate ``k`` on factors that every active candidate
         keeps across rounds, and ``k``'s factor at the noise of :math:`I_{t-1}` (``None`` when
-        that is the GP's own noise or the family has no factor cache)."""
+        that is the GP's own noise or the family has no factor cache). Only ``k``'s factors are
+        brought up to date; the other active candidates' wait, cached, until they are played."""
         st = self.state
-        active = [i for i, a in enumerate(st.active) if a]
-        position = [active.index(k)]
-        spec = st.candidates.subset(active)
-        factors = self.candidate_factors(spec, train_X)
-        model = standardised_candidate_gp(
-            self.domain, train_X, train_Y, st.candidates.subset([k]), None if factors is None else factors.subset(position)
-        )
+        active = st.candidates.subset([i for i, a in enumerate(st.active) if a])
+        played = st.candidates.subset([k])
+        factors = self.candidate_factors(played, train_X, keep=active)
+        model = standardised_candidate_gp(self.domain, train_X, train_Y, played, factors)
         noise = self._info_noise()
-        info = None if noise is None or factors is None else self.candidate_factors(spec, train_X, noise).subset(position)
+        info = None if noise is None or factors is None else self.candidate_factors(played, train_X, noise, keep=active)
         return model, info
 
     def _start(self, train_X: Tensor, train_Y: Tensor) -> None:

@@ -46,8 +46,9 @@ def test_block_updates_match_a_fresh_factorisation_over_200_points():
     for m in sizes:  # 200 points appended in updates of 1 to 40
         f = cache.factor(spec, X[:m])
         assert f.X.shape[0] == m
-    # built row by row, with a fresh factorisation at every 64th row (rows 64, 128, 192)
-    assert cache.stats.rows == 3 * (230 - 3) and cache.stats.full == 9
+    # built row by row, with a fresh factorisation at every 64th row (rows 64, 128, 192); an
+    # update that passes one skips the rows before it (60-62, 100-126 and 170-190)
+    assert cache.stats.rows == 3 * (230 - 3 - (3 + 27 + 21)) and cache.stats.full == 9
     assert cache.stats.refactor_reasons == {"new candidates": 3, "refactor_every": 9}
     assert float(f.jitter.abs().max()) == 0.0
     fresh = _fresh_chol(spec, X)
@@ -123,6 +124,26 @@ def test_new_candidates_are_factorised_once_and_dropped_ones_leave_the_others_un
     torch.testing.assert_close(reordered.L, grown.L[[2, 0]], rtol=0, atol=0)
     again = cache.factor(spec.subset([2, 0]), X[:140])
     assert _rel(again.L, _fresh_chol(spec.subset([2, 0]), X[:140])) < 1e-10 and cache.stats.full == 5  # row 128
+
+
+def test_kept_candidates_wait_and_catch_up_to_the_same_bits():
+    # a rule that plays one candidate per round keeps the others without advancing them
+    spec, X = _spec(noise=1e-4), _points(150, repeats=True)
+    lazy, eager = FactorCache(), FactorCache()
+    for m, played in ((20, 0), (40, 1), (63, 1), (70, 2), (100, 0), (129, 2), (150, 1)):
+        f = lazy.factor(spec.subset([played]), X[:m], keep=spec)
+        full = eager.factor(spec, X[:m])
+        assert torch.equal(f.L[0], full.L[played]) and float(f.jitter[0]) == float(full.jitter[played])
+    # eager: all three at rows 64 and 128; lazy: 0 at 64 (not past 128), 1 once at 128 (its
+    # catch-up from 63 to 150 passes both), 2 at 64 and 128
+    assert eager.stats.full == 6 and lazy.stats.full == 4
+    assert lazy.stats.refactor_reasons["new candidates"] == 3
+    # once no longer kept, a candidate is dropped; asked for again, it is factorised anew
+    lazy.factor(spec.subset([1]), X, keep=spec.subset([1, 2]))
+    assert torch.equal(lazy.factor(spec.subset([0]), X, keep=spec).L[0], eager.factor(spec, X).L[0])
+    assert lazy.stats.refactor_reasons["new candidates"] == 4
+    lazy.factor(spec.subset([2]), X, keep=spec)  # kept all along: no new factorisation
+    assert lazy.stats.refactor_reasons["new candidates"] == 4
 
 
 def test_refactorisation_policy():
