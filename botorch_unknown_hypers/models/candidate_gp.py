@@ -348,7 +348,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         """
         self._check_X(X)
         self._check_candidate_X(X)
-        self.eval()
+        if self.training:  # a recursive eval() per call costs more than the posterior at a few points
+            self.eval()
         X = self.transform_inputs(X)
         mvn = self._candidate_mvn(X, observation_noise)
         if self._squeeze:
@@ -375,7 +376,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         """
         self._check_X(X)
         self._check_candidate_X(X)
-        self.eval()
+        if self.training:  # a recursive eval() per call costs more than the posterior at a few points
+            self.eval()
         Xt = self.transform_inputs(X)
         if self.factor is not None:
             mean, variance = self._factor_moments(Xt, full_cov=False)
@@ -428,18 +430,32 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         a model without cached factors factorises once. ``None`` or no rows give this model's
         view without pending points.
         """
-        factor = self.factor if self.factor is not None else self._own_factor()
-        model = self._rebuild(self.candidates, squeeze=self._squeeze, factor=factor)
+        if X_pending is not None and (X_pending.ndim != 2 or X_pending.shape[-1] != self._raw_train_X.shape[-1]):
+            raise ValueError(f"X_pending must be p x {self._raw_train_X.shape[-1]}, got shape {tuple(X_pending.shape)}.")
+        if self.factor is not None and not self.training:
+            model = self._view()
+        else:
+            factor = self.factor if self.factor is not None else self._own_factor()
+            model = self._rebuild(self.candidates, squeeze=self._squeeze, factor=factor)
+        factor = model.factor
         if X_pending is None or X_pending.shape[0] == 0:
             return model
-        if X_pending.ndim != 2 or X_pending.shape[-1] != self._raw_train_X.shape[-1]:
-            raise ValueError(f"X_pending must be p x {self._raw_train_X.shape[-1]}, got shape {tuple(X_pending.shape)}.")
         with torch.no_grad():
             Pt = model.transform_inputs(X_pending.detach().to(self._raw_train_X))
             model._pending_factor = factor.extended(model.covar_module, Pt)
         model._pending_t = Pt
         model.X_pending = X_pending
         return model
+
+    def _view(self) -> CandidateGP:
+        r"""A copy sharing this model's modules, factors and :math:`\alpha` (all fixed in eval mode)
+        without pending points: what :meth:`_rebuild` would give, without building and
+        transforming the model again (a slot of a batch asks for one per slot)."""
+        view = copy.copy(self)
+        for name in ("_parameters", "_buffers", "_modules"):  # own registries: later assignments stay local
+            view.__dict__[name] = dict(self.__dict__[name])
+        view.X_pending, view._pending_factor, view._pending_t = None, None, None
+        return view
 
     def _own_factor(self) -> CandidateFactor:
         r"""The factors of this model's candidates, computed once (no cache across rounds)."""

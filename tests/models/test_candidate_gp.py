@@ -750,3 +750,35 @@ def test_pending_points_condition_the_variance_and_freeze_the_mean():
     assert model.condition_on_pending(None).X_pending is None
     with pytest.raises(ValueError, match="X_pending must be p x 2"):
         model.condition_on_pending(torch.rand(2, 3, dtype=torch.float64))
+
+
+def test_a_pending_view_of_a_cached_model_matches_a_rebuilt_one_and_leaves_the_model_alone():
+    from botorch.models.transforms import Normalize, Standardize
+    from gpytorch.means import ConstantMean
+
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    g = torch.Generator().manual_seed(4)
+    X = torch.rand(25, 2, generator=g, dtype=torch.float64)
+    Y = torch.cos(4 * X).sum(-1, keepdim=True)
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.15], dtype=torch.float64), noise=1e-4)
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+
+    def build(factor):
+        return CandidateGP(X, Y, spec, input_transform=Normalize(2, bounds=bounds), outcome_transform=Standardize(m=1), factor=factor)
+
+    cached, plain = build(FactorCache().factor(spec, X)), build(None)  # unit box: X is the transformed input
+    P, Z = torch.rand(3, 2, generator=g, dtype=torch.float64), torch.rand(5, 1, 1, 2, generator=g, dtype=torch.float64)
+    before = cached.marginal_mean_variance(Z)
+    view = cached.condition_on_pending(P)
+    for a, b in zip(view.marginal_mean_variance(Z), plain.condition_on_pending(P).marginal_mean_variance(Z)):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)
+    # the view's pending points replace, not add to, earlier ones; the model keeps none
+    for a, b in zip(view.condition_on_pending(P[:1]).marginal_mean_variance(Z), cached.condition_on_pending(P[:1]).marginal_mean_variance(Z)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert view.X_pending is not None and cached.X_pending is None
+    view.mean_module = ConstantMean()  # a module set on the view stays on the view
+    assert cached.mean_module is not view.mean_module
+    for a, b in zip(cached.marginal_mean_variance(Z), before):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
