@@ -719,18 +719,25 @@ def test_log_marginal_likelihood_matches_brute_force():
         assert float(got[k]) == pytest.approx(ref, rel=1e-10)
 
 
+def _unit_square_case(seed, n, lengthscales):
+    r"""Data on the unit square, Matern-5/2 candidates and a builder of their model (``Normalize``
+    with the unit bounds, ``Standardize``; optional cached factors); the generator goes on."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(5 * X).sum(-1, keepdim=True)
+    spec = KernelCandidates.from_lengthscales(torch.tensor(lengthscales, dtype=torch.float64), noise=1e-4)
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+
+    def build(factor=None):
+        return CandidateGP(X, Y, spec, input_transform=Normalize(2, bounds=bounds), outcome_transform=Standardize(m=1), factor=factor)
+
+    return g, X, Y, spec, bounds, build
+
+
 def test_pending_points_condition_the_variance_and_freeze_the_mean():
     # brute force: each candidate refitted with the pending points added at its posterior mean
-    from botorch.models.transforms import Normalize, Standardize
-
-    from botorch_unknown_hypers.candidates import KernelCandidates
-
-    g = torch.Generator().manual_seed(3)
-    X = torch.rand(30, 2, generator=g, dtype=torch.float64)
-    Y = torch.sin(5 * X).sum(-1, keepdim=True)
-    spec = KernelCandidates.from_lengthscales(torch.tensor([0.3, 0.1], dtype=torch.float64), noise=1e-4)
-    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
-    model = CandidateGP(X, Y, spec, input_transform=Normalize(2, bounds=bounds), outcome_transform=Standardize(m=1))
+    g, X, Y, spec, bounds, build = _unit_square_case(3, 30, [0.3, 0.1])
+    model = build()
     P = torch.rand(3, 2, generator=g, dtype=torch.float64)
     cond = model.condition_on_pending(P)
     Z = torch.rand(6, 1, 1, 2, generator=g, dtype=torch.float64)
@@ -753,22 +760,10 @@ def test_pending_points_condition_the_variance_and_freeze_the_mean():
 
 
 def test_a_pending_view_of_a_cached_model_matches_a_rebuilt_one_and_leaves_the_model_alone():
-    from botorch.models.transforms import Normalize, Standardize
-    from gpytorch.means import ConstantMean
-
-    from botorch_unknown_hypers.candidates import KernelCandidates
     from botorch_unknown_hypers.models.factor_cache import FactorCache
 
-    g = torch.Generator().manual_seed(4)
-    X = torch.rand(25, 2, generator=g, dtype=torch.float64)
-    Y = torch.cos(4 * X).sum(-1, keepdim=True)
-    spec = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.15], dtype=torch.float64), noise=1e-4)
-    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
-
-    def build(factor):
-        return CandidateGP(X, Y, spec, input_transform=Normalize(2, bounds=bounds), outcome_transform=Standardize(m=1), factor=factor)
-
-    cached, plain = build(FactorCache().factor(spec, X)), build(None)  # unit box: X is the transformed input
+    g, X, _, spec, _, build = _unit_square_case(4, 25, [0.4, 0.15])
+    cached, plain = build(FactorCache().factor(spec, X)), build()  # unit square: X is the transformed input
     P, Z = torch.rand(3, 2, generator=g, dtype=torch.float64), torch.rand(5, 1, 1, 2, generator=g, dtype=torch.float64)
     before = cached.marginal_mean_variance(Z)
     view = cached.condition_on_pending(P)
