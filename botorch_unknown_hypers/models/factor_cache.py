@@ -282,21 +282,23 @@ class FactorCache:
             self._count("data not an extension", len(self._entries))
             self._entries = {}
         # new candidates, kept ones included, are factorised now, canonically on X
-        extra = [] if keep is None else [(keep, j, k) for j, k in enumerate(self.keys(keep)) if k not in keys]
-        wanted = [(spec, j, k) for j, k in enumerate(keys)] + extra
-        self._entries = {k: e for k, e in self._entries.items() if k in {w[2] for w in wanted}}
-        for group, j, k in wanted:
+        noises = self._noise(spec, X)
+        wanted = {k: (spec, j, noises[j]) for j, k in enumerate(keys)}
+        if keep is not None:
+            keep_noises = self._noise(keep, X)
+            for j, k in enumerate(self.keys(keep)):
+                wanted.setdefault(k, (keep, j, keep_noises[j]))
+        self._entries = {k: e for k, e in self._entries.items() if k in wanted}
+        for k, (group, j, noise) in wanted.items():
             if k not in self._entries:
                 covar = group.subset([j]).build(dim=X.shape[-1])[1]
-                noise = float(self._noise(group.subset([j]), X)[0])
-                L, jitter = self._canonical(covar, noise, X)
-                self._entries[k] = _Entry(covar, noise, L, jitter)
+                L, jitter = self._canonical(covar, float(noise), X)
+                self._entries[k] = _Entry(covar, float(noise), L, jitter)
                 self._count("new candidates", 1)
         for k in keys:  # the rows appended since each was last brought up to date
             e = self._entries[k]
             if e.L.n < X.shape[0]:
                 e.L, e.jitter = self._advance(e, X, e.L.n)
-        noises = self._noise(spec, X)
         self._X = X
         entries = [self._entries[k] for k in keys]
         jitter = torch.tensor([e.jitter for e in entries], dtype=X.dtype, device=X.device)
