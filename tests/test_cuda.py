@@ -102,3 +102,46 @@ def test_balancing_and_elimination_keep_their_factors_on_cuda() -> None:
         run(problem, policy, iterations=3, seed=0)
         for cache in policy.factor_caches.values():
             assert cache.stats.full + cache.stats.rows > 0
+
+
+@pytest.mark.parametrize(
+    "method", ["lb-gp-ucb", "hb-gp-ucb", "lnb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto", "pe-gp-ts", "hp-gp-ts"]
+)
+def test_batches_with_pending_points_stay_on_cuda(method: str) -> None:
+    from botorch_unknown_hypers.acquisition.optimize import EXCLUDE_TOL
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    device = torch.device("cuda")
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64, device=device))
+    gen = torch.Generator().manual_seed(1)
+    X = torch.rand(8, 2, generator=gen, dtype=torch.float64).to(device)
+    pending = torch.rand(3, 2, generator=gen, dtype=torch.float64).to(device)
+
+    def f(Z: torch.Tensor) -> torch.Tensor:
+        return (torch.sin(5 * Z[:, 0]) + 0.5 * torch.cos(3 * Z[:, 1])).unsqueeze(-1)
+
+    options = {"num_restarts": 2, "raw_samples": 64}
+    if method in ("pe-gp-ts", "hp-gp-ts"):
+        options["priors"] = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.1], dtype=torch.float64), noise=1e-2).to(device=device)
+    policy = make_policy(method, domain, seed=0, device="cuda", **options)
+    Y = f(X)
+    for _ in range(2):  # the second round advances the cached factors on the device
+        batch = policy.suggest(X, Y, q=3, X_pending=pending)
+        assert batch.device.type == "cuda" and batch.shape == (3, 2)
+        assert float(torch.cdist(batch, pending).min()) >= EXCLUDE_TOL and float(torch.pdist(batch).min()) >= EXCLUDE_TOL
+        policy.observe(batch.flip(0), f(batch.flip(0)))
+        X, Y = torch.cat([X, batch.flip(0)]), torch.cat([Y, f(batch.flip(0))])
+    assert policy.state.pending == []
+
+
+def test_candidate_factor_solve_on_cuda_matches_cpu() -> None:
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    Xc, Yc, cc = _data(torch.device("cpu"))
+    Xg, Yg, cg = _data(torch.device("cuda"))
+    rhs = torch.randn(4, 40, 3, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    fc, fg = FactorCache().factor(cc, Xc), FactorCache().factor(cg, Xg)
+    for b in (rhs, rhs[..., :1], Yc.expand(4, -1, -1)):  # several and one right-hand side, expanded
+        out = fg.solve(b.cuda())
+        assert out.device.type == "cuda"
+        torch.testing.assert_close(out.cpu(), fc.solve(b), rtol=1e-8, atol=1e-10)

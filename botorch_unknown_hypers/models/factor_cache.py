@@ -172,8 +172,17 @@ class CandidateFactor:
         return CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx])
 
     def solve(self, rhs: Tensor) -> Tensor:
-        r""":math:`A_u^{-1} b` for ``K x n x m`` right-hand sides."""
-        return torch.cholesky_solve(rhs, self.L)
+        r""":math:`A_u^{-1} b = L_u^{-\top}(L_u^{-1} b)` for ``K x n x m`` right-hand sides.
+
+        On CUDA as two triangular solves (cuBLAS ``trsm``): ``torch.cholesky_solve`` sends a batch
+        with one right-hand side to cuSOLVER's ``potrsBatched``, which failed with "invalid
+        argument" at K = 16, n = 10,000 (torch 2.11, H200). On CPU ``torch.cholesky_solve``
+        (LAPACK ``potrs``), whose rounding the recorded traces hold.
+        """
+        L = self.L
+        if L.device.type == "cpu":
+            return torch.cholesky_solve(rhs, L)
+        return torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, rhs, upper=False), upper=True)
 
     def logdet(self) -> Tensor:
         r""":math:`\log\det A_u` (``K``), without assembling the factors."""
