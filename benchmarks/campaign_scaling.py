@@ -12,9 +12,11 @@ Rules:
   the unit cube, noise 1e-6), so no MLE fit enters the timing.
 
 Per (rule, n) the script prints the median time per iteration, the share of it spent in
-Cholesky factorisations (``torch.linalg.cholesky*`` calls, counted by ``cProfile``, whoever
-makes them: the factor cache's full factorisations and update blocks, GPyTorch, BoTorch's
-pathwise samples), the share spent in the rule's factor cache (updates included), the peak
+Cholesky factorisations (``torch.linalg.cholesky`` / ``cholesky_ex`` calls, counted by
+``cProfile``, whoever makes them: the factor cache's full factorisations and update blocks,
+GPyTorch, BoTorch's pathwise samples), apart from it the share in solves with an existing
+factor (``torch.cholesky_solve``; versions before this column counted them as factorisation),
+the share spent in the rule's factor cache (updates included), the peak
 memory (resident set on CPU, allocated on CUDA) and, at ``--loop-n``, the ratio of an iteration
 of HE's joint argmax done as a loop of K BoTorch ``SingleTaskGP`` + ``optimize_acqf`` calls
 (fresh models every round: what a plain BoTorch user would run) against the batched rule. Then
@@ -23,8 +25,9 @@ n = 1000 and the largest n.
 
 ``--lb-k K`` starts LB with a ladder of exactly K length scales: the floor :math:`g_0` of
 :math:`g(t) = \max(g_0, \sqrt t)` is set to :math:`r^{K - 1/2}` (r the ladder ratio), the ladder
-a campaign reaches after about :math:`e^{2 (K - 1/2) \ln r}` rounds. No length scale is added in
-the timed rounds then, so the timing is the steady state of a K-candidate ladder. Without it
+a campaign reaches after about :math:`r^{2K - 1}` rounds. The next length scale enters only once
+:math:`\sqrt{t + 1} > r^K` (after 23 rounds at K = 16 in d = 5), so none enters in the timed
+rounds and the timing is the steady state of a K-candidate ladder. Without it
 LB uses its preset ladder (5 length scales at round 1 in d = 5), which grows during the timed
 rounds.
 
@@ -89,9 +92,11 @@ def _make(rule: str, domain, seed: int, device, lb_k: int | None = None, he_k: i
     return make_policy(rule, domain, seed=seed, device=device)
 
 
-def _cholesky_seconds(profile: cProfile.Profile) -> float:
+def _cholesky_seconds(profile: cProfile.Profile) -> tuple[float, float]:
+    r"""Seconds in Cholesky factorisations and, apart, in solves with a factor (``cholesky_solve``)."""
     stats = pstats.Stats(profile)
-    return sum(v[2] for k, v in stats.stats.items() if "cholesky" in k[2] and k[0] == "~")
+    calls = [(k[2], v[2]) for k, v in stats.stats.items() if "cholesky" in k[2] and k[0] == "~"]
+    return sum(t for name, t in calls if "solve" not in name), sum(t for name, t in calls if "solve" in name)
 
 
 def _observations(n: int, device, seed: int):
@@ -147,7 +152,7 @@ def measure(rule: str, n: int, iterations: int, device_name: str, seed: int, lb_
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     cache_before = sum(c.stats.seconds for c in policy.factor_caches.values())
-    times, chol, profiles = [], 0.0, []
+    times, chol, chol_solve, profiles = [], 0.0, 0.0, []
     for _ in range(iterations):
         profile = cProfile.Profile()
         start = time.perf_counter()
@@ -156,7 +161,8 @@ def measure(rule: str, n: int, iterations: int, device_name: str, seed: int, lb_
         sync()
         profile.disable()
         times.append(time.perf_counter() - start)
-        chol += _cholesky_seconds(profile)
+        factorise, solve = _cholesky_seconds(profile)
+        chol, chol_solve = chol + factorise, chol_solve + solve
         profiles.append(profile)
     cache = sum(c.stats.seconds for c in policy.factor_caches.values()) - cache_before
     total = sum(times)
@@ -181,6 +187,7 @@ def measure(rule: str, n: int, iterations: int, device_name: str, seed: int, lb_
         "median_s": statistics.median(times),
         "warmup_s": warmup,
         "cholesky_share": chol / total,
+        "cholesky_solve_share": chol_solve / total,
         "cache_share": cache / total,
         "peak_gb": peak / 1e9,
     }
@@ -349,10 +356,10 @@ def main() -> None:
         done(f"{rule} n={n}: {results[-1]['median_s']:.3f} s / iteration")
     if bar is not None:
         bar.close()
-    print("\n| rule | n | candidates | s / iteration | warm-up s | Cholesky share | factor-cache share | peak GB | syncs / round |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| rule | n | candidates | s / iteration | warm-up s | Cholesky share | cholesky_solve share | factor-cache share | peak GB | syncs / round |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(results, key=lambda r: (args.rules.index(r["rule"]), r["n"])):
-        print(f"| {r['rule']} | {r['n']} | {r['candidates']} | {r['median_s']:.3f} | {r['warmup_s']:.2f} | {100 * r['cholesky_share']:.1f}% | "
+        print(f"| {r['rule']} | {r['n']} | {r['candidates']} | {r['median_s']:.3f} | {r['warmup_s']:.2f} | {100 * r['cholesky_share']:.1f}% | {100 * r['cholesky_solve_share']:.1f}% | "
               f"{100 * r['cache_share']:.1f}% | {r['peak_gb']:.2f} | {'-' if r['syncs_per_round'] is None else r['syncs_per_round']} |")
     print()
     for rule in args.rules:

@@ -1,20 +1,14 @@
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "batch_unknown_hypers.py"
+from tests.benchmark_loader import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(PATH.parent))
-    spec = importlib.util.spec_from_file_location("batch_unknown_hypers", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("batch_unknown_hypers")
 
 
 def test_real_runs_at_two_batch_sizes_and_the_paired_check(bench, tmp_path, monkeypatch):

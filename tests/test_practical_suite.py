@@ -1,19 +1,15 @@
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "practical_suite.py"
+from tests.benchmark_loader import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def suite():
-    spec = importlib.util.spec_from_file_location("practical_suite", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("practical_suite")
 
 
 def test_method_specs_and_seeds(suite):
