@@ -167,14 +167,7 @@ def measure(rule: str, n: int, iterations: int, device_name: str, seed: int, lb_
     cache = sum(c.stats.seconds for c in policy.factor_caches.values()) - cache_before
     total = sum(times)
     peak = torch.cuda.max_memory_allocated() if device.type == "cuda" else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    syncs = None
-    if device.type == "cuda":
-        state = {}
-
-        def one_round() -> None:
-            state["XY"] = round_(X, Y)
-
-        syncs = _count_syncs(one_round)
+    syncs = _count_syncs(lambda: round_(X, Y)) if device.type == "cuda" else None  # one further, untimed round
     stats = pstats.Stats(*profiles)
     top = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:15]
     flags = getattr(policy.state, "active", None) or getattr(policy.state, "alive", None)
@@ -265,7 +258,7 @@ def p5_ratio(n: int, k: int, iterations: int, device_name: str, seed: int) -> di
         alpha = torch.cholesky_solve(y.expand(k, n, 1), L)
         chol = _median_seconds(lambda: torch.linalg.cholesky(A), sync)
 
-        def acquisition() -> None:
+        def acquisition() -> tuple:
             cross = kernel(X, raw).to_dense()  # k x n x 512
             V = torch.linalg.solve_triangular(L, cross, upper=False)
             mean = cross.transpose(-1, -2) @ alpha
