@@ -34,9 +34,9 @@ makes the identical next suggestion. Otherwise a factor is computed from scratch
 
 Candidates that leave the rule (eliminated, retired) are dropped without touching the others.
 A rule that uses one candidate per round (balancing) keeps the others cached without advancing
-them: a kept factor catches up on the rows it missed when it is next used (by one factorisation
-at the last multiple of ``refactor_every`` if it passed one), bit for bit the factor it would have
-had if advanced every round.
+them, and factorises a new one only when it is first used: a kept factor catches up on the rows
+it missed when it is next used (by one factorisation at the last multiple of ``refactor_every``
+if it passed one), bit for bit the factor it would have had if advanced every round.
 Every candidate's factor is its own contiguous tensor, updated and solved one candidate at a time:
 batched LAPACK calls and views into a shared block round differently with the batch size and the
 memory alignment, and a candidate's factor must not depend on which others share the cache. The
@@ -276,12 +276,12 @@ class FactorCache:
         Args:
             spec: The candidates whose factors are needed now; each is brought up to ``X``.
             X: All inputs so far; must extend the inputs of earlier calls (else the cache restarts).
-            keep: Further candidates whose factors stay cached but are not brought up to ``X``
-                now (a rule that uses one of its candidates per round); a new one is factorised
-                at once. One of them is advanced over the rows it missed when it is next asked
-                for, with the canonical refactorisations, so its factor is bit for bit the one it
-                would have had if it had been advanced every round. Candidates in neither set
-                are dropped.
+            keep: Further candidates whose factors, if cached, stay cached but are not brought up
+                to ``X`` now (a rule that uses one of its candidates per round). One of them is
+                factorised, or advanced over the rows it missed, only when it is next asked for,
+                canonically, so its factor is bit for bit the one it would have had if it had been
+                factorised at entry and advanced every round. Candidates in neither set are
+                dropped.
         """
         start = time.perf_counter()
         X = X.detach()
@@ -290,19 +290,14 @@ class FactorCache:
         if old is not None and (old.shape[0] > X.shape[0] or not torch.equal(old, X[: old.shape[0]])):
             self._count("data not an extension", len(self._entries))
             self._entries = {}
-        # new candidates, kept ones included, are factorised now, canonically on X
-        noises = self._noise(spec, X)
-        wanted = {k: (spec, j, noises[j]) for j, k in enumerate(keys)}
-        if keep is not None:
-            keep_noises = self._noise(keep, X)
-            for j, k in enumerate(self.keys(keep)):
-                wanted.setdefault(k, (keep, j, keep_noises[j]))
+        wanted = set(keys) if keep is None else set(keys).union(self.keys(keep))
         self._entries = {k: e for k, e in self._entries.items() if k in wanted}
-        for k, (group, j, noise) in wanted.items():
+        noises = self._noise(spec, X)
+        for j, k in enumerate(keys):  # new candidates are factorised canonically on X
             if k not in self._entries:
-                covar = group.subset([j]).build(dim=X.shape[-1])[1]
-                L, jitter = self._canonical(covar, float(noise), X)
-                self._entries[k] = _Entry(covar, float(noise), L, jitter)
+                covar = spec.subset([j]).build(dim=X.shape[-1])[1]
+                L, jitter = self._canonical(covar, float(noises[j]), X)
+                self._entries[k] = _Entry(covar, float(noises[j]), L, jitter)
                 self._count("new candidates", 1)
         for k in keys:  # the rows appended since each was last brought up to date
             e = self._entries[k]

@@ -144,6 +144,11 @@ def test_kept_candidates_wait_and_catch_up_to_the_same_bits():
     assert lazy.stats.refactor_reasons["new candidates"] == 4
     lazy.factor(spec.subset([2]), X, keep=spec)  # kept all along: no new factorisation
     assert lazy.stats.refactor_reasons["new candidates"] == 4
+    # a kept candidate that is never asked for is never factorised
+    first = FactorCache()
+    first.factor(spec.subset([1]), X[:30], keep=spec)
+    first.factor(spec.subset([1]), X[:31], keep=spec)
+    assert first.stats.refactor_reasons["new candidates"] == 1
 
 
 def test_refactorisation_policy():
