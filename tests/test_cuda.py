@@ -145,3 +145,21 @@ def test_candidate_factor_solve_on_cuda_matches_cpu() -> None:
         out = fg.solve(b.cuda())
         assert out.device.type == "cuda"
         torch.testing.assert_close(out.cpu(), fc.solve(b), rtol=1e-8, atol=1e-10)
+
+
+def test_fixed_point_moments_on_cuda_match_cpu() -> None:
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    R = torch.rand(64, 3, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    moments = []
+    for device in (torch.device("cpu"), torch.device("cuda")):
+        X, Y, cands = _data(device)
+        cache = FactorCache()
+        cache.set_points(R.to(device))
+        cache.factor(cands, X[:30])
+        model = CandidateGP(X, Y, cands, factor=cache.factor(cands, X))  # 10 rows appended to the solves
+        mean, var = model.fixed_point_moments(R.to(device))
+        assert mean.device.type == device.type
+        moments.append((mean.cpu(), var.cpu()))
+    for a, b in zip(*moments):
+        torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-10)

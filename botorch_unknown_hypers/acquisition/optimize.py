@@ -15,7 +15,9 @@ r"""Maximising acquisitions over a domain: the one pool-versus-box dispatch of t
   multi-start problem on a box (:func:`optimize_ucb_joint`: all K candidates scored at shared
   Sobol points in one batched call, ``num_restarts`` (point, candidate) pairs refined by one
   batched L-BFGS-B with the candidate held fixed, on a view of the candidates that hold a
-  restart, so the refinement's cost does not grow with K).
+  restart, so the refinement's cost does not grow with K). A rule may keep one raw set for a
+  whole campaign (:func:`fixed_raw_points`); a model that carries their solves with its factors
+  then scores them in :math:`O(Knm)` per round instead of :math:`O(Kn^2m)`.
 - :func:`optimize_ucb_per_candidate`: every candidate's own UCB maximiser on a box.
 - Batches filled one point at a time: :func:`maximize_slot` and ``joint_ucb_argmax(...,
   warm=...)`` return each slot's refined restarts (:class:`Restarts`); a later slot restarts
@@ -292,6 +294,32 @@ def _ucb_chunk(model: CandidateModel) -> int:
     return max(1, _MAX_KERNEL_ENTRIES // max(1, model.num_candidates * model.raw_train_X.shape[0]))
 
 
+def draw_raw_seed(domain: Domain, generator: torch.Generator) -> int | None:
+    r"""A seed for :func:`fixed_raw_points` drawn from ``generator`` on a box; ``None`` on a pool,
+    with ``generator`` untouched."""
+    return None if isinstance(domain, FiniteDomain) else draw_seed(generator)
+
+
+def fixed_raw_points(domain: Domain, raw_samples: int, seed: int) -> Tensor | None:
+    r"""``raw_samples x d`` scrambled Sobol points of the box of ``domain`` drawn with ``seed``, to
+    be kept as the raw samples of every round of a campaign (``joint_ucb_argmax(...,
+    raw_points=...)``); ``None`` on a pool, which is scored exhaustively."""
+    if isinstance(domain, FiniteDomain):
+        return None
+    check_multistart(1, raw_samples)
+    return draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)
+
+
+def _check_points(points: Tensor, bounds: Tensor) -> Tensor:
+    r"""``m x d`` raw points (``m >= 1``) on the device and dtype of ``bounds``, inside the box."""
+    points = torch.as_tensor(points).to(bounds)
+    if points.ndim != 2 or points.shape[0] == 0 or points.shape[-1] != bounds.shape[-1]:
+        raise ValueError(f"raw_points must be m x {bounds.shape[-1]} with m >= 1, got shape {tuple(points.shape)}.")
+    if bool(((points < bounds[0]) | (points > bounds[1])).any()):
+        raise ValueError("raw_points must lie inside the bounds.")
+    return points
+
+
 def _check_box(model: CandidateModel, bounds: Tensor) -> Tensor:
     like = model.raw_train_X
     bounds = torch.as_tensor(bounds).to(like)
@@ -350,6 +378,7 @@ def joint_ucb_restarts(
     options: dict[str, Any] | None = None,
     seed: int | None = None,
     warm: Restarts | None = None,
+    raw_points: Tensor | None = None,
 ) -> Restarts:
     r"""The refined (point, candidate) restarts of the joint UCB maximisation on a box.
 
@@ -359,6 +388,9 @@ def joint_ucb_restarts(
     fixed. With ``warm`` (the previous slot's restarts of a batch filled one point at a time),
     its distinct pairs are refined instead, with the best raw pair when it beats them all (see
     :func:`maximize_slot`).
+    ``raw_points`` (``m x d``, in the box) replaces the fresh Sobol points; a model that keeps
+    their posterior across rounds (:meth:`~botorch_unknown_hypers.models.candidate_gp.CandidateModel.fixed_point_moments`)
+    scores them in :math:`O(Knm)` instead of :math:`O(Kn^2m)`.
     Falls back to :func:`optimize_ucb_per_candidate` (one restart per candidate) when BoTorch's
     parallel L-BFGS-B is unavailable.
     """
@@ -373,8 +405,16 @@ def joint_ucb_restarts(
         )
         return Restarts(X_k, values_k, torch.arange(num, device=X_k.device))
     ucb = partial(candidate_ucb_at, model, beta_t)  # K x m x d -> K x m
-    raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
-    scores = raw_values(ucb, raw.expand(num, *raw.shape), _ucb_chunk(model))  # K x raw
+    if raw_points is None:
+        raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
+    else:
+        raw = _check_points(raw_points, bounds)
+        raw_samples = raw.shape[0]
+    kept = None if raw_points is None else model.fixed_point_moments(raw)
+    if kept is not None:
+        scores = upper_confidence_bound(kept[0], kept[1], beta_t.unsqueeze(-1))  # K x raw
+    else:
+        scores = raw_values(ucb, raw.expand(num, *raw.shape), _ucb_chunk(model))  # K x raw
     if warm is None:
         flat = select_restarts(scores.reshape(1, -1), num_restarts, eta, seed)[0]
         cand, starts = torch.div(flat, raw_samples, rounding_mode="floor"), raw[flat % raw_samples]
@@ -432,6 +472,7 @@ def joint_ucb_argmax(
     raw_samples: int = 512,
     exclude: Tensor | None = None,
     warm: Restarts | None = None,
+    raw_points: Tensor | None = None,
 ) -> tuple[Tensor, int, float, float, Restarts | None]:
     r"""The doubly optimistic :math:`(x, k)` over ``domain`` and the K candidates of ``model``.
 
@@ -440,7 +481,8 @@ def joint_ucb_argmax(
     ``generator``). No point within :data:`EXCLUDE_TOL` of a row of ``exclude`` (pending
     points, earlier slots) is proposed; on a box, if every refined restart is excluded, a uniform
     point of the box is taken with its best candidate. ``warm``: the previous slot's restarts of
-    a batch filled one point at a time (:func:`joint_ucb_restarts`; box only).
+    a batch filled one point at a time (:func:`joint_ucb_restarts`; box only). ``raw_points``:
+    fixed raw samples instead of fresh Sobol points (box only; see :func:`joint_ucb_restarts`).
 
     Returns:
         ``(x, k, mean, sigma, restarts)``: the ``1 x d`` point, the candidate index, that
@@ -459,7 +501,9 @@ def joint_ucb_argmax(
         k, i = divmod(random_argmax(values, generator), values.shape[-1])
         X, restarts = domain.points[i : i + 1], None
     else:
-        restarts = joint_ucb_restarts(model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm)
+        restarts = joint_ucb_restarts(
+            model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points
+        )
         x, k, value = _best_pair(restarts, exclude)
         X = x.unsqueeze(0) if bool(torch.isfinite(value)) else domain.sample_uniform(1, generator)
         with torch.no_grad():

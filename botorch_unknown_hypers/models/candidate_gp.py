@@ -80,6 +80,12 @@ class CandidateModel(Model):
         """
         raise NotImplementedError
 
+    def fixed_point_moments(self, X: Tensor) -> tuple[Tensor, Tensor] | None:
+        r"""``K x m`` marginal means and variances at ``m x d`` points ``X`` from a cache kept for
+        exactly those points, or ``None`` when the model keeps none for them (the default): the
+        caller then uses :meth:`marginal_mean_variance`."""
+        return None
+
     def _check_candidate_X(self, X: Tensor) -> None:
         r"""``X`` must be ``batch_shape x K x q x d`` or ``batch_shape x 1 x q x d``."""
         if X.ndim < 3 or X.shape[CANDIDATE_DIM] not in (1, self.num_candidates):
@@ -226,7 +232,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             self.factor = factor
             with torch.no_grad():  # alpha_u = A_u^{-1} (y - m_u(X)): K x n
                 resid = train_Y.reshape(1, -1) - mean_module(transformed_X).reshape(-1, transformed_X.shape[0])
-                self._alpha = factor.solve(resid.expand(num, -1).unsqueeze(-1)).squeeze(-1)
+                self._resid = resid.expand(num, -1)
+                self._alpha = factor.solve(self._resid.unsqueeze(-1)).squeeze(-1)
         # Untransformed data, to rebuild views (subset / select / add_candidates).
         self._raw_train_X = raw_X
         self._raw_train_Y = raw_Y
@@ -391,6 +398,39 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             mean, variance = tf.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1), X=Xt)
             mean, variance = mean.squeeze(-1), variance.squeeze(-1)
         return mean, variance
+
+    def fixed_point_moments(self, X: Tensor) -> tuple[Tensor, Tensor] | None:
+        r"""Marginal means and variances at the factor cache's fixed points, ``K x m`` each, in
+        :math:`O(Knm)` from the cached :math:`V_u = L_u^{-1}k_u(X, R)` (see
+        :mod:`~botorch_unknown_hypers.models.factor_cache`):
+
+        .. math::
+
+            \mu_u(R) = m_u(R) + V_u^\top L_u^{-1}(y - m_u(X)), \qquad
+            \sigma_u^2(R) = k_u(R, R)_{\text{diag}} - \mathbf 1^\top(V_u \circ V_u).
+
+        ``X``: the ``m x d`` points in raw input units. ``None`` (the caller computes the moments
+        itself) unless the model's factors carry fixed points equal to ``X`` after the input
+        transform and no pending points condition the model.
+        """
+        F = self.factor
+        if F is None or F.points is None or self._pending_factor is not None or self._squeeze:
+            return None
+        with torch.no_grad():
+            Xt = self.transform_inputs(X.detach().to(self._raw_train_X))
+            if Xt.shape != F.points.shape or not torch.equal(Xt, F.points):
+                return None
+            vw, sq = F.point_products(self._resid)
+            flat = Xt.expand(self.num_candidates, *Xt.shape)
+            with gpytorch.settings.lazily_evaluate_kernels(False):
+                prior = to_dense(self.covar_module(flat, diag=True))  # K x m
+            mean = self.mean_module(flat) + vw
+            var = (prior - sq).clamp_min(gpytorch.settings.min_variance.value(prior.dtype))
+            tf = getattr(self, "outcome_transform", None)
+            if tf is not None:
+                mean, var = tf.untransform(mean.unsqueeze(-1), var.unsqueeze(-1), X=Xt)
+                mean, var = mean.squeeze(-1), var.squeeze(-1)
+        return mean, var
 
     # ------------------------------------------------------------------- views
     def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False, factor: CandidateFactor | None = None) -> CandidateGP:

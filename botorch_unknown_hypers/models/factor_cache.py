@@ -42,6 +42,16 @@ batched LAPACK calls and views into a shared block round differently with the ba
 memory alignment, and a candidate's factor must not depend on which others share the cache. The
 acquisitions, which need no such guarantee across different candidate sets, stay batched.
 
+**Fixed points.** With :meth:`FactorCache.set_points` (``m`` points :math:`R`, e.g. the raw
+samples of a multi-start maximisation kept for a whole campaign), each returned candidate also
+carries :math:`V_u = L_u^{-1} k_u(X, R)` (``n x m``) in the factor's two parts: the base part
+:math:`L_b^{-1} k_u(X_{<b}, R)`, recomputed with each new base, and one row per appended row,
+:math:`v_i = (k_u(x_i, R) - \ell_{i,<i}^\top V_{<i}) / \ell_{ii}` (:math:`O(nm)`). The posterior at
+:math:`R` is then :math:`\mu_u(R) = m_u(R) + V_u^\top L_u^{-1}(y - m_u(X))` and
+:math:`\sigma_u^2(R) = k_u(R, R)_{\text{diag}} - \mathbf 1^\top (V_u \circ V_u)`, in :math:`O(nm)` per
+round instead of the :math:`O(n^2 m)` of a triangular solve (:class:`PointSolve`). Like the
+factor, :math:`V_u` is a function of the candidate, the data and :math:`R` alone.
+
 References:
     G. H. Golub, C. F. Van Loan. Matrix Computations, 4th ed., Sec. 4.2 (block Cholesky).
 """
@@ -140,6 +150,28 @@ class Factor:
         return 2.0 * (self.base.diagonal().log().sum() + self.C.diagonal().log().sum())
 
 
+@dataclass
+class PointSolve:
+    r""":math:`V = L^{-1} k(X, R)` of one candidate at the cache's fixed points :math:`R` (``m``), in
+    the two parts of its :class:`Factor`: ``base`` (``b x m``, against :math:`L_b`) and ``rows``
+    (``p x m``, one per appended row), with the column sums of ``base**2`` kept (``m``).
+
+    Attributes:
+        of: The :attr:`Factor.base` tensor the base part was solved against (identity).
+    """
+
+    of: Tensor
+    base: Tensor
+    rows: Tensor
+    base_sq: Tensor
+
+    def products(self, w: Tensor) -> tuple[Tensor, Tensor]:
+        r"""``(V^T w, 1^T (V * V))``, each ``m``, for an ``n``-dim ``w``."""
+        b = self.base.shape[0]
+        vw = self.base.mT @ w[:b] + self.rows.mT @ w[b:]
+        return vw, self.base_sq + (self.rows * self.rows).sum(0)
+
+
 class CandidateFactor:
     r"""The factors of one round: :math:`L_u L_u^\top = k_u(X, X) + (s_u + j_u) I` for K candidates.
 
@@ -148,10 +180,21 @@ class CandidateFactor:
         parts: The K factors (:class:`Factor`), assembled only when :attr:`L` is asked for.
         jitter: ``K`` jitters added on top of the noise.
         noise: ``K`` noise variances :math:`s_u`.
+        points: The cache's fixed points :math:`R` (``m x d``, model input space), or ``None``.
+        solves: The K :class:`PointSolve` at ``points`` (``None`` without points).
     """
 
-    def __init__(self, X: Tensor, parts: list[Factor], jitter: Tensor, noise: Tensor) -> None:
+    def __init__(
+        self,
+        X: Tensor,
+        parts: list[Factor],
+        jitter: Tensor,
+        noise: Tensor,
+        points: Tensor | None = None,
+        solves: list[PointSolve] | None = None,
+    ) -> None:
         self.X, self.parts, self.jitter, self.noise = X, parts, jitter, noise
+        self.points, self.solves = points, solves
         self._stacked: Tensor | None = None
 
     @property
@@ -169,7 +212,29 @@ class CandidateFactor:
     def subset(self, indices: list[int]) -> CandidateFactor:
         r"""The factors of the candidates at ``indices`` (no copy)."""
         idx = torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)
-        return CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx])
+        solves = None if self.solves is None else [self.solves[i] for i in indices]
+        return CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves)
+
+    def whiten(self, rhs: Tensor) -> Tensor:
+        r""":math:`L_u^{-1} r_u` for ``K x n`` right-hand sides, on each factor's two parts (no
+        assembly): :math:`w_b = L_b^{-1} r_{<b}`, :math:`w_p = C^{-1}(r_{\geq b} - B w_b)`."""
+        out = []
+        for f, r in zip(self.parts, rhs):
+            b = f.base.shape[0]
+            wb = torch.linalg.solve_triangular(f.base, r[:b].unsqueeze(-1), upper=False) if b else r[:0].unsqueeze(-1)
+            t = r[b:].unsqueeze(-1) - f.B @ wb if b else r[b:].unsqueeze(-1)
+            wp = torch.linalg.solve_triangular(f.C, t, upper=False) if f.C.shape[0] else t
+            out.append(torch.cat([wb, wp]).squeeze(-1))
+        return torch.stack(out)
+
+    def point_products(self, rhs: Tensor) -> tuple[Tensor, Tensor]:
+        r"""``K x m`` each: :math:`V_u^\top L_u^{-1} r_u` and :math:`\mathbf 1^\top(V_u \circ V_u)` at the
+        fixed points, for ``K x n`` right-hand sides ``rhs`` (see the module docstring)."""
+        if self.solves is None:
+            raise ValueError("point_products: this factor carries no fixed points (FactorCache.set_points).")
+        w = self.whiten(rhs)
+        parts = [s.products(wk) for s, wk in zip(self.solves, w)]
+        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
 
     def solve(self, rhs: Tensor) -> Tensor:
         r""":math:`A_u^{-1} b = L_u^{-\top}(L_u^{-1} b)` for ``K x n x m`` right-hand sides.
@@ -232,6 +297,7 @@ class _Entry:
     noise: float
     L: Factor
     jitter: float
+    solve: PointSolve | None = None
 
 
 class FactorCache:
@@ -264,6 +330,26 @@ class FactorCache:
         self.stats = FactorStats()
         self._X: Tensor | None = None
         self._entries: dict[str, _Entry] = {}
+        self._points: Tensor | None = None
+
+    def set_points(self, points: Tensor | None) -> None:
+        r"""Fix the points :math:`R` (``m x d``, model input space) at which every returned factor
+        also carries :math:`V_u = L_u^{-1}k_u(X, R)` (see the module docstring); ``None`` removes
+        them. Setting other points drops every candidate's :math:`V_u`; the factors stay."""
+        if points is not None:
+            if points.ndim != 2 or points.shape[0] == 0:
+                raise ValueError(f"points must be m x d with m >= 1, got shape {tuple(points.shape)}.")
+            if self._X is not None and points.shape[-1] != self._X.shape[-1]:
+                raise ValueError(f"points must be m x {self._X.shape[-1]} like the cached inputs, got shape {tuple(points.shape)}.")
+            points = points.detach()
+        same = (points is None and self._points is None) or (
+            points is not None and self._points is not None and points.shape == self._points.shape and torch.equal(points, self._points)
+        )
+        if same:
+            return
+        self._points = points
+        for e in self._entries.values():
+            e.solve = None
 
     @staticmethod
     def keys(spec: CandidateSpec) -> list[str]:
@@ -306,8 +392,16 @@ class FactorCache:
         self._X = X
         entries = [self._entries[k] for k in keys]
         jitter = torch.tensor([e.jitter for e in entries], dtype=X.dtype, device=X.device)
+        solves = None
+        if self._points is not None:
+            if self._points.shape[-1] != X.shape[-1] or self._points.dtype != X.dtype or self._points.device != X.device:
+                raise ValueError(
+                    f"the fixed points are {tuple(self._points.shape)} {self._points.dtype} on {self._points.device}; "
+                    f"the inputs are {tuple(X.shape)} {X.dtype} on {X.device}."
+                )
+            solves = [self._point_solve(e, X) for e in entries]
         self.stats.seconds += time.perf_counter() - start
-        return CandidateFactor(X, [e.L for e in entries], jitter, noises)
+        return CandidateFactor(X, [e.L for e in entries], jitter, noises, self._points, solves)
 
     # ----------------------------------------------------------------- helpers
     def _noise(self, spec: CandidateSpec, like: Tensor) -> Tensor:
@@ -334,6 +428,30 @@ class FactorCache:
         if b:
             entry.L, entry.jitter = self._full(covar, noise, X[:b], 0.0)
         return self._advance(entry, X, b)
+
+    def _point_solve(self, e: _Entry, X: Tensor) -> PointSolve:
+        r""":math:`V = L^{-1}k(X, R)` of one entry brought up to its factor: the base part solved anew
+        when the base changed, then one row per appended factor row not yet covered,
+        :math:`v_j = (k(x_{b+j}, R) - B_j V_b - C_{j,<j} V_{p,<j}) / C_{jj}`."""
+        F, R = e.L, self._points
+        b, p = F.base.shape[0], F.C.shape[0]
+        with torch.no_grad():
+            if e.solve is None or e.solve.of is not F.base:
+                m = R.shape[0]
+                Vb = torch.linalg.solve_triangular(F.base, kernel_matrix(e.covar, X[:b], R).reshape(b, m), upper=False) if b else R.new_zeros(0, m)
+                e.solve = PointSolve(F.base, Vb, R.new_zeros(0, R.shape[0]), (Vb * Vb).sum(0))
+            S = e.solve
+            rows = S.rows
+            for j in range(rows.shape[0], p):
+                t = kernel_matrix(e.covar, X[b + j : b + j + 1], R).reshape(1, R.shape[0])
+                if b:
+                    t = t - F.B[j : j + 1] @ S.base
+                if j:
+                    t = t - F.C[j : j + 1, :j] @ rows
+                rows = torch.cat([rows, t / F.C[j, j]])
+            if rows is not S.rows:  # a new object: factors handed out earlier keep their own rows
+                e.solve = S = PointSolve(S.of, S.base, rows, S.base_sq)
+        return S
 
     def _advance(self, e: _Entry, X: Tensor, start: int) -> tuple[Factor, float]:
         r"""Append rows ``start, ..., n - 1`` of one candidate (with the canonical refactorisations).
@@ -381,4 +499,4 @@ class FactorCache:
         return F, jitter
 
 
-__all__ = ["CandidateFactor", "Factor", "FactorCache", "FactorStats", "jittered_cholesky", "DEFAULT_REFACTOR_EVERY"]
+__all__ = ["CandidateFactor", "Factor", "FactorCache", "FactorStats", "PointSolve", "jittered_cholesky", "DEFAULT_REFACTOR_EVERY"]

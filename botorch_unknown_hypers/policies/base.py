@@ -290,7 +290,12 @@ class Policy(ABC):
         r"""Rebuild what derives from ``self.state`` after a load (default: nothing)."""
 
     def candidate_factors(
-        self, spec: CandidateSpec, train_X: Tensor, noise: float | None = None, keep: CandidateSpec | None = None
+        self,
+        spec: CandidateSpec,
+        train_X: Tensor,
+        noise: float | None = None,
+        keep: CandidateSpec | None = None,
+        points: Tensor | None = None,
     ) -> CandidateFactor | None:
         r"""Cholesky factors of ``spec``'s candidates on ``train_X`` in unit-cube coordinates.
 
@@ -299,7 +304,10 @@ class Policy(ABC):
         rounds: new observations are appended by block updates, new candidates are factorised
         once, absent ones dropped; the candidates of ``keep`` stay cached and are brought up to date
         only when next asked for (a rule that uses one candidate per round). Derived data, never
-        saved. ``None`` for candidate families that
+        saved. ``points`` (``m x d``, raw units): points fixed for the campaign at which the
+        factors also carry :math:`L_u^{-1}k_u(X, R)`, updated with them
+        (:meth:`~botorch_unknown_hypers.models.factor_cache.FactorCache.set_points`; a call
+        without ``points`` leaves the cache's points as they are). ``None`` for candidate families that
         do not state their noise variances or cannot be identified by their JSON (a mean
         function held as Python code): the model then factorises itself.
         """
@@ -311,6 +319,8 @@ class Policy(ABC):
         cache = self.factor_caches.get(noise)
         if cache is None:
             cache = self.factor_caches[noise] = FactorCache(noise=noise)
+        if points is not None:
+            cache.set_points(self._unit(points.to(train_X)))
         return cache.factor(spec, self._unit(train_X), keep)
 
     def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:

@@ -6,7 +6,9 @@ round :math:`t`:
 
 1. (line 7, "doubly optimistic") :math:`(x_t, u_t) = \arg\max_{(x, u)} \mu^u_{t-1}(x) +
    \beta^u_t\sigma^u_{t-1}(x)`, the package's one joint argmax
-   (:func:`~botorch_unknown_hypers.acquisition.optimize.joint_ucb_argmax`);
+   (:func:`~botorch_unknown_hypers.acquisition.optimize.joint_ucb_argmax`); on a box its
+   ``raw_samples`` Sobol points are drawn once per campaign, and every survivor's posterior at
+   them is extended with its factor (:math:`O(Knm)` per round, not :math:`O(Kn^2m)`);
 2. (line 8) record :math:`m_t = \mu^{u_t}_{t-1}(x_t)` and the width
    :math:`w_t = \beta^{u_t}_t\sigma^{u_t}_{t-1}(x_t)` **at selection time** (the printed
    :math:`\sigma_i` would be conditioned on :math:`x_i` itself);
@@ -40,7 +42,7 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import joint_ucb_argmax, stack_points
+from botorch_unknown_hypers.acquisition.optimize import draw_raw_seed, fixed_raw_points, joint_ucb_argmax, stack_points
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, elimination_statistics, frequentist_beta, xi
 from botorch_unknown_hypers.domains import Domain
@@ -110,7 +112,8 @@ class EliminationState(SurvivorState):
     r"""HE-GP-UCB's memory: the surviving set and, per played round, the candidate, the
     prequential residual :math:`\eta` and the recorded width; the selections awaiting their
     observations, and the candidates recorded but not yet tested (a batch is tested once all its
-    values have arrived)."""
+    values have arrived); on a box, the seed of the campaign's raw points (``None`` on a pool, or
+    before the first suggestion)."""
 
     play_candidate: list[int] = field(default_factory=list)
     play_eta: list[float] = field(default_factory=list)
@@ -119,9 +122,12 @@ class EliminationState(SurvivorState):
     pending: list[PendingSelection] = field(default_factory=list)
     untested: list[int] = field(default_factory=list)
     test_scale: float = 1.0
+    raw_seed: int | None = None
 
     def check(self) -> None:
         super().check()
+        if self.raw_seed is not None and not 0 <= self.raw_seed < 2**63:
+            raise ValueError(f"raw_seed must be None or an int in [0, 2**63), got {self.raw_seed}.")
         n = len(self.alive)
         if not len(self.play_candidate) == len(self.play_eta) == len(self.play_width) == self.round:
             raise ValueError("play_candidate, play_eta and play_width must hold one entry per round.")
@@ -243,9 +249,10 @@ class CandidateSetPolicy(Policy):
         self.delta = float(delta)
         self.lipschitz = (float(lipschitz[0]), float(lipschitz[1]))
 
-    def _model(self, train_X: Tensor, train_Y: Tensor, indices: list[int]) -> CandidateGP:
+    def _model(self, train_X: Tensor, train_Y: Tensor, indices: list[int], points: Tensor | None = None) -> CandidateGP:
         r"""One batched GP over the candidates at ``indices`` (unit-cube inputs, raw outputs), on
-        factors kept across rounds (:meth:`~botorch_unknown_hypers.policies.base.Policy.candidate_factors`)."""
+        factors kept across rounds (:meth:`~botorch_unknown_hypers.policies.base.Policy.candidate_factors`),
+        with their solves at the fixed ``points`` when given."""
         spec = self.candidates.subset(indices)
         return CandidateGP(
             train_X,
@@ -253,7 +260,7 @@ class CandidateSetPolicy(Policy):
             spec,
             input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
             check_data=False,
-            factor=self.candidate_factors(spec, train_X),
+            factor=self.candidate_factors(spec, train_X, points=points),
         )
 
     def _betas(self, model: CandidateGP, t: int) -> Tensor:
@@ -305,6 +312,7 @@ class HEGPUCB(CandidateSetPolicy):
     def __init__(self, domain: Domain, **kwargs) -> None:
         super().__init__(domain, **kwargs)
         self.state = EliminationState(alive=[True] * len(self.candidates))
+        self._raw: tuple[int, Tensor | None] | None = None  # (seed, points): derived from the state, not saved
 
     def statistics(self, t: int | None = None) -> dict[str, list[float]]:
         r"""Per candidate: :math:`|\sum\eta|` and the threshold at round ``t`` (default: the last);
@@ -314,10 +322,26 @@ class HEGPUCB(CandidateSetPolicy):
         stat, threshold = elimination_statistics(st.play_candidate, st.play_eta, st.play_width, len(st.alive), xi_t)
         return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
 
+    def raw_points(self) -> Tensor | None:
+        r"""The campaign's ``raw_samples x d`` Sobol raw points on a box (``None`` on a pool and
+        before the first suggestion): drawn from the seed :attr:`EliminationState.raw_seed` (taken
+        from the policy's generator at the first suggestion on a box and saved with the state), so
+        that their posterior under every survivor is kept and extended with the factors instead of
+        recomputed each round."""
+        seed = self.state.raw_seed
+        if seed is None:
+            return None
+        if self._raw is None or self._raw[0] != seed:
+            self._raw = (seed, fixed_raw_points(self.domain, self.raw_samples, seed))
+        return self._raw[1]
+
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         st = self.state
         alive = [u for u, a in enumerate(st.alive) if a]
-        model = self._model(train_X, train_Y, alive)
+        if st.raw_seed is None:
+            st.raw_seed = draw_raw_seed(self.domain, self.generator)
+        raw = self.raw_points()
+        model = self._model(train_X, train_Y, alive, points=raw)
         betas = self._betas(model, st.round + 1)
         slots: list[Tensor] = []
         records: list[tuple[int, float, float]] = []
@@ -326,7 +350,7 @@ class HEGPUCB(CandidateSetPolicy):
             fixed = stack_points(self.X_pending, *slots)
             view = model if fixed is None else model.condition_on_pending(fixed)
             X, local, mean, sigma, warm = joint_ucb_argmax(
-                view, betas, self.domain, self.generator, self.num_restarts, self.raw_samples, exclude=fixed, warm=warm
+                view, betas, self.domain, self.generator, self.num_restarts, self.raw_samples, exclude=fixed, warm=warm, raw_points=raw
             )
             if fixed is not None:  # record on the data observed, not on the fantasy
                 with torch.no_grad():

@@ -278,3 +278,36 @@ def test_new_basin_adds_the_best_raw_point_only_when_it_beats_every_warm_start()
     assert new_basin(warm, torch.tensor([0.5, 2.9, 1.0])) is None
     assert new_basin(warm, torch.tensor([0.5, 3.0, 1.0])) is None  # a tie is no new basin
     assert new_basin(warm, torch.tensor([0.5, 3.5, 4.0])) == 2
+
+
+def test_fixed_raw_points_score_from_the_kept_solves_as_from_the_model():
+    from botorch_unknown_hypers.acquisition.optimize import draw_raw_seed, fixed_raw_points, joint_ucb_restarts
+    from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    bounds = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
+    domain = BoxDomain(bounds)
+    R = fixed_raw_points(domain, 64, seed=3)
+    assert R.shape == (64, 1) and torch.equal(R, fixed_raw_points(domain, 64, seed=3))
+    plain = _slot_problem([0.05, 0.1, 0.3])
+    cache = FactorCache()
+    cache.set_points(R)  # unit interval: raw and transformed points coincide
+    kept = CandidateGP(plain.raw_train_X, plain.raw_train_Y, plain.candidates, factor=cache.factor(plain.candidates, plain.raw_train_X))
+    beta = torch.tensor([1.0, 2.5, 1.5], dtype=torch.float64)
+    a = joint_ucb_restarts(kept, beta, bounds, raw_samples=64, seed=0, raw_points=R)
+    b = joint_ucb_restarts(plain, beta, bounds, raw_samples=64, seed=0, raw_points=R)  # scored through the model
+    assert torch.equal(a.candidates, b.candidates)
+    torch.testing.assert_close(a.X, b.X, rtol=0, atol=1e-6)
+    ucb, _ = _grid_ucb(plain, beta)
+    assert float(a.values.max()) >= float(ucb.max()) - 1e-5
+    with pytest.raises(ValueError, match="raw_points must be m x 1"):
+        joint_ucb_restarts(kept, beta, bounds, raw_points=R[:0])
+    with pytest.raises(ValueError, match="inside the bounds"):
+        joint_ucb_restarts(kept, beta, bounds, raw_points=R + 2)
+    # on a pool: no raw points, and the generator is not drawn from
+    pool = FiniteDomain(torch.rand(20, 1, dtype=torch.float64))
+    g = torch.Generator().manual_seed(4)
+    state = g.get_state()
+    assert draw_raw_seed(pool, g) is None and torch.equal(g.get_state(), state)
+    assert fixed_raw_points(pool, 64, seed=3) is None
+    assert isinstance(draw_raw_seed(domain, g), int) and not torch.equal(g.get_state(), state)

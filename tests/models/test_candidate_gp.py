@@ -777,3 +777,22 @@ def test_a_pending_view_of_a_cached_model_matches_a_rebuilt_one_and_leaves_the_m
     assert cached.mean_module is not view.mean_module
     for a, b in zip(cached.marginal_mean_variance(Z), before):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_fixed_point_moments_only_at_the_cached_points_and_without_pending_points():
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    g, X, _, spec, _, build = _unit_square_case(6, 40, [0.4, 0.15])
+    R = torch.rand(30, 2, generator=g, dtype=torch.float64)
+    cache = FactorCache()
+    cache.set_points(R)  # unit square: raw and transformed points coincide
+    model = build(cache.factor(spec, X))
+    mean, var = model.fixed_point_moments(R)
+    ref_mean, ref_var = model.marginal_mean_variance(R.expand(1, 1, -1, -1))
+    torch.testing.assert_close(mean, ref_mean[0], rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(var, ref_var[0], rtol=1e-10, atol=1e-12)
+    assert model.fixed_point_moments(R[:29]) is None  # other points: the caller computes them
+    assert model.fixed_point_moments(R + 1e-9) is None
+    assert model.condition_on_pending(R[:2]).fixed_point_moments(R) is None  # pending points change sigma
+    assert build(FactorCache().factor(spec, X)).fixed_point_moments(R) is None  # no points cached
+    assert build().fixed_point_moments(R) is None  # no factors

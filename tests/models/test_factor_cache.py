@@ -217,3 +217,66 @@ def test_a_factor_for_other_data_is_refused():
     f = FactorCache().factor(spec, X[:19])
     with pytest.raises(ValueError, match="factor must hold 3 candidates"):
         CandidateGP(X, X.sum(-1, keepdim=True), spec, factor=f)
+
+
+def test_fixed_point_solves_match_brute_force_over_200_points():
+    # noise 1e-6 and repeated points; appended in updates of 1 to 40 rows across refactorisations
+    spec, X = _spec(), _points(230)
+    Y = torch.sin(6 * X).sum(-1, keepdim=True)
+    R = torch.rand(50, 3, generator=torch.Generator().manual_seed(5), dtype=D)
+    cache = FactorCache()
+    cache.set_points(R)
+    _, covar, _ = spec.build(dim=3)
+    bounds = torch.tensor([[0.0] * 3, [1.0] * 3], dtype=D)
+    for m in [30, 31, 32, 35, 40, 48, 49, 60, 64, 65, 80, 100, 130, 131, 170, 200, 229, 230]:
+        f = cache.factor(spec, X[:m])
+        V = torch.linalg.solve_triangular(_fresh_chol(spec, X[:m]), to_dense(covar(X[:m], R)), upper=False)  # K x m x 50
+        rhs = torch.randn(3, m, dtype=D)
+        w = torch.linalg.solve_triangular(_fresh_chol(spec, X[:m]), rhs.unsqueeze(-1), upper=False)
+        vw, sq = f.point_products(rhs)
+        assert _rel(sq, (V * V).sum(-2)) < 1e-8
+        assert _rel(vw, (V.mT @ w).squeeze(-1)) < 1e-8
+        # the model's moments at R from the solves equal its moments computed at R
+        model = CandidateGP(X[:m], Y[:m], spec, factor=f, input_transform=Normalize(3, bounds=bounds), outcome_transform=Standardize(m=1))
+        mean, var = model.fixed_point_moments(R)
+        ref_mean, ref_var = model.marginal_mean_variance(R.expand(1, 1, -1, -1))
+        assert _rel(mean, ref_mean[0]) < 1e-8 and _rel(var, ref_var[0]) < 1e-8
+    # a function of the candidate, the data and the points alone: the same bits built at once
+    again = FactorCache()
+    again.set_points(R)
+    g = again.factor(spec, X)
+    for a, b in zip(f.solves, g.solves):
+        assert torch.equal(a.base, b.base) and torch.equal(a.rows, b.rows)
+
+
+def test_fixed_points_are_kept_per_candidate_and_dropped_when_the_points_change():
+    spec, X = _spec(noise=1e-4), _points(90, repeats=False)
+    R = torch.rand(20, 3, generator=torch.Generator().manual_seed(1), dtype=D)
+    cache = FactorCache()
+    assert cache.factor(spec, X[:40]).solves is None  # no points: none carried
+    cache.set_points(R)
+    f40 = cache.factor(spec, X[:40])
+    rows40 = [s.rows.shape[0] for s in f40.solves]
+    f41 = cache.factor(spec, X[:41])
+    assert [s.rows.shape[0] for s in f41.solves] == [r + 1 for r in rows40]
+    assert [s.rows.shape[0] for s in f40.solves] == rows40  # a factor handed out earlier keeps its rows
+    assert all(a.base is b.base for a, b in zip(f40.solves, f41.solves))  # the base part is not recomputed
+    sub = f41.subset([2, 0])
+    assert sub.solves[0] is f41.solves[2] and torch.equal(sub.points, R)
+    cache.set_points(R.clone())  # the same points: nothing dropped
+    assert all(a is b for a, b in zip(cache.factor(spec, X[:41]).solves, f41.solves))
+    cache.set_points(R[:10])  # other points: new solves, same factors
+    f = cache.factor(spec, X[:41])
+    assert f.points.shape[0] == 10 and all(s.base.shape[-1] == 10 for s in f.solves)
+    assert all(a is b for a, b in zip(f.parts, f41.parts))
+    with pytest.raises(ValueError, match="points must be m x d"):
+        cache.set_points(R[:0])
+    with pytest.raises(ValueError, match="points must be m x 3 like the cached inputs"):
+        cache.set_points(torch.rand(5, 2, dtype=D))
+    assert cache.factor(spec, X[:41]).points.shape == (10, 3)  # unchanged by the refused call
+    fresh = FactorCache()
+    fresh.set_points(R.float())
+    with pytest.raises(ValueError, match="the fixed points are"):
+        fresh.factor(spec, X[:41])
+    with pytest.raises(ValueError, match="carries no fixed points"):
+        FactorCache().factor(spec, X[:41]).point_products(torch.zeros(3, 41, dtype=D))

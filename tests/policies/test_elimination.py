@@ -112,3 +112,26 @@ def test_validation():
         HEGPUCB(domain, noise_std=0.0)
     with pytest.raises(ValueError, match="delta"):
         HEGPUCB(domain, delta=1.0)
+
+
+def test_raw_points_are_drawn_once_per_campaign_on_a_box_and_never_on_a_pool():
+    problem = get_problem("berkenkamp")
+    policy = make_policy("he-gp-ucb", problem.domain, seed=0, **FAST)
+    assert policy.raw_points() is None
+    X = initial_design(problem.domain, 3, seed=0)
+    Y = problem.evaluate(X)[0]
+    for _ in range(3):
+        x = policy.suggest(X, Y)
+        seed, R = policy.state.raw_seed, policy.raw_points()
+        assert isinstance(seed, int) and R.shape == (policy.raw_samples, 1)
+        policy.observe(x, problem.evaluate(x)[0])
+        X, Y = torch.cat([X, x]), torch.cat([Y, problem.evaluate(x)[0]])
+        assert policy.state.raw_seed == seed and torch.equal(policy.raw_points(), R)
+    assert json.loads(json.dumps(policy.state_dict()))["state"]["raw_seed"] == seed
+    with pytest.raises(ValueError, match="raw_seed"):
+        policy.load_state_dict({**policy.state_dict(), "state": {**policy.state_dict()["state"], "raw_seed": -1}})
+    grid = FiniteDomain(torch.linspace(0, 1, 31, dtype=torch.float64).reshape(-1, 1))
+    pool = make_policy("he-gp-ucb", grid, seed=0, **FAST)
+    P = grid.points[:2]
+    pool.suggest(P, torch.zeros(2, 1, dtype=P.dtype))
+    assert pool.state.raw_seed is None and pool.raw_points() is None
