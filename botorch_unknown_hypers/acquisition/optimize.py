@@ -315,8 +315,8 @@ def _check_points(points: Tensor, bounds: Tensor) -> Tensor:
     points = torch.as_tensor(points).to(bounds)
     if points.ndim != 2 or points.shape[0] == 0 or points.shape[-1] != bounds.shape[-1]:
         raise ValueError(f"raw_points must be m x {bounds.shape[-1]} with m >= 1, got shape {tuple(points.shape)}.")
-    if bool(((points < bounds[0]) | (points > bounds[1])).any()):
-        raise ValueError("raw_points must lie inside the bounds.")
+    if not bool(((points >= bounds[0]) & (points <= bounds[1])).all()):  # NaN fails too
+        raise ValueError("raw_points must be finite and lie inside the bounds.")
     return points
 
 

@@ -359,6 +359,8 @@ class FactorCache:
         if points is not None:
             if points.ndim != 2 or points.shape[0] == 0:
                 raise ValueError(f"points must be m x d with m >= 1, got shape {tuple(points.shape)}.")
+            if not bool(torch.isfinite(points).all()):
+                raise ValueError("points must be finite.")
             if self._X is not None and points.shape[-1] != self._X.shape[-1]:
                 raise ValueError(f"points must be m x {self._X.shape[-1]} like the cached inputs, got shape {tuple(points.shape)}.")
             points = points.detach()

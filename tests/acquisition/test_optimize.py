@@ -304,6 +304,8 @@ def test_fixed_raw_points_score_from_the_kept_solves_as_from_the_model():
         joint_ucb_restarts(kept, beta, bounds, raw_points=R[:0])
     with pytest.raises(ValueError, match="inside the bounds"):
         joint_ucb_restarts(kept, beta, bounds, raw_points=R + 2)
+    with pytest.raises(ValueError, match="finite"):
+        joint_ucb_restarts(kept, beta, bounds, raw_points=torch.full_like(R, float("nan")))
     # on a pool: no raw points, and the generator is not drawn from
     pool = FiniteDomain(torch.rand(20, 1, dtype=torch.float64))
     g = torch.Generator().manual_seed(4)

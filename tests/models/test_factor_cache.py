@@ -284,6 +284,8 @@ def test_fixed_points_are_kept_per_candidate_and_dropped_when_the_points_change(
     assert all(a is b for a, b in zip(f.parts, f41.parts))
     with pytest.raises(ValueError, match="points must be m x d"):
         cache.set_points(R[:0])
+    with pytest.raises(ValueError, match="points must be finite"):
+        cache.set_points(torch.full((2, 3), float("nan"), dtype=D))
     with pytest.raises(ValueError, match="points must be m x 3 like the cached inputs"):
         cache.set_points(torch.rand(5, 2, dtype=D))
     assert cache.factor(spec, X[:41]).points.shape == (10, 3)  # unchanged by the refused call
