@@ -299,9 +299,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         shape = (K, *batch, q) if batch else (K, q)
         mean = mean.reshape(shape).movedim(0, -2)
         if not full_cov:
-            with gpytorch.settings.lazily_evaluate_kernels(False):
-                prior = to_dense(self.covar_module(flat, diag=True))  # K x (B q)
-            var = (prior - (V * V).sum(-2)).clamp_min(gpytorch.settings.min_variance.value(prior.dtype))
+            var = self._variance_from(flat, (V * V).sum(-2))  # K x (B q)
             return mean, var.reshape(shape).movedim(0, -2)
         Xk = flat.reshape(K, -1, q, d)  # K x B x q x d
         with gpytorch.settings.lazily_evaluate_kernels(False):
@@ -393,6 +391,17 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         else:
             mvn = self._candidate_mvn(Xt, observation_noise)
             mean, variance = mvn.mean, mvn.variance
+        return self._untransformed(mean, variance, Xt)
+
+    def _variance_from(self, flat: Tensor, explained: Tensor) -> Tensor:
+        r""":math:`\max(k_u(x, x) - e, \sigma^2_{\min})` at ``K x m x d`` points ``flat``, with ``explained``
+        (``K x m``) the part of the prior variance the data explain."""
+        with gpytorch.settings.lazily_evaluate_kernels(False):
+            prior = to_dense(self.covar_module(flat, diag=True))  # K x m
+        return (prior - explained).clamp_min(gpytorch.settings.min_variance.value(prior.dtype))
+
+    def _untransformed(self, mean: Tensor, variance: Tensor, Xt: Tensor) -> tuple[Tensor, Tensor]:
+        r"""Marginal means and variances (``... x K x q``) in the units of the raw targets."""
         tf = getattr(self, "outcome_transform", None)
         if tf is not None:
             mean, variance = tf.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1), X=Xt)
@@ -422,15 +431,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
                 return None
             vw, sq = F.point_products(self._resid)
             flat = Xt.expand(self.num_candidates, *Xt.shape)
-            with gpytorch.settings.lazily_evaluate_kernels(False):
-                prior = to_dense(self.covar_module(flat, diag=True))  # K x m
-            mean = self.mean_module(flat) + vw
-            var = (prior - sq).clamp_min(gpytorch.settings.min_variance.value(prior.dtype))
-            tf = getattr(self, "outcome_transform", None)
-            if tf is not None:
-                mean, var = tf.untransform(mean.unsqueeze(-1), var.unsqueeze(-1), X=Xt)
-                mean, var = mean.squeeze(-1), var.squeeze(-1)
-        return mean, var
+            return self._untransformed(self.mean_module(flat) + vw, self._variance_from(flat, sq), Xt)
 
     # ------------------------------------------------------------------- views
     def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False, factor: CandidateFactor | None = None) -> CandidateGP:

@@ -204,9 +204,7 @@ class CandidateFactor:
 
     @property
     def L(self) -> Tensor:
-        r"""``K x n x n``, the factors assembled and stacked (once), each written into its slice of
-        one buffer (no per-candidate copy to stack afterwards: at K = 16, n = 4000 that copy and
-        its allocation took 4 of the 8 s of an HE round on a 2-core CPU)."""
+        r"""``K x n x n``, the factors assembled and stacked (once)."""
         if self._stacked is None:
             dense = [f.dense() for f in self.parts]
             self._stacked = dense[0].unsqueeze(0) if len(dense) == 1 else torch.stack(dense)
@@ -364,10 +362,10 @@ class FactorCache:
             if self._X is not None and points.shape[-1] != self._X.shape[-1]:
                 raise ValueError(f"points must be m x {self._X.shape[-1]} like the cached inputs, got shape {tuple(points.shape)}.")
             points = points.detach()
-        same = (points is None and self._points is None) or (
-            points is not None and self._points is not None and points.shape == self._points.shape and torch.equal(points, self._points)
-        )
-        if same:
+        if points is None or self._points is None:
+            if points is self._points:
+                return
+        elif points.shape == self._points.shape and torch.equal(points, self._points):
             return
         self._points = points
         for e in self._entries.values():

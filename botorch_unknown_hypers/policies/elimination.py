@@ -312,7 +312,6 @@ class HEGPUCB(CandidateSetPolicy):
     def __init__(self, domain: Domain, **kwargs) -> None:
         super().__init__(domain, **kwargs)
         self.state = EliminationState(alive=[True] * len(self.candidates))
-        self._raw: tuple[int, Tensor | None] | None = None  # (seed, points): derived from the state, not saved
 
     def statistics(self, t: int | None = None) -> dict[str, list[float]]:
         r"""Per candidate: :math:`|\sum\eta|` and the threshold at round ``t`` (default: the last);
@@ -329,11 +328,7 @@ class HEGPUCB(CandidateSetPolicy):
         that their posterior under every survivor is kept and extended with the factors instead of
         recomputed each round."""
         seed = self.state.raw_seed
-        if seed is None:
-            return None
-        if self._raw is None or self._raw[0] != seed:
-            self._raw = (seed, fixed_raw_points(self.domain, self.raw_samples, seed))
-        return self._raw[1]
+        return None if seed is None else fixed_raw_points(self.domain, self.raw_samples, seed)
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         st = self.state
