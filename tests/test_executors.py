@@ -149,12 +149,24 @@ def worker_pids(driver: int) -> list[int]:
     return out
 
 
-def alive(pid: int) -> bool:
+def alive(pid: int, started_at: str | None = None) -> bool:
+    r"""Whether ``pid`` runs (not a zombie); with ``started_at`` (see :func:`start_time`), only
+    if it is still the same process (not a new one that reuses a freed pid)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return state[state.rfind(")") + 2] not in "ZX"
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[0] not in "ZX" and (started_at is None or fields[19] == started_at)
+
+
+def start_time(pid: int) -> str | None:
+    r"""Field 22 of ``/proc/<pid>/stat`` (the start time): tells a process from a later one with its pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2 :].split()[19]
 
 
 @pytest.fixture(scope="module")
@@ -220,35 +232,58 @@ def test_driver_and_worker_killed_mid_grid(reference, tmp_path):
         "--iterations", str(ITERATIONS), "--out", str(out), "--no-progress", "--workers", "2",
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    with open(tmp_path / "stderr.txt", "w") as stderr:
+    stderr_path = tmp_path / "stderr.txt"
+    retry_warning = "a worker process died; retrying"
+    with open(stderr_path, "w") as stderr:
         driver = subprocess.Popen(
             [sys.executable, "-m", "botorch_unknown_hypers", *args],
             stdout=subprocess.DEVNULL, stderr=stderr, env=env, cwd=tmp_path,
         )
-    started: set[int] = set()
+
+    def wait_on_driver(condition, what: str) -> None:
+        def check() -> bool:
+            assert driver.poll() is None, (
+                f"the driver exited ({driver.returncode}) before {what}:\n{stderr_path.read_text()}"
+            )
+            return condition()
+
+        wait_for(check, 180, what)
+
+    started: dict[int, str] = {}  # pid -> start time, of every process seen under the driver
+
+    def note_descendants() -> None:
+        for pid in descendants(driver.pid):
+            t = start_time(pid)
+            if t is not None:  # None: already gone
+                started.setdefault(pid, t)
+
     try:
-        wait_for(lambda: complete_runs(out) >= 1, 180, "the first run")
+        wait_on_driver(lambda: complete_runs(out) >= 1, "the first run")
         workers = worker_pids(driver.pid)
         assert workers, "no pool worker found"
-        started.update(descendants(driver.pid))
+        note_descendants()
         os.kill(workers[0], signal.SIGKILL)  # kill -9 of one worker
-        after_worker_kill = complete_runs(out)
-        wait_for(lambda: complete_runs(out) > after_worker_kill, 180, "a run after the worker was killed")
-        started.update(descendants(driver.pid))
+        # Runs that had finished before the driver noticed the dead worker may still be written
+        # after the kill: wait for the driver's retry of the lost runs, then for a run written
+        # after it (so by the fresh pool), and only then kill the driver.
+        wait_on_driver(lambda: retry_warning in stderr_path.read_text(), "the driver to retry the lost runs")
+        after_retry = complete_runs(out)
+        wait_on_driver(lambda: complete_runs(out) > after_retry, "a run of the fresh pool")
+        note_descendants()
         driver.send_signal(signal.SIGKILL)  # kill -9 of the driver, mid-grid
         driver.wait(30)
         written = complete_runs(out)
         assert 0 < written < N_RUNS, f"{written} runs written: not mid-grid"
         # the orphaned workers (and the fork server) notice and exit
-        wait_for(lambda: not any(alive(pid) for pid in started), 30, "the orphaned workers to exit")
+        wait_for(lambda: not any(alive(pid, t) for pid, t in started.items()), 60, "the orphaned workers to exit")
     finally:
         if driver.poll() is None:
             driver.kill()
             driver.wait()
-        for pid in started:
-            if alive(pid):
+        for pid, t in started.items():
+            if alive(pid, t):
                 os.kill(pid, signal.SIGKILL)
-    assert "a worker process died; retrying" in (tmp_path / "stderr.txt").read_text()
+    assert retry_warning in stderr_path.read_text()
     # rerun: resumes, skipping the runs already written
     assert main(args) == 0
     assert_every_run_once(out)
