@@ -52,7 +52,7 @@ from botorch_unknown_hypers.acquisition.multistart import (
 )
 from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
 from botorch_unknown_hypers.confidence import upper_confidence_bound
-from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
@@ -310,16 +310,6 @@ def fixed_raw_points(domain: Domain, raw_samples: int, seed: int) -> Tensor | No
     return draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)
 
 
-def _check_points(points: Tensor, bounds: Tensor) -> Tensor:
-    r"""``m x d`` raw points (``m >= 1``) on the device and dtype of ``bounds``, inside the box."""
-    points = torch.as_tensor(points).to(bounds)
-    if points.ndim != 2 or points.shape[0] == 0 or points.shape[-1] != bounds.shape[-1]:
-        raise ValueError(f"raw_points must be m x {bounds.shape[-1]} with m >= 1, got shape {tuple(points.shape)}.")
-    if not bool(((points >= bounds[0]) & (points <= bounds[1])).all()):  # NaN fails too
-        raise ValueError("raw_points must be finite and lie inside the bounds.")
-    return points
-
-
 def _check_box(model: CandidateModel, bounds: Tensor) -> Tensor:
     like = model.raw_train_X
     bounds = torch.as_tensor(bounds).to(like)
@@ -408,7 +398,7 @@ def joint_ucb_restarts(
     if raw_points is None:
         raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
     else:
-        raw = _check_points(raw_points, bounds)
+        raw = check_points(BoxDomain(bounds), raw_points, name="raw_points")
         raw_samples = raw.shape[0]
     kept = None if raw_points is None else model.fixed_point_moments(raw)
     if kept is not None:

@@ -149,6 +149,16 @@ class Factor:
     def logdet(self) -> Tensor:
         return 2.0 * (self.base.diagonal().log().sum() + self.C.diagonal().log().sum())
 
+    def forward_solve(self, r: Tensor) -> tuple[Tensor, Tensor]:
+        r""":math:`L^{-1}r` for ``n x c`` right-hand sides, in the factor's two parts (no assembly):
+        :math:`w_b = L_b^{-1}r_{<b}` (``b x c``) and :math:`w_p = C^{-1}(r_{\geq b} - B w_b)`
+        (``p x c``)."""
+        b = self.base.shape[0]
+        wb = torch.linalg.solve_triangular(self.base, r[:b], upper=False) if b else r[:0]
+        t = r[b:] - self.B @ wb if b else r[b:]
+        wp = torch.linalg.solve_triangular(self.C, t, upper=False) if self.C.shape[0] else t
+        return wb, wp
+
 
 @dataclass
 class PointSolve:
@@ -227,15 +237,8 @@ class CandidateFactor:
 
     def whiten(self, rhs: Tensor) -> Tensor:
         r""":math:`L_u^{-1} r_u` for ``K x n`` right-hand sides, on each factor's two parts (no
-        assembly): :math:`w_b = L_b^{-1} r_{<b}`, :math:`w_p = C^{-1}(r_{\geq b} - B w_b)`."""
-        out = []
-        for f, r in zip(self.parts, rhs):
-            b = f.base.shape[0]
-            wb = torch.linalg.solve_triangular(f.base, r[:b].unsqueeze(-1), upper=False) if b else r[:0].unsqueeze(-1)
-            t = r[b:].unsqueeze(-1) - f.B @ wb if b else r[b:].unsqueeze(-1)
-            wp = torch.linalg.solve_triangular(f.C, t, upper=False) if f.C.shape[0] else t
-            out.append(torch.cat([wb, wp]).squeeze(-1))
-        return torch.stack(out)
+        assembly; :meth:`Factor.forward_solve`)."""
+        return torch.stack([torch.cat(f.forward_solve(r.unsqueeze(-1))).squeeze(-1) for f, r in zip(self.parts, rhs)])
 
     def point_products(self, rhs: Tensor) -> tuple[Tensor, Tensor]:
         r"""``K x m`` each: :math:`V_u^\top L_u^{-1} r_u` and :math:`\mathbf 1^\top(V_u \circ V_u)` at the
@@ -500,13 +503,10 @@ class FactorCache:
                 y1 = F.base.new_zeros(b, 1)
                 y2 = F.base.new_zeros(p, 1)
                 if i:
-                    k = kernel_matrix(e.covar, X[:i], x).reshape(i, 1)
+                    y1, y2 = F.forward_solve(kernel_matrix(e.covar, X[:i], x).reshape(i, 1))
                     if b:
-                        y1 = torch.linalg.solve_triangular(F.base, k[:b], upper=False)
                         pivot = pivot - (y1 * y1).sum()
                     if p:
-                        t = k[b:] - F.B @ y1 if b else k[b:]
-                        y2 = torch.linalg.solve_triangular(F.C, t, upper=False)
                         pivot = pivot - (y2 * y2).sum()
                 if not bool(pivot > 0):  # the jitter would have to grow: refactorise
                     F, jitter = self._full(e.covar, e.noise, X[:r], jitter)

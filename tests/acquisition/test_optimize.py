@@ -300,11 +300,11 @@ def test_fixed_raw_points_score_from_the_kept_solves_as_from_the_model():
     torch.testing.assert_close(a.X, b.X, rtol=0, atol=1e-6)
     ucb, _ = _grid_ucb(plain, beta)
     assert float(a.values.max()) >= float(ucb.max()) - 1e-5
-    with pytest.raises(ValueError, match="raw_points must be m x 1"):
+    with pytest.raises(ValueError, match="raw_points must hold at least one point"):
         joint_ucb_restarts(kept, beta, bounds, raw_points=R[:0])
-    with pytest.raises(ValueError, match="inside the bounds"):
+    with pytest.raises(ValueError, match="raw_points must lie in the box"):
         joint_ucb_restarts(kept, beta, bounds, raw_points=R + 2)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="raw_points must be finite"):
         joint_ucb_restarts(kept, beta, bounds, raw_points=torch.full_like(R, float("nan")))
     # on a pool: no raw points, and the generator is not drawn from
     pool = FiniteDomain(torch.rand(20, 1, dtype=torch.float64))
