@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -149,13 +149,12 @@ def round_rows(trace: dict[str, Any], q: int, t: int) -> slice:
     return slice(start, start + q)
 
 
-def replay_trace(case: Case, trace: dict[str, Any], rounds: int = ROUNDS,
-                 on_round: Callable[[int, Any], None] | None = None) -> list[dict[str, Any]]:
+def replay_trace(case: Case, trace: dict[str, Any], rounds: int = ROUNDS) -> list[dict[str, Any]]:
     r"""Replay the first ``rounds`` rounds of a recorded ``trace`` (see the module docstring).
 
-    Returns, per round, ``x`` (``q x d`` points as proposed, full precision), ``y`` (round 1:
-    the values ``run`` observed, else the recorded ones told), ``selected``, ``n_candidates``
-    and the decision diagnostics. ``on_round(t, policy)`` is called after each round.
+    Returns, per round, ``x`` (``q x d`` points as proposed, full precision), ``selected``,
+    ``n_candidates`` and the decision diagnostics; round 1 also ``initial_X`` / ``initial_Y``,
+    the initial design ``run`` evaluated and its values.
     """
     seed = trace["seed"]
     out: list[dict[str, Any]] = []
@@ -163,13 +162,11 @@ def replay_trace(case: Case, trace: dict[str, Any], rounds: int = ROUNDS,
     log: list[tuple[Tensor, Tensor]] = []
     history = run(RecordingProblem(problem, log), policy, iterations=1, seed=seed, batch_size=case.q, n_init=case.n_init)
     first = _outputs(history)[0]
-    X, y = log[-1]
+    X = log[-1][0]
     initial = log[:-1]
-    out.append({"x": X.tolist(), "y": y.reshape(-1).tolist(), **first,
+    out.append({"x": X.tolist(), **first,
                 "initial_X": [row for x, _ in initial for row in x.tolist()],
                 "initial_Y": [v for _, y0 in initial for v in y0.reshape(-1).tolist()]})
-    if on_round is not None:
-        on_round(1, policy)
     states = policy_states(trace)
     for t in range(2, rounds + 1):
         problem, policy = _policy(case, seed)
@@ -182,8 +179,6 @@ def replay_trace(case: Case, trace: dict[str, Any], rounds: int = ROUNDS,
         y = torch.tensor(trace["Y"][round_rows(trace, case.q, t)], dtype=policy.dtype, device=policy.device)
         opt.tell(X, y)
         diag = policy.diagnostics
-        out.append({"x": X.tolist(), "y": y.tolist(), "selected": list(policy.selected), "n_candidates": policy.n_candidates,
+        out.append({"x": X.tolist(), "selected": list(policy.selected), "n_candidates": policy.n_candidates,
                     "diagnostics": json.loads(json.dumps({k: diag[k] for k in DIAGNOSTIC_KEYS if k in diag}))})
-        if on_round is not None:
-            on_round(t, policy)
     return out

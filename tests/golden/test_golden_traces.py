@@ -1,47 +1,39 @@
 r"""Replay of the golden traces (``tests/golden/traces.json``, written by ``record.py``).
 
 Every registered method's first rounds on a box and, where it supports one, a pool must stay
-what they were when the traces were recorded. Each round is replayed from the recorded data
-and policy state (:mod:`tests.golden.replay`): a last-bit difference of a CPU kernel (AVX-512
-against AVX2, MKL's code paths, thread counts) changes one round by last bits and cannot
-compound over rounds.
-
-What must match:
+what they were when recorded. Each round is replayed from the recorded data and policy state
+(:mod:`tests.golden.replay`), so a last-bit difference of a CPU kernel (AVX-512 against AVX2,
+MKL's code paths, thread counts) changes one round by last bits and cannot compound.
 
 - **Decisions, exactly**: pool points (indices), ``selected``, ``n_candidates`` and the
-  decision diagnostics (the played candidate, the active / alive / surviving sets, the
-  selected prior, StableOpt's ``u`` / ``v``); the initial design and its values to
-  :data:`DATA_RTOL` (a rounding-level check of ``run``'s design and noise).
-- **Box points, to the resolution of the optimiser's stopping rule.** Box points come from
-  multi-start L-BFGS-B through BoTorch's ``gen_candidates_scipy`` (``optimize_acqf``, and the
-  package's batched per-candidate maximiser) with ``maxiter`` 2000 (200 for the batched one)
-  and otherwise the defaults of ``fmin_l_bfgs_b_batched`` / scipy's L-BFGS-B: ``factr = 1e7``,
-  i.e. it stops when :math:`(f_k - f_{k+1}) / \max(|f_k|, |f_{k+1}|, 1) \le
-  \mathrm{ftol} = 10^7\epsilon \approx 2.2\cdot10^{-9}`, or when the projected gradient is
-  below ``pgtol = 1e-5``, or when the line search fails (``ABNORMAL_TERMINATION_IN_LNSRCH``:
-  no decrease is resolvable along the search direction). Near a maximiser :math:`u^*` (box
-  coordinates scaled to :math:`[0, 1]`) with curvature :math:`\lambda` along the last step,
-  :math:`f(u^*) - f(u) \approx \tfrac12\lambda\|u - u^*\|^2`; a run that stops on the
-  ``ftol`` test is therefore only known to within
-  :math:`\|u - u^*\| \lesssim \sqrt{2\,\mathrm{ftol}\,\max(|f|, 1)/\lambda}`. Two replays whose
-  values differ in the last bits take the same iterates until a stopping test is decided by a
-  rounding-level difference and may then stop one step apart, anywhere in that ball. With the
-  curvature of a GP acquisition at its maximiser at least :math:`\max(|f|, 1)` per squared box
-  width (it is about :math:`|f|/\ell^2` for lengthscales :math:`\ell \le 1` box width), this
-  gives :data:`BOX_TOL` :math:`= \sqrt{2\,\mathrm{ftol}} \approx 6.7\cdot10^{-5}` box widths in
-  the max-norm. A line-search failure happens where value differences along the direction
-  fall below rounding, :math:`\|u - u^*\| \lesssim \sqrt{\epsilon\max(|f|,1)/\lambda}`, a
-  ball :math:`\sqrt{10^7}` times smaller, so the same tolerance covers it; the AVX-512 run of
-  ``kb-ei@bird2`` that ended ``ABNORMAL`` moved by :math:`3.7\cdot10^{-7}` box widths.
-  The sounder criterion on a flat ridge would compare acquisition values
-  (:math:`a(x_\mathrm{new}) \ge a(x_\mathrm{rec}) - \mathrm{ftol}\max(|a|, 1)` on the same
-  recorded state), but a policy builds its acquisition inside ``suggest`` and the public API
-  does not expose it; a real change of a rule moves a point by far more than
-  :data:`BOX_TOL` (a different basin, a different candidate) or changes a decision.
+  decision diagnostics (played candidate, active / alive sets, selected prior, StableOpt's
+  ``u`` / ``v``); ``run``'s initial design and its noisy values to :data:`DATA_RTOL`.
+- **Box points, to the resolution of the optimiser's stopping rule.** They come from
+  multi-start L-BFGS-B in BoTorch's ``gen_candidates_scipy`` (``maxiter`` 2000, 200 in the
+  package's batched per-candidate maximiser; otherwise the defaults of scipy's L-BFGS-B and
+  ``fmin_l_bfgs_b_batched``): it stops when :math:`(f_k - f_{k+1}) / \max(|f_k|, |f_{k+1}|, 1)
+  \le \mathrm{ftol} = \mathrm{factr}\,\epsilon = 10^7\epsilon \approx 2.2\cdot10^{-9}`, when
+  the projected gradient is below ``pgtol = 1e-5``, or when the line search fails (ABNORMAL).
+  Near a maximiser :math:`u^*` (coordinates scaled to :math:`[0, 1]`) with curvature
+  :math:`\lambda` along the last step, :math:`f(u^*) - f(u) \approx \tfrac12\lambda\|u -
+  u^*\|^2`, so a stop on the ``ftol`` test places :math:`u` only within
+  :math:`\sqrt{2\,\mathrm{ftol}\max(|f|, 1)/\lambda}` of :math:`u^*`. Two replays whose values
+  differ in the last bits take the same iterates until a stopping test is decided by a
+  rounding-level difference and may then stop one step apart inside that ball. With the
+  curvature of an acquisition at its maximiser at least :math:`\max(|f|, 1)` per squared box
+  width (about :math:`|f|/\ell^2` for lengthscales :math:`\ell \le 1`), this gives
+  :data:`BOX_TOL` :math:`= \sqrt{2\,\mathrm{ftol}} \approx 6.7\cdot10^{-5}` box widths
+  (max-norm). A line-search failure happens where value differences along the direction fall
+  below rounding, within :math:`\sqrt{\epsilon\max(|f|,1)/\lambda}` of :math:`u^*`, a ball
+  :math:`\sqrt{10^7}` times smaller, so the same tolerance covers it (the AVX-512 run of
+  ``kb-ei@bird2`` that ended ABNORMAL was :math:`3.6\cdot10^{-7}` box widths away after five
+  compounding rounds). On a flat ridge the sounder test compares acquisition values,
+  :math:`a(x_\mathrm{new}) \ge a(x_\mathrm{rec}) - \mathrm{ftol}\max(|a|, 1)` on the same
+  recorded state, but a policy builds its acquisition inside ``suggest`` and the public API
+  does not expose it.
 
-The replayed rounds of the selected cases are computed once, in worker processes (one per
-core) with ``BUH_GOLDEN_THREADS`` intra-op threads each (default 1, as recorded), and each
-case's test compares its own.
+Replays run once per session, in worker processes (one per ``BUH_GOLDEN_THREADS`` cores) with
+``BUH_GOLDEN_THREADS`` intra-op threads each (default 1, as recorded).
 """
 
 from __future__ import annotations
