@@ -1,11 +1,12 @@
 r"""Golden traces: the first rounds of every registered method, recorded before a refactor.
 
-A *case* is (method, problem, options, batch size). :func:`trace` runs it with the public
-``run`` loop for a few rounds and keeps what a refactor must not change: the suggested
-points, the ``selected`` hyperparameter labels, ``n_candidates`` and the rule's
-selected candidate or surviving set from its diagnostics. ``record.py`` writes the traces
-to ``traces.json``; ``test_golden_traces.py`` replays them (pool points must match
-exactly, box points to 1e-6).
+A *case* is (method, problem, options, batch size). Its trace (:mod:`tests.golden.replay`)
+keeps, for :data:`ROUNDS` rounds of the public ``run`` loop, what a refactor must not
+change: the suggested points, the ``selected`` hyperparameter labels, ``n_candidates`` and
+the rule's selected candidate or surviving set from its diagnostics, with the data and
+policy state each round starts from. ``record.py`` writes the traces to ``traces.json``;
+``test_golden_traces.py`` replays them round by round (pool points and decisions exactly,
+box points to the resolution of L-BFGS-B's stopping rule).
 
 Problems: ``bird2`` (the TS-RSR paper's 2-d box, with its fixed surrogate), a 60-point
 2-d pool defined here, ``gp-kernel`` (prior selection on 500 arms, priors and the true
@@ -15,14 +16,13 @@ prior told by the problem), ``robust-peak`` (the robust pool), ``additive3d`` an
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers import get_problem, make_policy, run
+from botorch_unknown_hypers import get_problem
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
@@ -107,41 +107,3 @@ def _cases() -> list[Case]:
 
 
 CASES = _cases()
-
-
-def trace(case: Case, seed: int) -> list[dict[str, Any]]:
-    r"""The first :data:`ROUNDS` rounds of ``case`` at ``seed``: per round the points (pool
-    indices on a pool), ``selected``, ``n_candidates`` and the diagnostics of
-    :data:`DIAGNOSTIC_KEYS`."""
-    problem = case.make_problem()
-    policy = make_policy(case.method, problem.domain, seed=seed, **case.make_options())
-    history = run(problem, policy, iterations=ROUNDS, seed=seed, batch_size=case.q, n_init=case.n_init)
-    history = history[history["iteration"] > 0]
-    out: list[dict[str, Any]] = []
-    for _, rows in history.groupby("iteration", sort=True):
-        X = torch.tensor([[float(v) for v in s.split(";")] for s in rows["x"]], dtype=torch.float64)
-        record: dict[str, Any] = {"selected": list(rows["selected"]), "n_candidates": int(rows["n_candidates"].iloc[0])}
-        if case.pool:
-            instance = problem.instance(seed)
-            record["index"] = instance.domain.index_of(X, atol=1e-8).tolist()
-        else:
-            record["x"] = X.tolist()
-        text = rows["diagnostics"].iloc[0]
-        if text:
-            import json
-
-            diag = json.loads(text)
-            record["diagnostics"] = {k: diag[k] for k in DIAGNOSTIC_KEYS if k in diag}
-        out.append(record)
-    return out
-
-
-def close(a: Any, b: Any, atol: float) -> bool:
-    r"""Structural equality with a tolerance on floats (JSON values)."""
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=0, abs_tol=atol)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(close(x, y, atol) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k], atol) for k in a)
-    return a == b
