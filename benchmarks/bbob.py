@@ -51,6 +51,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ray-address", default=None, help="address of a running Ray cluster (default: start one)")
     p.add_argument("--allow-report-instances", action="store_true",
                    help="allow instances outside 1-5 (the report; never during development)")
+    p.add_argument("--code-version", default=None,
+                   help="commit recorded in every run file (default: this checkout's, from git)")
     p.add_argument("--dry-run", action="store_true", help="print the grid's size and the runs left, run nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run or not todo:
         return 0
     executor = make_executor(args.executor, workers=args.workers, threads=args.threads, ray_address=args.ray_address)
-    extra = {"threads": args.threads, "executor": args.executor, "workers": args.workers, "code": code_version()}
+    extra = {"threads": args.threads, "executor": args.executor, "workers": args.workers, "code": args.code_version or code_version()}
     failed = sum(path is None for _, path in sweep(specs, args.out, executor, extra=extra, progress=not args.no_progress))
     print(f"done: {len(todo) - failed} run(s) written, {failed} failed (see {args.out / 'failures.jsonl'}).", flush=True)
     return 1 if failed else 0
