@@ -238,7 +238,7 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
         summary = pd.DataFrame({
             "method": sorted(curves),
             "AUC (evaluations)": [auc(curves[m]) for m in sorted(curves)],
-            "median wall time per run (s)": [float(common[common["method"] == m]["wall_time_s"].median()) for m in sorted(curves)],
+            "median proposal time per run (s)": [float(common[common["method"] == m]["wall_time_s"].median()) for m in sorted(curves)],
             "median CPU time per run (s)": [float(pd.to_numeric(common[common["method"] == m]["cpu_s"]).median()) for m in sorted(curves)],
         })
         lines += [_markdown(summary), ""]
@@ -250,7 +250,7 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
         table.to_csv(report_dir / f"paired_{group}.csv", index=False)
         if "mean_diff" in table.columns:
             shown = table.assign(
-                diff=[("" if pd.isna(d) else f"{d:.3g} ± {2 * s:.2g}" + ("*" if sig else ""))
+                diff=[("" if pd.isna(d) else f"{d:.3g}" + ("" if pd.isna(s) else f" ± {2 * s:.2g}") + ("*" if sig else ""))
                       for d, s, sig in zip(table["mean_diff"], table["se"], table["significant"].fillna(""))],
                 better_worse=[("" if pd.isna(b) else f"{int(b)}/{int(w)}") for b, w in zip(table["better"], table["worse"])],
             )[["function", "method", "runs", "mean_final_regret", "diff", "better_worse"]]

@@ -81,3 +81,19 @@ def test_problem_info_records_the_optimum_in_both_conventions():
     info = problem_info("bbob-f3-i2-d5")
     assert info["f_star"] == -info["g_star"] and info["spread"] > 0 and not info["noisy"]
     assert math.isfinite(info["spread"]) and info["function_name"]
+
+
+def test_executors_run_the_bbob_task_with_the_threads_asked():
+    from botorch_unknown_hypers.benchmarks.bbob import make_executor
+
+    local = make_executor("local", workers=2, threads=1)
+    assert isinstance(local, ProcessExecutor) and local.task is run_bbob and local.threads_per_worker == 1
+    pytest.importorskip("ray")
+    from botorch_unknown_hypers.executors import RayExecutor
+
+    ray = make_executor("ray", workers=3)
+    assert isinstance(ray, RayExecutor) and ray.task is run_bbob and ray.num_cpus == 3
+    with pytest.raises(ValueError, match="executor"):
+        make_executor("dask")
+    with pytest.raises(ValueError, match="threads"):
+        make_executor("local", threads=0)
