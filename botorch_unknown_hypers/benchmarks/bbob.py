@@ -5,12 +5,13 @@ A grid is functions x instances x dimensions x seeds x methods x noise
 ``...-noisy``). Every run has the same budget at dimension :math:`d` (:func:`budget`):
 :math:`2d` scrambled Sobol points, then :math:`10d` BO rounds of one point (``docs/bbob.md``
 says why). Methods are the registered rules plus the peers of
-:mod:`~botorch_unknown_hypers.integrations.peers` (registered here, on import of this module,
-so that ``import botorch_unknown_hypers`` never imports a peer library); ``qlognei`` runs on
+:mod:`~botorch_unknown_hypers.integrations.peers`, registered only while a benchmark runs
+(:func:`bbob_registered`), so that neither ``import botorch_unknown_hypers`` nor this module
+imports a peer library or changes the registries; ``qlognei`` runs on
 BoTorch's default model (``surrogate="fitted"``, :data:`METHOD_OPTIONS`).
 
 Runs execute through :mod:`~botorch_unknown_hypers.executors` with :func:`run_bbob` as the task
-(a worker that unpickles it imports this module, hence the registrations): local processes
+(it registers the run's problem and the peers in whatever process runs it): local processes
 (:class:`~botorch_unknown_hypers.executors.ProcessExecutor`, a fixed number of torch threads
 per worker) or Ray (:class:`~botorch_unknown_hypers.executors.RayExecutor`). The driver alone
 writes the files, atomically (a temporary file renamed over the target), so a killed sweep
@@ -37,6 +38,7 @@ import platform
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -46,7 +48,7 @@ import torch
 
 from botorch_unknown_hypers.executors import Executor, ProcessExecutor, RayExecutor, RunSpec, execute_run
 from botorch_unknown_hypers.integrations.peers import PEERS, import_optuna
-from botorch_unknown_hypers.policies.registry import list_methods, register_method
+from botorch_unknown_hypers.policies.registry import METHODS, list_methods, register_method
 from botorch_unknown_hypers.problems.bbob import (
     BBOB_FUNCTIONS,
     DEV_INSTANCES,
@@ -55,7 +57,7 @@ from botorch_unknown_hypers.problems.bbob import (
     bbob_problem,
     parse_bbob_name,
 )
-from botorch_unknown_hypers.problems.registry import list_problems, register_problem
+from botorch_unknown_hypers.problems.registry import PROBLEMS, list_problems, register_problem
 
 logger = logging.getLogger(__name__)
 
@@ -74,24 +76,31 @@ def budget(dim: int) -> tuple[int, int]:
     return INIT_PER_DIM * dim, ROUNDS_PER_DIM * dim
 
 
-def register_peers() -> None:
-    r"""Register the peers (:data:`~botorch_unknown_hypers.integrations.peers.PEERS`) as methods
-    (no-op for those already registered)."""
-    known = set(list_methods())
-    for name, cls in PEERS.items():
-        if name not in known:
-            register_method(name, cls)
+@contextmanager
+def bbob_registered(problems: Iterable[str] = ()) -> Iterator[None]:
+    r"""Within the block, the peers (:data:`~botorch_unknown_hypers.integrations.peers.PEERS`) are
+    registered methods and the BBOB ``problems`` registered problems; on exit the entries this
+    call added are removed again, so that the registries outside a benchmark stay as they were.
 
-
-def register_bbob(name: str) -> None:
-    r"""Register the BBOB problem ``name`` (checked by
-    :func:`~botorch_unknown_hypers.problems.bbob.parse_bbob_name`) unless it is registered."""
-    parse_bbob_name(name)
-    if name not in set(list_problems()):
-        register_problem(name, lambda data_dir=None, name=name: bbob_problem(name))
-
-
-register_peers()
+    Raises:
+        ValueError: for a name that is not a BBOB problem name.
+    """
+    names = sorted(set(problems))
+    for name in names:
+        parse_bbob_name(name)
+    added_methods = [name for name in PEERS if name not in set(list_methods())]
+    added_problems = [name for name in names if name not in set(list_problems())]
+    try:
+        for name in added_methods:
+            register_method(name, PEERS[name])
+        for name in added_problems:
+            register_problem(name, lambda data_dir=None, name=name: bbob_problem(name))
+        yield
+    finally:
+        for name in added_methods:
+            METHODS.pop(name, None)
+        for name in added_problems:
+            PROBLEMS.pop(name, None)
 
 
 def check_instances(instances: Iterable[int], allow_report: bool = False) -> list[int]:
@@ -127,7 +136,7 @@ def grid(
             ``allow_report``, or an unknown method.
     """
     check_instances(instances, allow_report)
-    bad = [m for m in methods if m not in set(list_methods())]
+    bad = [m for m in methods if m not in set(list_methods()) | set(PEERS)]
     if bad:
         raise ValueError(f"unknown method(s) {bad}; valid methods: {', '.join(list_methods())}.")
     specs = []
@@ -188,13 +197,12 @@ def run_bbob(spec: RunSpec) -> pd.DataFrame:
     one failing run is recorded and the grid goes on.
     """
     try:
-        register_peers()
-        register_bbob(spec.problem)
         if spec.method in PEERS:
             import_optuna().logging.set_verbosity(logging.WARNING)  # one INFO line per trial otherwise
-        cpu_start = time.process_time()
-        history = execute_run(spec)
-        history.attrs["cpu_s"] = time.process_time() - cpu_start
+        with bbob_registered([spec.problem]):
+            cpu_start = time.process_time()
+            history = execute_run(spec)
+            history.attrs["cpu_s"] = time.process_time() - cpu_start
         return history
     except Exception:
         failed = pd.DataFrame()
@@ -312,27 +320,31 @@ def sweep(
 
     out = Path(out)
     todo = pending_specs(specs, out)
-    for spec in todo:  # for executors that run in this process
-        register_bbob(spec.problem)
     extra = {"machine": machine(), "torch": torch.__version__, **(extra or {})}
     bar = tqdm(total=len(todo), unit="run", disable=not progress, desc=f"{len(specs) - len(todo)} done before")
-    try:
-        for spec, history in executor.run_all(todo):
-            error = history.attrs.get("error")
-            if error is not None:
-                out.mkdir(parents=True, exist_ok=True)
-                with open(out / "failures.jsonl", "a") as handle:
-                    handle.write(json.dumps({"problem": spec.problem, "method": spec.key[1], "seed": spec.seed, "error": error}) + "\n")
-                logger.warning("run %s failed: %s", spec.key, error.strip().splitlines()[-1])
-                path = None
-            else:
-                path = run_path(out, spec)
-                write_json(path, run_record(spec, history, extra))
-            bar.update(1)
-            bar.set_postfix_str(f"{spec.problem} {spec.key[1]}" + (" FAILED" if path is None else ""))
-            yield spec, path
-    finally:
-        bar.close()
+    with bbob_registered(spec.problem for spec in todo):  # for an executor in this process (LocalExecutor)
+        try:
+            for spec, history in executor.run_all(todo):
+                path = _write_run(out, spec, history, extra)
+                bar.update(1)
+                bar.set_postfix_str(f"{spec.problem} {spec.key[1]}" + (" FAILED" if path is None else ""))
+                yield spec, path
+        finally:
+            bar.close()
+
+
+def _write_run(out: Path, spec: RunSpec, history: pd.DataFrame, extra: dict[str, Any]) -> Path | None:
+    r"""Write a finished run's file, or append a failed run's traceback to ``failures.jsonl``."""
+    error = history.attrs.get("error")
+    if error is None:
+        path = run_path(out, spec)
+        write_json(path, run_record(spec, history, extra))
+        return path
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "failures.jsonl", "a") as handle:
+        handle.write(json.dumps({"problem": spec.problem, "method": spec.key[1], "seed": spec.seed, "error": error}) + "\n")
+    logger.warning("run %s failed: %s", spec.key, error.strip().splitlines()[-1])
+    return None
 
 
 __all__ = [
@@ -347,8 +359,7 @@ __all__ = [
     "make_executor",
     "pending_specs",
     "problem_info",
-    "register_bbob",
-    "register_peers",
+    "bbob_registered",
     "run_bbob",
     "run_path",
     "run_record",

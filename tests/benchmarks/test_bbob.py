@@ -97,3 +97,24 @@ def test_executors_run_the_bbob_task_with_the_threads_asked():
         make_executor("dask")
     with pytest.raises(ValueError, match="threads"):
         make_executor("local", threads=0)
+
+
+def test_registries_are_untouched_outside_a_benchmark(tmp_path):
+    from botorch_unknown_hypers.benchmarks.bbob import bbob_registered
+    from botorch_unknown_hypers.policies.registry import list_methods, make_policy
+    from botorch_unknown_hypers.problems.registry import get_problem, list_problems
+
+    methods, problems = list_methods(), list_problems()
+    assert "optuna-gp" not in methods and not any(p.startswith("bbob-") for p in problems)
+    with bbob_registered(["bbob-f5-i2-d2"]):
+        problem = get_problem("bbob-f5-i2-d2")
+        assert problem.metadata["function"] == 5 and "optuna-gp" in list_methods()
+        pytest.importorskip("optuna")
+        assert make_policy("optuna-gp", problem.domain).name == "optuna-gp"
+    spec = grid(functions=[5], instances=[2], dims=[2], methods=["random"])[0]
+    assert not run_bbob(spec).empty
+    list(sweep([spec], tmp_path, LocalExecutor(threads=1), progress=False))
+    assert list_methods() == methods and list_problems() == problems
+    with pytest.raises(ValueError, match="BBOB problem name"):
+        with bbob_registered(["branin"]):
+            pass
