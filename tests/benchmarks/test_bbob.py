@@ -118,3 +118,15 @@ def test_registries_are_untouched_outside_a_benchmark(tmp_path):
     with pytest.raises(ValueError, match="BBOB problem name"):
         with bbob_registered(["branin"]):
             pass
+
+
+def test_command_line_counts_the_grid_and_refuses_report_instances(tmp_path, capsys):
+    from tests.benchmark_loader import load_benchmark
+
+    cli = load_benchmark("bbob")
+    assert cli.main(["--out", str(tmp_path), "--dims", "2,5", "--functions", "1-3", "--noise", "both", "--dry-run"]) == 0
+    assert "180 runs in the grid, 180 to do" in capsys.readouterr().out  # 3 functions x 5 instances x 2 dims x 2 noises x 3 methods
+    assert cli.main(["--out", str(tmp_path), "--instances", "6-15", "--dry-run"]) == 2
+    assert "--allow-report-instances" in capsys.readouterr().err
+    assert cli.main(["--out", str(tmp_path), "--instances", "6", "--allow-report-instances", "--dry-run"]) == 0
+    assert not any(tmp_path.iterdir())  # a dry run writes nothing
