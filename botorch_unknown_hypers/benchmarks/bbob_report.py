@@ -68,7 +68,7 @@ def load_runs(out: str | Path) -> list[dict]:
 
 def runs_frame(runs: Sequence[dict]) -> pd.DataFrame:
     r"""One row per run: ``group`` (``d5`` or ``d5-noisy``), ``problem``, ``function``,
-    ``instance``, ``seed``, ``method``, ``final_simple_regret``, ``spread``, ``wall_time_s``
+    ``function_name``, ``instance``, ``seed``, ``method``, ``final_simple_regret``, ``spread``, ``wall_time_s``
     (total proposal time), ``cpu_s`` and the traces ``regret`` (normalised, per evaluation)
     and ``time`` (cumulative proposal time, per evaluation)."""
     rows = []
@@ -79,6 +79,7 @@ def runs_frame(runs: Sequence[dict]) -> pd.DataFrame:
                 "group": f"d{c['dim']}" + ("-noisy" if c["noisy"] else ""),
                 "problem": c["problem"],
                 "function": c["function"],
+                "function_name": c.get("function_name", ""),
                 "instance": c["instance"],
                 "seed": c["seed"],
                 "method": c["method"],
@@ -136,14 +137,15 @@ def auc(curve: np.ndarray) -> float:
 
 
 def paired_table(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
-    r"""Per (function, method): mean final simple regret, and against ``reference`` over the
+    r"""Per (function, method): the function's name, mean final simple regret, and against ``reference`` over the
     (instance, seed) pairs both ran: ``pairs``, ``mean_diff``, ``se``, ``better``, ``worse``,
     ``significant`` (``"better"``, ``"worse"`` or ``""``)."""
     rows = []
     for function, sub in frame.groupby("function"):
+        name = str(sub["function_name"].iloc[0]) if "function_name" in sub else ""
         final = sub.pivot_table(index=["instance", "seed"], columns="method", values="final_simple_regret")
         for method in final.columns:
-            row = {"function": function, "method": method, "runs": int(final[method].notna().sum()),
+            row = {"function": function, "name": name, "method": method, "runs": int(final[method].notna().sum()),
                    "mean_final_regret": float(final[method].mean())}
             if method != reference and reference in final.columns:
                 both = final[[method, reference]].dropna()
@@ -253,7 +255,7 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
                 diff=[("" if pd.isna(d) else f"{d:.3g}" + ("" if pd.isna(s) else f" ± {2 * s:.2g}") + ("*" if sig else ""))
                       for d, s, sig in zip(table["mean_diff"], table["se"], table["significant"].fillna(""))],
                 better_worse=[("" if pd.isna(b) else f"{int(b)}/{int(w)}") for b, w in zip(table["better"], table["worse"])],
-            )[["function", "method", "runs", "mean_final_regret", "diff", "better_worse"]]
+            )[["function", "name", "method", "runs", "mean_final_regret", "diff", "better_worse"]]
             lines += [f"Final simple regret per function; diff = mean paired difference against `{reference}` ± 2 SE; "
                       "better/worse = pairs where the method's regret is lower/higher:", "", _markdown(shown), ""]
         for path in plot_ecdfs(common, group, report_dir, targets):
