@@ -1,0 +1,368 @@
+r"""The BBOB benchmark harness: a grid of runs, one JSON per run, resumable, on any executor.
+
+A grid is functions x instances x dimensions x seeds x methods x noise
+(:class:`~botorch_unknown_hypers.problems.bbob.BBOBProblem`, names ``bbob-f{k}-i{i}-d{d}`` and
+``...-noisy``). Every run has the same budget at dimension :math:`d` (:func:`budget`):
+:math:`2d` scrambled Sobol points, then :math:`10d` BO rounds of one point (``docs/bbob.md``
+says why). Methods are the registered rules plus the peers of
+:mod:`~botorch_unknown_hypers.integrations.peers`, registered only while a benchmark runs
+(:func:`bbob_registered`), so that neither ``import botorch_unknown_hypers`` nor this module
+imports a peer library or changes the registries; ``qlognei`` runs on
+BoTorch's default model (``surrogate="fitted"``, :data:`METHOD_OPTIONS`).
+
+Runs execute through :mod:`~botorch_unknown_hypers.executors` with :func:`run_bbob` as the task
+(it registers the run's problem and the peers in whatever process runs it): local processes
+(:class:`~botorch_unknown_hypers.executors.ProcessExecutor`, a fixed number of torch threads
+per worker) or Ray (:class:`~botorch_unknown_hypers.executors.RayExecutor`). The driver alone
+writes the files, atomically (a temporary file renamed over the target), so a killed sweep
+loses only the runs in flight; :func:`pending_specs` skips every run whose file is complete
+(:func:`is_complete`). A run that raises is recorded in ``failures.jsonl`` and the grid goes on.
+
+A run file (:func:`run_record`, format ``buh-bbob-run`` version 1) holds the run's
+configuration and, per evaluation :math:`j` (initial design first): the noiseless value
+:math:`f(x_j)`, the observation :math:`y_j`, the best-so-far :math:`\max_{i \le j} f(x_i)`, the
+simple regret :math:`f^* - \max_{i \le j} f(x_i)`, the proposal time of its round and the
+cumulative proposal time up to it, and :math:`x_j`; per run the wall time and the worker's
+CPU time.
+
+Report instances (:data:`~botorch_unknown_hypers.problems.bbob.REPORT_INSTANCES`) are refused
+unless asked for explicitly (:func:`check_instances`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import time
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+from botorch_unknown_hypers.executors import Executor, ProcessExecutor, RayExecutor, RunSpec, execute_run
+from botorch_unknown_hypers.integrations.peers import PEERS, import_optuna
+from botorch_unknown_hypers.policies.registry import METHODS, list_methods, register_method
+from botorch_unknown_hypers.problems.bbob import (
+    BBOB_FUNCTIONS,
+    DEV_INSTANCES,
+    NOISE_FRACTION,
+    bbob_name,
+    bbob_problem,
+    parse_bbob_name,
+)
+from botorch_unknown_hypers.problems.registry import PROBLEMS, list_problems, register_problem
+
+logger = logging.getLogger(__name__)
+
+RECORD_FORMAT = "buh-bbob-run"
+RECORD_VERSION = 1
+DEFAULT_METHODS = ("qlognei", "optuna-gp", "random")
+r"""The development baseline: BoTorch's default, Optuna's GPSampler, random search."""
+METHOD_OPTIONS: dict[str, dict[str, Any]] = {"qlognei": {"surrogate": "fitted"}}
+r"""Options every run of a method gets (``qlognei`` on BoTorch's default ``SingleTaskGP``)."""
+INIT_PER_DIM = 2
+ROUNDS_PER_DIM = 10
+
+
+def budget(dim: int) -> tuple[int, int]:
+    r"""``(n_init, iterations)`` at dimension ``dim``: :math:`2d` Sobol points, :math:`10d` rounds of q = 1."""
+    return INIT_PER_DIM * dim, ROUNDS_PER_DIM * dim
+
+
+@contextmanager
+def bbob_registered(problems: Iterable[str] = ()) -> Iterator[None]:
+    r"""Within the block, the peers (:data:`~botorch_unknown_hypers.integrations.peers.PEERS`) are
+    registered methods and the BBOB ``problems`` registered problems; on exit the entries this
+    call added are removed again, so that the registries outside a benchmark stay as they were.
+
+    Raises:
+        ValueError: for a name that is not a BBOB problem name.
+    """
+    names = sorted(set(problems))
+    for name in names:
+        parse_bbob_name(name)
+    added_methods = [name for name in PEERS if name not in set(list_methods())]
+    added_problems = [name for name in names if name not in set(list_problems())]
+    try:
+        for name in added_methods:
+            register_method(name, PEERS[name])
+        for name in added_problems:
+            register_problem(name, lambda data_dir=None, name=name: bbob_problem(name))
+        yield
+    finally:
+        for name in added_methods:
+            METHODS.pop(name, None)
+        for name in added_problems:
+            PROBLEMS.pop(name, None)
+
+
+def check_instances(instances: Iterable[int], allow_report: bool = False) -> list[int]:
+    r"""The instances, refusing any outside the development instances unless ``allow_report``.
+
+    Raises:
+        ValueError: for an instance outside :data:`DEV_INSTANCES` without ``allow_report``.
+    """
+    instances = list(instances)
+    outside = [i for i in instances if i not in DEV_INSTANCES]
+    if outside and not allow_report:
+        raise ValueError(
+            f"instances {outside} are not development instances {list(DEV_INSTANCES)}; report instances are run "
+            "once, for the report, with allow_report=True (--allow-report-instances)."
+        )
+    return instances
+
+
+def grid(
+    functions: Sequence[int] = BBOB_FUNCTIONS,
+    instances: Sequence[int] = DEV_INSTANCES,
+    dims: Sequence[int] = (5,),
+    seeds: Sequence[int] = (0,),
+    methods: Sequence[str] = DEFAULT_METHODS,
+    noise: Sequence[bool] = (False,),
+    allow_report: bool = False,
+) -> list[RunSpec]:
+    r"""The runs of a grid, ordered so that a partial sweep covers every function early:
+    dimension, noise, seed, instance, function, method (the last varies fastest).
+
+    Raises:
+        ValueError: for a function id outside 1..24, report instances without
+            ``allow_report``, or an unknown method.
+    """
+    check_instances(instances, allow_report)
+    bad = [m for m in methods if m not in set(list_methods()) | set(PEERS)]
+    if bad:
+        raise ValueError(f"unknown method(s) {bad}; valid methods: {', '.join(list_methods())}.")
+    specs = []
+    for dim in dims:
+        n_init, iterations = budget(dim)
+        for noisy in noise:
+            for seed in seeds:
+                for instance in instances:
+                    for function in functions:
+                        name = bbob_name(function, instance, dim, noisy)
+                        parse_bbob_name(name)
+                        for method in methods:
+                            specs.append(
+                                RunSpec(
+                                    name,
+                                    method,
+                                    seed=seed,
+                                    iterations=iterations,
+                                    n_init=n_init,
+                                    options=dict(METHOD_OPTIONS.get(method, {})),
+                                )
+                            )
+    return specs
+
+
+def run_path(out: str | Path, spec: RunSpec) -> Path:
+    r"""``out/d{d}/{problem}/{method}-seed{seed}.json``."""
+    _, _, dim, _ = parse_bbob_name(spec.problem)
+    return Path(out) / f"d{dim}" / spec.problem / f"{spec.key[1]}-seed{spec.seed}.json"
+
+
+def is_complete(path: Path, spec: RunSpec) -> bool:
+    r"""Whether ``path`` holds a finished run of ``spec`` (format, version, configuration and length)."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT or record.get("version") != RECORD_VERSION:
+        return False
+    config = record.get("config", {})
+    expected = {"problem": spec.problem, "method": spec.key[1], "seed": spec.seed, "n_init": spec.n_init,
+                "iterations": spec.iterations, "batch_size": spec.batch_size, "options": spec.options}
+    if any(config.get(k) != v for k, v in expected.items()) or not record.get("complete"):
+        return False
+    return len(record.get("f", [])) == spec.n_init + spec.iterations * spec.batch_size
+
+
+def pending_specs(specs: Iterable[RunSpec], out: str | Path) -> list[RunSpec]:
+    r"""The runs of ``specs`` without a complete file under ``out``."""
+    return [spec for spec in specs if not is_complete(run_path(out, spec), spec)]
+
+
+def run_bbob(spec: RunSpec) -> pd.DataFrame:
+    r"""The executors' task: register the run's problem (and the peers) in this process, run it.
+
+    ``attrs["cpu_s"]`` is the process's CPU time over the run (all its threads), a cost that
+    other processes on the machine do not inflate as they do the wall time. A run that raises returns an empty frame with ``attrs["error"]`` (the traceback), so that
+    one failing run is recorded and the grid goes on.
+    """
+    try:
+        if spec.method in PEERS:
+            import_optuna().logging.set_verbosity(logging.WARNING)  # one INFO line per trial otherwise
+        with bbob_registered([spec.problem]):
+            cpu_start = time.process_time()
+            history = execute_run(spec)
+            history.attrs["cpu_s"] = time.process_time() - cpu_start
+        return history
+    except Exception:
+        failed = pd.DataFrame()
+        failed.attrs["error"] = traceback.format_exc()
+        return failed
+
+
+@lru_cache(maxsize=256)
+def problem_info(name: str) -> dict[str, Any]:
+    r"""The configuration of the BBOB problem ``name`` a run file records."""
+    problem = bbob_problem(name)
+    function, instance, dim, noisy = parse_bbob_name(name)
+    return {
+        "function": function,
+        "instance": instance,
+        "dim": dim,
+        "noisy": noisy,
+        "noise_fraction": NOISE_FRACTION if noisy else 0.0,
+        "noise_std": problem.noise_std,
+        "spread": problem.spread,
+        "f_star": problem.optimal_value,
+        "g_star": problem.metadata["minimum"],
+        "function_name": problem.metadata["function_name"],
+    }
+
+
+def run_record(spec: RunSpec, history: pd.DataFrame, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    r"""The JSON of a finished run (the module docstring lists its fields)."""
+    info = problem_info(spec.problem)
+    f_star = info["f_star"]
+    f = [float(v) for v in history["f"]]
+    best, best_f = -float("inf"), []
+    for v in f:
+        best = max(best, v)
+        best_f.append(best)
+    round_wall = [float(v) for v in history["wall_time_s"]]
+    cumulative, seen, total = [], set(), 0.0
+    for iteration, wall in zip(history["iteration"].tolist(), round_wall):
+        if iteration not in seen:  # every row of a round carries the round's proposal time
+            seen.add(iteration)
+            total += wall
+        cumulative.append(total)
+    config = {
+        "problem": spec.problem,
+        "method": spec.key[1],
+        "seed": spec.seed,
+        "n_init": spec.n_init,
+        "iterations": spec.iterations,
+        "batch_size": spec.batch_size,
+        "options": spec.options,
+        **info,
+        **(extra or {}),
+    }
+    return {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "complete": True,
+        "config": config,
+        "f": f,
+        "y": [float(v) for v in history["y"]],
+        "best_f": best_f,
+        "simple_regret": [f_star - b for b in best_f],
+        "final_simple_regret": f_star - best_f[-1],
+        "round_wall_time_s": round_wall,
+        "cumulative_time_s": cumulative,
+        "elapsed_s": history.attrs.get("elapsed_s"),  # None where an executor did not time it
+        "cpu_s": history.attrs.get("cpu_s"),
+        "x": [[float(v) for v in row.split(";")] for row in history["x"]],
+    }
+
+
+def write_json(path: Path, record: dict[str, Any]) -> None:
+    r"""Write ``record`` to ``path`` atomically (a temporary file in the same folder, renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+
+
+def make_executor(executor: str = "local", workers: int = 1, threads: int = 1, ray_address: str | None = None) -> Executor:
+    r"""``"local"``: a process pool of ``workers`` workers with ``threads`` torch threads each;
+    ``"ray"``: Ray tasks (one CPU each) on a local instance of ``workers`` CPUs or the cluster at
+    ``ray_address``. Either runs :func:`run_bbob`.
+
+    Raises:
+        ValueError: for an unknown executor or a non-positive ``workers`` / ``threads``.
+    """
+    if not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}.")
+    if executor == "local":
+        return ProcessExecutor(workers=workers, task=run_bbob, threads_per_worker=threads)
+    if executor == "ray":
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a positive integer, got {workers!r}.")
+        return RayExecutor(address=ray_address, num_cpus=None if ray_address else workers, task=run_bbob)
+    raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}.")
+
+
+def machine() -> str:
+    r"""A one-line description of this machine (architecture, processor, core count)."""
+    return f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".replace("  ", " ")
+
+
+def sweep(
+    specs: Sequence[RunSpec],
+    out: str | Path,
+    executor: Executor,
+    extra: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> Iterator[tuple[RunSpec, Path | None]]:
+    r"""Run the specs without a complete file under ``out``; yield ``(spec, path)`` as each
+    finishes (``path`` is ``None`` for a failed run, whose traceback goes to
+    ``out/failures.jsonl``). ``extra`` is added to every record's configuration."""
+    from tqdm.auto import tqdm
+
+    out = Path(out)
+    todo = pending_specs(specs, out)
+    extra = {"machine": machine(), "torch": torch.__version__, **(extra or {})}
+    bar = tqdm(total=len(todo), unit="run", disable=not progress, desc=f"{len(specs) - len(todo)} done before")
+    with bbob_registered(spec.problem for spec in todo):  # for an executor in this process (LocalExecutor)
+        try:
+            for spec, history in executor.run_all(todo):
+                path = _write_run(out, spec, history, extra)
+                bar.update(1)
+                bar.set_postfix_str(f"{spec.problem} {spec.key[1]}" + (" FAILED" if path is None else ""))
+                yield spec, path
+        finally:
+            bar.close()
+
+
+def _write_run(out: Path, spec: RunSpec, history: pd.DataFrame, extra: dict[str, Any]) -> Path | None:
+    r"""Write a finished run's file, or append a failed run's traceback to ``failures.jsonl``."""
+    error = history.attrs.get("error")
+    if error is None:
+        path = run_path(out, spec)
+        write_json(path, run_record(spec, history, extra))
+        return path
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "failures.jsonl", "a") as handle:
+        handle.write(json.dumps({"problem": spec.problem, "method": spec.key[1], "seed": spec.seed, "error": error}) + "\n")
+    logger.warning("run %s failed: %s", spec.key, error.strip().splitlines()[-1])
+    return None
+
+
+__all__ = [
+    "DEFAULT_METHODS",
+    "METHOD_OPTIONS",
+    "RECORD_FORMAT",
+    "RECORD_VERSION",
+    "budget",
+    "check_instances",
+    "grid",
+    "is_complete",
+    "make_executor",
+    "pending_specs",
+    "problem_info",
+    "bbob_registered",
+    "run_bbob",
+    "run_path",
+    "run_record",
+    "sweep",
+    "write_json",
+]

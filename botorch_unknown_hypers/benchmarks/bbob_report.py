@@ -1,0 +1,281 @@
+r"""Aggregates of a BBOB sweep as the field reads them: ECDFs of targets, paired tables, ranks.
+
+A run :math:`\rho` (function :math:`k`, instance :math:`i`, seed, method) has simple regret
+:math:`r_\rho(n) = f^* - \max_{j \le n} f(x_j)` after :math:`n` evaluations, normalised by the
+instance's spread :math:`s` (:mod:`~botorch_unknown_hypers.problems.bbob`):
+:math:`\tilde r_\rho(n) = r_\rho(n) / s`. With targets :math:`\tau_1, \dots, \tau_K` (default
+:data:`TARGETS`, COCO's 51 log-spaced targets :math:`10^{2}, 10^{1.8}, \dots, 10^{-8}`, applied to
+the normalised regret), the *empirical cumulative distribution* of a method over its runs
+:math:`R` is
+
+.. math::
+
+    \mathrm{ECDF}(n) = \frac{1}{|R|\,K} \sum_{\rho \in R} \sum_{k=1}^K
+        \mathbf 1\{\tilde r_\rho(n) \le \tau_k\},
+
+the fraction of (function, instance, seed, target) tuples reached within :math:`n` evaluations
+(COCO's runtime ECDF of a fixed budget). Against wall time, :math:`\tilde r_\rho(t)` is the
+regret at the last evaluation whose cumulative proposal time is at most :math:`t`. The area
+under the ECDF is its mean over the budget, :math:`\mathrm{AUC} = \frac1N \sum_{n=1}^N
+\mathrm{ECDF}(n) \in [0, 1]`. A comparison uses only the (problem, seed) pairs every compared
+method has run (:func:`common_runs`).
+
+Per function, the table gives each method's mean final simple regret (raw, in the function's
+units) and the paired difference against a reference method over the (instance, seed) pairs both
+ran: mean :math:`\bar\delta` of :math:`\delta = r_\text{method} - r_\text{ref}`, its standard
+error :math:`\mathrm{sd}(\delta)/\sqrt m` (``ddof = 1``), and the counts of pairs where the method
+is better (:math:`\delta < 0`) and worse; *significant* means :math:`|\bar\delta| > 2\,\mathrm{SE}`.
+The average rank ranks the methods on the final simple regret within each (function, instance,
+seed) (ties get the mean of their ranks), then averages per function and over all.
+
+Reference:
+    N. Hansen, A. Auger, D. Brockhoff, T. Tusar. Anytime performance assessment in blackbox
+    optimization benchmarking. IEEE TEVC 26(6), 2022 (COCO's runtime ECDFs and targets).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from botorch_unknown_hypers.benchmarks.bbob import RECORD_FORMAT, RECORD_VERSION  # noqa: E402
+
+TARGETS = np.logspace(2, -8, 51)
+r"""COCO's 51 targets :math:`10^{2 - k/5}`, :math:`k = 0, \dots, 50`, on the normalised regret."""
+
+
+def load_runs(out: str | Path) -> list[dict]:
+    r"""The complete run files under ``out`` (``d*/*/*.json``), in path order."""
+    runs = []
+    for path in sorted(Path(out).glob("d*/*/*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if record.get("format") == RECORD_FORMAT and record.get("version") == RECORD_VERSION and record.get("complete"):
+            runs.append(record)
+    return runs
+
+
+def runs_frame(runs: Sequence[dict]) -> pd.DataFrame:
+    r"""One row per run: ``group`` (``d5`` or ``d5-noisy``), ``problem``, ``function``,
+    ``function_name``, ``instance``, ``seed``, ``method``, ``final_simple_regret``, ``spread``, ``wall_time_s``
+    (total proposal time), ``cpu_s`` and the traces ``regret`` (normalised, per evaluation)
+    and ``time`` (cumulative proposal time, per evaluation)."""
+    rows = []
+    for run in runs:
+        c = run["config"]
+        rows.append(
+            {
+                "group": f"d{c['dim']}" + ("-noisy" if c["noisy"] else ""),
+                "problem": c["problem"],
+                "function": c["function"],
+                "function_name": c.get("function_name", ""),
+                "instance": c["instance"],
+                "seed": c["seed"],
+                "method": c["method"],
+                "final_simple_regret": run["final_simple_regret"],
+                "spread": c["spread"],
+                "wall_time_s": run["cumulative_time_s"][-1],
+                "cpu_s": run.get("cpu_s"),
+                "regret": np.asarray(run["simple_regret"], dtype=float) / c["spread"],
+                "time": np.asarray(run["cumulative_time_s"], dtype=float),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def common_runs(frame: pd.DataFrame, methods: Sequence[str] | None = None) -> pd.DataFrame:
+    r"""The rows of ``methods`` (default: all) on the (problem, seed) pairs that every one of them ran."""
+    methods = sorted(frame["method"].unique()) if methods is None else list(methods)
+    sub = frame[frame["method"].isin(methods)]
+    counts = sub.groupby(["problem", "seed"])["method"].nunique()
+    keep = counts[counts == len(methods)].index
+    return sub.set_index(["problem", "seed"]).loc[keep].reset_index() if len(keep) else sub.iloc[:0]
+
+
+def _hits(regret: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    r"""``runs x N``: the fraction of targets reached by each run after each evaluation."""
+    return (regret[:, :, None] <= targets[None, None, :]).mean(-1)
+
+
+def ecdf_evaluations(frame: pd.DataFrame, targets: np.ndarray = TARGETS) -> dict[str, np.ndarray]:
+    r"""Per method, :math:`\mathrm{ECDF}(n)` for :math:`n = 1, \dots, N` (one budget ``N`` in ``frame``)."""
+    lengths = {len(r) for r in frame["regret"]}
+    if len(lengths) != 1:
+        raise ValueError(f"frame: runs of one budget expected (one dimension), got lengths {sorted(lengths)}.")
+    return {
+        method: _hits(np.stack(sub["regret"].to_list()), np.asarray(targets)).mean(0)
+        for method, sub in frame.groupby("method")
+    }
+
+
+def ecdf_time(frame: pd.DataFrame, times: np.ndarray, targets: np.ndarray = TARGETS) -> dict[str, np.ndarray]:
+    r"""Per method, :math:`\mathrm{ECDF}(t)` at each time of ``times`` (seconds of proposal time)."""
+    out = {}
+    for method, sub in frame.groupby("method"):
+        regret_at = []
+        for regret, time in zip(sub["regret"], sub["time"]):
+            last = np.searchsorted(time, times, side="right") - 1  # last evaluation done by t
+            regret_at.append(np.where(last >= 0, regret[np.maximum(last, 0)], np.inf))
+        out[method] = _hits(np.stack(regret_at), np.asarray(targets)).mean(0)
+    return out
+
+
+def auc(curve: np.ndarray) -> float:
+    r"""Area under an ECDF over evaluations, :math:`\frac1N \sum_n \mathrm{ECDF}(n)`."""
+    return float(np.mean(curve))
+
+
+def paired_table(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
+    r"""Per (function, method): the function's name, mean final simple regret, and against ``reference`` over the
+    (instance, seed) pairs both ran: ``pairs``, ``mean_diff``, ``se``, ``better``, ``worse``,
+    ``significant`` (``"better"``, ``"worse"`` or ``""``)."""
+    rows = []
+    for function, sub in frame.groupby("function"):
+        name = str(sub["function_name"].iloc[0]) if "function_name" in sub else ""
+        final = sub.pivot_table(index=["instance", "seed"], columns="method", values="final_simple_regret")
+        for method in final.columns:
+            row = {"function": function, "name": name, "method": method, "runs": int(final[method].notna().sum()),
+                   "mean_final_regret": float(final[method].mean())}
+            if method != reference and reference in final.columns:
+                both = final[[method, reference]].dropna()
+                diff = (both[method] - both[reference]).to_numpy()
+                m = len(diff)
+                se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan")
+                mean = float(diff.mean()) if m else float("nan")
+                row.update(pairs=m, mean_diff=mean, se=se, better=int((diff < 0).sum()), worse=int((diff > 0).sum()),
+                           significant=("better" if mean < 0 else "worse") if m > 1 and abs(mean) > 2 * se else "")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def average_ranks(frame: pd.DataFrame) -> pd.DataFrame:
+    r"""Methods x functions (plus ``all``): the mean rank of the final simple regret within each
+    (function, instance, seed) that every method ran (1 = lowest regret, ties averaged)."""
+    methods = sorted(frame["method"].unique())
+    sub = common_runs(frame, methods)
+    ranks = sub.assign(rank=sub.groupby(["problem", "seed"])["final_simple_regret"].rank(method="average"))
+    table = ranks.pivot_table(index="method", columns="function", values="rank", aggfunc="mean")
+    table["all"] = ranks.groupby("method")["rank"].mean()
+    return table
+
+
+def method_colors(methods: Sequence[str]) -> dict[str, str]:
+    r"""One colour per method (matplotlib's ``tab10`` in sorted name order), the same in every plot."""
+    cycle = plt.get_cmap("tab10").colors
+    return {m: matplotlib.colors.to_hex(cycle[i % len(cycle)]) for i, m in enumerate(sorted(methods))}
+
+
+def plot_ecdfs(frame: pd.DataFrame, group: str, out: Path, targets: np.ndarray = TARGETS) -> list[Path]:
+    r"""``ecdf_evaluations_{group}.png`` and ``ecdf_time_{group}.png``: one line per method."""
+    colors = method_colors(frame["method"].unique())
+    curves = ecdf_evaluations(frame, targets)
+    n = np.arange(1, len(next(iter(curves.values()))) + 1)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for method, curve in sorted(curves.items()):
+        ax.step(n, curve, where="post", color=colors[method], label=f"{method} (AUC {auc(curve):.3f})")
+    ax.set(xlabel="function evaluations", ylabel="fraction of (function, instance, seed, target) reached",
+           title=f"BBOB {group}: {frame['problem'].nunique()} problems, {len(targets)} targets", ylim=(0, 1))
+    ax.legend(fontsize=8)
+    paths = [out / f"ecdf_evaluations_{group}.png"]
+    fig.tight_layout()
+    fig.savefig(paths[0], dpi=120)
+    plt.close(fig)
+    positive = np.concatenate([t[t > 0] for t in frame["time"]])
+    lo = max(float(positive.min()) if positive.size else 1e-3, 1e-4)
+    times = np.logspace(np.log10(lo), np.log10(max(float(frame["wall_time_s"].max()), lo * 10)), 200)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for method, curve in sorted(ecdf_time(frame, times, targets).items()):
+        ax.step(times, curve, where="post", color=colors[method], label=method)
+    ax.set(xscale="log", xlabel="cumulative proposal time per run (s)",
+           ylabel="fraction of (function, instance, seed, target) reached", title=f"BBOB {group}: against wall time",
+           ylim=(0, 1))
+    ax.legend(fontsize=8)
+    paths.append(out / f"ecdf_time_{group}.png")
+    fig.tight_layout()
+    fig.savefig(paths[1], dpi=120)
+    plt.close(fig)
+    return paths
+
+
+def _markdown(table: pd.DataFrame, floatfmt: str = ".3g") -> str:
+    cols = list(table.columns)
+    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    for _, row in table.iterrows():
+        cells = [format(v, floatfmt) if isinstance(v, float) and not math.isnan(v) else ("" if isinstance(v, float) else str(v)) for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | Path | None = None,
+                 targets: np.ndarray = TARGETS) -> Path:
+    r"""Read the runs under ``out`` and write ``report.md``, the tables as CSV and the ECDF plots
+    (per group: dimension and noise) to ``report_dir`` (default ``out/report``)."""
+    report_dir = Path(report_dir) if report_dir is not None else Path(out) / "report"
+    report_dir.mkdir(parents=True, exist_ok=True)
+    frame = runs_frame(load_runs(out))
+    if frame.empty:
+        raise ValueError(f"out: no complete BBOB run files under {out}.")
+    lines = [f"# BBOB report ({len(frame)} runs)", "",
+             f"Targets: {len(targets)} log-spaced, {targets.max():.0e} to {targets.min():.0e} of the spread; "
+             f"reference method `{reference}`; paired differences method - reference (negative: method better), "
+             "`*` beyond 2 SE. Only (problem, seed) pairs run by every method enter the ECDFs and ranks."]
+    for group, sub in frame.groupby("group"):
+        common = common_runs(sub)
+        lines += ["", f"## {group}: {common['problem'].nunique()} problems run by every method "
+                      f"({sub['problem'].nunique()} in all)", ""]
+        if common.empty:
+            continue
+        curves = ecdf_evaluations(common, targets)
+        summary = pd.DataFrame({
+            "method": sorted(curves),
+            "AUC (evaluations)": [auc(curves[m]) for m in sorted(curves)],
+            "median proposal time per run (s)": [float(common[common["method"] == m]["wall_time_s"].median()) for m in sorted(curves)],
+            "median CPU time per run (s)": [float(pd.to_numeric(common[common["method"] == m]["cpu_s"]).median()) for m in sorted(curves)],
+        })
+        lines += [_markdown(summary), ""]
+        ranks = average_ranks(common)
+        ranks.to_csv(report_dir / f"ranks_{group}.csv")
+        lines += ["Average rank of the final simple regret (1 = best):", "",
+                  _markdown(ranks.reset_index().rename(columns=str), ".2f"), ""]
+        table = paired_table(common, reference)
+        table.to_csv(report_dir / f"paired_{group}.csv", index=False)
+        if "mean_diff" in table.columns:
+            shown = table.assign(
+                diff=[("" if pd.isna(d) else f"{d:.3g}" + ("" if pd.isna(s) else f" ± {2 * s:.2g}") + ("*" if sig else ""))
+                      for d, s, sig in zip(table["mean_diff"], table["se"], table["significant"].fillna(""))],
+                better_worse=[("" if pd.isna(b) else f"{int(b)}/{int(w)}") for b, w in zip(table["better"], table["worse"])],
+            )[["function", "name", "method", "runs", "mean_final_regret", "diff", "better_worse"]]
+            lines += [f"Final simple regret per function; diff = mean paired difference against `{reference}` ± 2 SE; "
+                      "better/worse = pairs where the method's regret is lower/higher:", "", _markdown(shown), ""]
+        for path in plot_ecdfs(common, group, report_dir, targets):
+            lines.append(f"![{path.stem}]({path.name})")
+    path = report_dir / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+__all__ = [
+    "TARGETS",
+    "auc",
+    "average_ranks",
+    "common_runs",
+    "ecdf_evaluations",
+    "ecdf_time",
+    "load_runs",
+    "method_colors",
+    "paired_table",
+    "plot_ecdfs",
+    "runs_frame",
+    "write_report",
+]

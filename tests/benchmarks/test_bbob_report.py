@@ -1,0 +1,150 @@
+import itertools
+import json
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+from botorch_unknown_hypers.benchmarks.bbob import RECORD_FORMAT, RECORD_VERSION
+from botorch_unknown_hypers.benchmarks.bbob_report import (
+    TARGETS,
+    auc,
+    average_ranks,
+    common_runs,
+    ecdf_evaluations,
+    ecdf_time,
+    load_runs,
+    paired_table,
+    runs_frame,
+    write_report,
+)
+
+N = 8
+
+
+def _record(function, instance, seed, method, rng, noisy=False, spread=None):
+    spread = float(rng.uniform(0.5, 50.0)) if spread is None else spread
+    f = list(-np.exp(rng.uniform(-12, 3, size=N)))  # f* = 0: regrets over many decades
+    best = list(np.maximum.accumulate(f))
+    steps = rng.uniform(0.0, 2.0, size=N)
+    steps[:2] = 0.0  # the initial design costs no proposal time
+    problem = f"bbob-f{function}-i{instance}-d2" + ("-noisy" if noisy else "")
+    return {
+        "format": RECORD_FORMAT, "version": RECORD_VERSION, "complete": True,
+        "config": {"problem": problem, "function": function, "instance": instance, "dim": 2, "noisy": noisy,
+                   "seed": seed, "method": method, "spread": spread, "f_star": 0.0},
+        "f": f, "best_f": best, "simple_regret": [-b for b in best], "final_simple_regret": -best[-1],
+        "cumulative_time_s": list(np.cumsum(steps)), "cpu_s": 1.0,
+    }
+
+
+def _write(tmp_path, records):
+    for r in records:
+        c = r["config"]
+        path = tmp_path / f"d{c['dim']}" / c["problem"] / f"{c['method']}-seed{c['seed']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(r))
+
+
+@pytest.fixture
+def records():
+    rng = np.random.default_rng(0)
+    return [_record(k, i, s, m, rng) for k, i, s, m in itertools.product([1, 2, 3], [1, 2], [0, 1], ["a", "b", "c"])]
+
+
+def _first_hits(record, targets):
+    r = [v / record["config"]["spread"] for v in record["simple_regret"]]
+    return [next((n + 1 for n in range(N) if r[n] <= t), math.inf) for t in targets]
+
+
+def test_ecdf_over_evaluations_and_auc_match_first_hitting_counts(tmp_path, records):
+    _write(tmp_path, records)
+    frame = runs_frame(load_runs(tmp_path))
+    assert len(frame) == len(records)
+    curves = ecdf_evaluations(frame)
+    for method in "abc":
+        hits = [h for r in records if r["config"]["method"] == method for h in _first_hits(r, TARGETS)]
+        brute = [sum(h <= n for h in hits) / len(hits) for n in range(1, N + 1)]
+        np.testing.assert_allclose(curves[method], brute)
+        assert auc(curves[method]) == pytest.approx(sum(brute) / N)
+    assert 0 < curves["a"][0] < curves["a"][-1] < 1
+
+
+def test_ecdf_over_time_matches_first_hitting_times(records):
+    frame = runs_frame(records)
+    times = np.array([0.0, 0.3, 1.0, 2.5, 4.0, 100.0])
+    curves = ecdf_time(frame, times)
+    for method in "abc":
+        hit_times = []
+        for r in (r for r in records if r["config"]["method"] == method):
+            for h in _first_hits(r, TARGETS):
+                hit_times.append(math.inf if h == math.inf else r["cumulative_time_s"][h - 1])
+        brute = [sum(h <= t for h in hit_times) / len(hit_times) for t in times]
+        np.testing.assert_allclose(curves[method], brute)
+
+
+def test_paired_differences_match_a_direct_computation(records):
+    frame = runs_frame(records[:-1])  # the last (f3, i2, seed 1, c) is missing: one pair fewer for c on f3
+    table = paired_table(frame, reference="a").set_index(["function", "method"])
+    for function, method in itertools.product([1, 2, 3], "bc"):
+        final = {(r["config"]["instance"], r["config"]["seed"], r["config"]["method"]): r["final_simple_regret"]
+                 for r in records[:-1] if r["config"]["function"] == function}
+        diffs = [final[(i, s, method)] - final[(i, s, "a")] for i, s in itertools.product([1, 2], [0, 1]) if (i, s, method) in final]
+        row = table.loc[(function, method)]
+        assert row["pairs"] == len(diffs) == (3 if (function, method) == (3, "c") else 4)
+        assert row["mean_diff"] == pytest.approx(statistics.mean(diffs))
+        assert row["se"] == pytest.approx(statistics.stdev(diffs) / math.sqrt(len(diffs)))
+        assert (row["better"], row["worse"]) == (sum(d < 0 for d in diffs), sum(d > 0 for d in diffs))
+        expected = "" if abs(statistics.mean(diffs)) <= 2 * row["se"] else ("better" if statistics.mean(diffs) < 0 else "worse")
+        assert row["significant"] == expected
+        mine = [v for (i, s, m), v in final.items() if m == method]
+        assert row["mean_final_regret"] == pytest.approx(statistics.mean(mine))
+
+
+def test_paired_difference_marks_a_clear_winner_significant():
+    rng = np.random.default_rng(1)
+    recs = []
+    for i in range(1, 6):
+        ref = _record(4, i, 0, "ref", rng, spread=1.0)
+        good = json.loads(json.dumps(ref))
+        good["config"]["method"] = "good"
+        good["final_simple_regret"] = ref["final_simple_regret"] - 1.0 - 0.01 * i
+        recs += [ref, good]
+    row = paired_table(runs_frame(recs), "ref").set_index("method").loc["good"]
+    assert row["significant"] == "better" and row["better"] == 5 and row["mean_diff"] == pytest.approx(-1.03)
+
+
+def test_average_ranks_with_ties_and_only_common_runs():
+    rng = np.random.default_rng(2)
+    recs = []
+    regrets = {(1, 0): {"a": 1.0, "b": 2.0, "c": 3.0}, (1, 1): {"a": 2.0, "b": 2.0, "c": 1.0},
+               (2, 0): {"a": 5.0, "b": 4.0, "c": 4.0}}
+    for (function, seed), values in regrets.items():
+        for method, value in values.items():
+            r = _record(function, 1, seed, method, rng)
+            r["final_simple_regret"] = value
+            recs.append(r)
+    extra = _record(2, 1, 1, "a", rng)  # run by one method only: left out
+    extra["final_simple_regret"] = 100.0
+    frame = runs_frame(recs + [extra])
+    assert len(common_runs(frame)) == 9
+    table = average_ranks(frame)
+    # brute force: ranks per (function, seed), ties averaged
+    assert table.loc["a", 1] == pytest.approx((1 + 2.5) / 2) and table.loc["c", 1] == pytest.approx((3 + 1) / 2)
+    assert table.loc["a", 2] == 3 and table.loc["b", 2] == 1.5
+    assert table.loc["b", "all"] == pytest.approx((2 + 2.5 + 1.5) / 3)
+    np.testing.assert_allclose(table["all"].sum(), 6.0)  # ranks of 3 methods average to 2
+
+
+def test_report_writes_tables_and_labelled_plots(tmp_path, records):
+    noisy = [_record(1, 1, 0, m, np.random.default_rng(3), noisy=True) for m in "ab"]
+    _write(tmp_path, records + noisy)
+    (tmp_path / "d2" / "bbob-f1-i1-d2" / "broken-seed0.json").write_text("{not json")
+    path = write_report(tmp_path, reference="a")
+    text = path.read_text()
+    assert "## d2:" in text and "## d2-noisy:" in text and "AUC (evaluations)" in text
+    for name in ["ecdf_evaluations_d2.png", "ecdf_time_d2.png", "ranks_d2.csv", "paired_d2.csv", "ecdf_evaluations_d2-noisy.png"]:
+        assert (path.parent / name).exists()
+    with pytest.raises(ValueError, match="no complete"):
+        write_report(tmp_path / "empty")
