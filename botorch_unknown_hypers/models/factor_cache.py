@@ -7,9 +7,9 @@ round. For candidate :math:`u` with kernel :math:`k_u`, noise variance :math:`s_
 
 .. math::
 
-    L'_u = \begin{pmatrix} L_u & 0 \\ B_u^\top & C_u \end{pmatrix}, \qquad
-    B_u = L_u^{-1} k_u(X, X'), \qquad
-    C_u C_u^\top = k_u(X', X') + (s_u + j_u) I - B_u^\top B_u,
+    L'_u = \begin{pmatrix} L_u & 0 \\ L_{21,u} & L_{22,u} \end{pmatrix}, \qquad
+    L_{21,u}^\top = L_u^{-1} k_u(X, X'), \qquad
+    L_{22,u} L_{22,u}^\top = k_u(X', X') + (s_u + j_u) I - L_{21,u} L_{21,u}^\top,
 
 which costs :math:`O(K n^2 q)` instead of the :math:`O(K (n+q)^3)` of a new factorisation; the
 updated factor is the factor of the grown matrix, exactly in exact arithmetic.
@@ -42,15 +42,15 @@ batched LAPACK calls and views into a shared block round differently with the ba
 memory alignment, and a candidate's factor must not depend on which others share the cache. The
 acquisitions, which need no such guarantee across different candidate sets, stay batched.
 
-**Fixed points.** With :meth:`FactorCache.set_points` (``m`` points :math:`R`, e.g. the raw
+**Fixed points.** With :meth:`FactorCache.set_points` (``m`` points :math:`Z`, e.g. the raw
 samples of a multi-start maximisation kept for a whole campaign), each returned candidate also
-carries :math:`V_u = L_u^{-1} k_u(X, R)` (``n x m``) in the factor's two parts: the base part
-:math:`L_b^{-1} k_u(X_{<b}, R)`, recomputed with each new base, and one row per appended row,
-:math:`v_i = (k_u(x_i, R) - \ell_{i,<i}^\top V_{<i}) / \ell_{ii}` (:math:`O(nm)`). The posterior at
-:math:`R` is then :math:`\mu_u(R) = m_u(R) + V_u^\top L_u^{-1}(y - m_u(X))` and
-:math:`\sigma_u^2(R) = k_u(R, R)_{\text{diag}} - \mathbf 1^\top (V_u \circ V_u)`, in :math:`O(nm)` per
+carries :math:`V_u = L_u^{-1} k_u(X, Z)` (``n x m``) in the factor's two parts: the base part
+:math:`L_b^{-1} k_u(X_{<b}, Z)`, recomputed with each new base, and one row per appended row,
+:math:`v_i = (k_u(x_i, Z) - \ell_{i,<i}^\top V_{<i}) / \ell_{ii}` (:math:`O(nm)`). The posterior at
+:math:`Z` is then :math:`\mu_u(Z) = m_u(Z) + V_u^\top L_u^{-1}(y - m_u(X))` and
+:math:`\sigma_u^2(Z) = k_u(Z, Z)_{\text{diag}} - \mathbf 1^\top (V_u \circ V_u)`, in :math:`O(nm)` per
 round instead of the :math:`O(n^2 m)` of a triangular solve (:class:`PointSolve`). Like the
-factor, :math:`V_u` is a function of the candidate, the data and :math:`R` alone.
+factor, :math:`V_u` is a function of the candidate, the data and :math:`Z` alone.
 
 References:
     G. H. Golub, C. F. Van Loan. Matrix Computations, 4th ed., Sec. 4.2 (block Cholesky).
@@ -77,15 +77,16 @@ DEFAULT_REFACTOR_EVERY = 64
 r"""Row counts at whose multiples a cached factor is recomputed from scratch."""
 
 
-def kernel_matrix(covar: Kernel, A: Tensor, B: Tensor | None = None) -> Tensor:
-    r"""The dense kernel matrix :math:`k(A, B)` (``B = A`` when ``None``), evaluated eagerly.
+def kernel_matrix(kernel: Kernel, left: Tensor, right: Tensor | None = None) -> Tensor:
+    r"""The dense kernel matrix :math:`k(\text{left}, \text{right})` (``right = left`` when ``None``),
+    evaluated eagerly.
 
-    The same values as ``to_dense(covar(A, B))``, without GPyTorch's lazily evaluated kernel
+    The same values as ``to_dense(kernel(left, right))``, without GPyTorch's lazily evaluated kernel
     tensor, whose bookkeeping costs more than the kernel itself for the one-row columns of a
     factor update (about half of a row append's time with a Matern kernel at n < 100).
     """
     with gpytorch.settings.lazily_evaluate_kernels(False):
-        return to_dense(covar(A, A if B is None else B))
+        return to_dense(kernel(left, left if right is None else right))
 
 
 def _base_jitter(dtype: torch.dtype) -> float:
@@ -120,22 +121,38 @@ def jittered_cholesky(A: Tensor, jitter: float = 0.0) -> tuple[Tensor, float]:
 
 @dataclass
 class Factor:
-    r"""One candidate's factor in two parts: the base :math:`L_b` of the last LAPACK factorisation
-    (``b x b``) and the rows appended since, :math:`[B\; C]` (``p x b`` and lower-triangular
-    ``p x p``, :math:`p < ` ``refactor_every``), so that appending a row never copies :math:`L_b`:
+    r"""One candidate's Cholesky factor :math:`L` (``n x n``) in two parts: the base :math:`L_b` of
+    the last LAPACK factorisation (``b x b``) and the ``p`` rows appended since
+    (:math:`p <` ``refactor_every``), so that appending a row never copies :math:`L_b`:
 
     .. math::
 
-        L = \begin{pmatrix} L_b & 0 \\ B & C \end{pmatrix}.
+        L = \begin{pmatrix} L_b & 0 \\ L_{pb} & L_{pp} \end{pmatrix}.
+
+    Attributes:
+        base: :math:`L_b`, ``b x b`` lower-triangular.
+        lower_left: :math:`L_{pb}`, ``p x b``: the appended rows in the base's columns.
+        lower_right: :math:`L_{pp}`, ``p x p`` lower-triangular: the appended rows in their own
+            columns.
     """
 
     base: Tensor
-    B: Tensor
-    C: Tensor
+    lower_left: Tensor
+    lower_right: Tensor
 
     @property
     def n(self) -> int:
-        return self.base.shape[0] + self.C.shape[0]
+        return self.base.shape[0] + self.lower_right.shape[0]
+
+    @property
+    def B(self) -> Tensor:
+        r"""Alias of :attr:`lower_left` (its earlier name)."""
+        return self.lower_left
+
+    @property
+    def C(self) -> Tensor:
+        r"""Alias of :attr:`lower_right` (its earlier name)."""
+        return self.lower_right
 
     def dense(self) -> Tensor:
         r"""The ``n x n`` factor, assembled (one copy)."""
@@ -143,43 +160,46 @@ class Factor:
         if b == n:
             return self.base
         L = self.base.new_zeros(n, n)
-        L[:b, :b], L[b:, :b], L[b:, b:] = self.base, self.B, self.C
+        L[:b, :b], L[b:, :b], L[b:, b:] = self.base, self.lower_left, self.lower_right
         return L
 
     def logdet(self) -> Tensor:
-        return 2.0 * (self.base.diagonal().log().sum() + self.C.diagonal().log().sum())
+        return 2.0 * (self.base.diagonal().log().sum() + self.lower_right.diagonal().log().sum())
 
-    def forward_solve(self, r: Tensor) -> tuple[Tensor, Tensor]:
+    def forward_solve(self, rhs: Tensor) -> tuple[Tensor, Tensor]:
         r""":math:`L^{-1}r` for ``n x c`` right-hand sides, in the factor's two parts (no assembly):
-        :math:`w_b = L_b^{-1}r_{<b}` (``b x c``) and :math:`w_p = C^{-1}(r_{\geq b} - B w_b)`
+        :math:`w_b = L_b^{-1}r_{<b}` (``b x c``) and :math:`w_p = L_{pp}^{-1}(r_{\geq b} - L_{pb} w_b)`
         (``p x c``)."""
         b = self.base.shape[0]
-        wb = torch.linalg.solve_triangular(self.base, r[:b], upper=False) if b else r[:0]
-        t = r[b:] - self.B @ wb if b else r[b:]
-        wp = torch.linalg.solve_triangular(self.C, t, upper=False) if self.C.shape[0] else t
-        return wb, wp
+        w_base = torch.linalg.solve_triangular(self.base, rhs[:b], upper=False) if b else rhs[:0]
+        rest = rhs[b:] - self.lower_left @ w_base if b else rhs[b:]
+        w_appended = torch.linalg.solve_triangular(self.lower_right, rest, upper=False) if self.lower_right.shape[0] else rest
+        return w_base, w_appended
 
 
 @dataclass
 class PointSolve:
-    r""":math:`V = L^{-1} k(X, R)` of one candidate at the cache's fixed points :math:`R` (``m``), in
-    the two parts of its :class:`Factor`: ``base`` (``b x m``, against :math:`L_b`) and ``rows``
-    (``p x m``, one per appended row), with the column sums of ``base**2`` kept (``m``).
+    r""":math:`V = L^{-1} k(X, Z)` of one candidate at the cache's fixed points :math:`Z` (``m``), in
+    the two parts of its :class:`Factor`.
 
     Attributes:
-        of: The :attr:`Factor.base` tensor the base part was solved against (identity).
+        solved_against: The :attr:`Factor.base` tensor the base part was solved against (compared
+            by identity: a new base needs a new base part).
+        base: :math:`L_b^{-1} k(X_{<b}, Z)`, ``b x m``.
+        rows: One row per appended factor row, ``p x m``.
+        base_sq_sums: The column sums of ``base**2`` (``m``).
     """
 
-    of: Tensor
+    solved_against: Tensor
     base: Tensor
     rows: Tensor
-    base_sq: Tensor
+    base_sq_sums: Tensor
 
     def products(self, w: Tensor) -> tuple[Tensor, Tensor]:
         r"""``(V^T w, 1^T (V * V))``, each ``m``, for an ``n``-dim ``w``."""
         b = self.base.shape[0]
         vw = self.base.mT @ w[:b] + self.rows.mT @ w[b:]
-        return vw, self.base_sq + (self.rows * self.rows).sum(0)
+        return vw, self.base_sq_sums + (self.rows * self.rows).sum(0)
 
 
 class CandidateFactor:
@@ -190,7 +210,7 @@ class CandidateFactor:
         parts: The K factors (:class:`Factor`), assembled only when :attr:`L` is asked for.
         jitter: ``K`` jitters added on top of the noise.
         noise: ``K`` noise variances :math:`s_u`.
-        points: The cache's fixed points :math:`R` (``m x d``, model input space), or ``None``.
+        points: The cache's fixed points :math:`Z` (``m x d``, model input space), or ``None``.
         solves: The K :class:`PointSolve` at ``points`` (``None`` without points).
     """
 
@@ -206,7 +226,7 @@ class CandidateFactor:
         self.X, self.parts, self.jitter, self.noise = X, parts, jitter, noise
         self.points, self.solves = points, solves
         self._stacked: Tensor | None = None
-        self._solved: tuple[Tensor, Tensor] | None = None  # the last (rhs, A^{-1} rhs) of solve()
+        self._last_solve: tuple[Tensor, Tensor] | None = None  # (rhs, A^{-1} rhs) of the last solve()
 
     @property
     def num_candidates(self) -> int:
@@ -214,7 +234,7 @@ class CandidateFactor:
 
     @property
     def L(self) -> Tensor:
-        r"""``K x n x n``, the factors assembled and stacked (once)."""
+        r"""``K x n x n``, the factors :math:`L_u` assembled and stacked (once)."""
         if self._stacked is None:
             dense = [f.dense() for f in self.parts]
             self._stacked = dense[0].unsqueeze(0) if len(dense) == 1 else torch.stack(dense)
@@ -231,8 +251,8 @@ class CandidateFactor:
         sub = CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves)
         if self._stacked is not None:
             sub._stacked = self._stacked[idx]
-        if self._solved is not None:
-            sub._solved = (self._solved[0][idx], self._solved[1][idx])
+        if self._last_solve is not None:
+            sub._last_solve = (self._last_solve[0][idx], self._last_solve[1][idx])
         return sub
 
     def whiten(self, rhs: Tensor) -> Tensor:
@@ -246,8 +266,8 @@ class CandidateFactor:
         if self.solves is None:
             raise ValueError("point_products: this factor carries no fixed points (FactorCache.set_points).")
         w = self.whiten(rhs)
-        parts = [s.products(wk) for s, wk in zip(self.solves, w)]
-        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
+        products = [s.products(wk) for s, wk in zip(self.solves, w)]
+        return torch.stack([p[0] for p in products]), torch.stack([p[1] for p in products])
 
     def solve(self, rhs: Tensor) -> Tensor:
         r""":math:`A_u^{-1} b = L_u^{-\top}(L_u^{-1} b)` for ``K x n x m`` right-hand sides.
@@ -259,7 +279,7 @@ class CandidateFactor:
         their solution are kept: the same ``rhs`` again (or its rows, on a :meth:`subset`) costs a
         comparison.
         """
-        memo = self._solved
+        memo = self._last_solve
         if memo is not None and memo[0].shape == rhs.shape and torch.equal(memo[0], rhs):
             return memo[1]
         L = self.L
@@ -267,7 +287,7 @@ class CandidateFactor:
             out = torch.cholesky_solve(rhs, L)
         else:
             out = torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, rhs, upper=False), upper=True)
-        self._solved = (rhs.detach().clone(), out)
+        self._last_solve = (rhs.detach().clone(), out)
         return out
 
     def logdet(self) -> Tensor:
@@ -280,23 +300,25 @@ class CandidateFactor:
         n = self.X.shape[0]
         return 0.5 * (self.logdet() - n * (self.noise + self.jitter).log())
 
-    def extended(self, covar: Kernel, P: Tensor) -> Tensor:
-        r"""``K x (n + p) x (n + p)``: the factors of the matrices grown by the points ``P``
+    def extended(self, covar: Kernel, pending: Tensor) -> Tensor:
+        r"""``K x (n + p) x (n + p)``: the factors of the matrices grown by the points ``pending``
         (``p x d``, model input space) with the same noise and jitter, by one batched block update
-        (:math:`B = L^{-1}k(X, P)`, :math:`CC^\top = k(P, P) + (s + j)I - B^\top B`, factorised by
+        (:math:`L_{21}^\top = L^{-1}k(X, Q)`, :math:`L_{22}L_{22}^\top = k(Q, Q) + (s + j)I -
+        L_{21}L_{21}^\top` for :math:`Q` = ``pending``, the Schur complement factorised by
         GPyTorch's ``psd_safe_cholesky``, which adds jitter if pending points repeat). For the
         variance conditioned on pending points; not cached and not canonical.
 
         Args:
             covar: The K-batched kernel of the candidates.
+            pending: ``p x d`` points.
         """
-        L, n, p = self.L, self.X.shape[0], P.shape[0]
+        L, n, p = self.L, self.X.shape[0], pending.shape[0]
         K = L.shape[0]
-        B = torch.linalg.solve_triangular(L, kernel_matrix(covar, self.X, P).expand(K, n, p), upper=False)
-        S = kernel_matrix(covar, P).expand(K, p, p) - B.transpose(-2, -1) @ B
-        S = S + torch.diag_embed((self.noise + self.jitter)[:, None].expand(K, p))
+        cross = torch.linalg.solve_triangular(L, kernel_matrix(covar, self.X, pending).expand(K, n, p), upper=False)  # L_21^T
+        schur = kernel_matrix(covar, pending).expand(K, p, p) - cross.transpose(-2, -1) @ cross
+        schur = schur + torch.diag_embed((self.noise + self.jitter)[:, None].expand(K, p))
         out = L.new_zeros(K, n + p, n + p)
-        out[:, :n, :n], out[:, n:, :n], out[:, n:, n:] = L, B.transpose(-2, -1), psd_safe_cholesky(S)
+        out[:, :n, :n], out[:, n:, :n], out[:, n:, n:] = L, cross.transpose(-2, -1), psd_safe_cholesky(schur)
         return out
 
 
@@ -311,14 +333,15 @@ class FactorStats:
 
 
 @dataclass
-class _Entry:
-    r"""One cached candidate: its kernel module, noise, factor and jitter."""
+class _CachedCandidate:
+    r"""One cached candidate: its kernel module, noise variance, factor (:class:`Factor`), the jitter
+    the factor carries and, with fixed points, its :class:`PointSolve`."""
 
-    covar: Kernel
+    kernel: Kernel
     noise: float
-    L: Factor
+    factor: Factor
     jitter: float
-    solve: PointSolve | None = None
+    point_solve: PointSolve | None = None
 
 
 class FactorCache:
@@ -349,30 +372,30 @@ class FactorCache:
         self.refactor_every = refactor_every
         self.noise_override = noise
         self.stats = FactorStats()
-        self._X: Tensor | None = None
-        self._entries: dict[str, _Entry] = {}
-        self._points: Tensor | None = None
+        self._inputs: Tensor | None = None  # the inputs of the last call (n x d)
+        self._cached: dict[str, _CachedCandidate] = {}  # by candidate key (:meth:`keys`)
+        self._fixed_points: Tensor | None = None
 
     def set_points(self, points: Tensor | None) -> None:
-        r"""Fix the points :math:`R` (``m x d``, model input space) at which every returned factor
-        also carries :math:`V_u = L_u^{-1}k_u(X, R)` (see the module docstring); ``None`` removes
+        r"""Fix the points :math:`Z` (``m x d``, model input space) at which every returned factor
+        also carries :math:`V_u = L_u^{-1}k_u(X, Z)` (see the module docstring); ``None`` removes
         them. Setting other points drops every candidate's :math:`V_u`; the factors stay."""
         if points is not None:
             if points.ndim != 2 or points.shape[0] == 0:
                 raise ValueError(f"points must be m x d with m >= 1, got shape {tuple(points.shape)}.")
             if not bool(torch.isfinite(points).all()):
                 raise ValueError("points must be finite.")
-            if self._X is not None and points.shape[-1] != self._X.shape[-1]:
-                raise ValueError(f"points must be m x {self._X.shape[-1]} like the cached inputs, got shape {tuple(points.shape)}.")
+            if self._inputs is not None and points.shape[-1] != self._inputs.shape[-1]:
+                raise ValueError(f"points must be m x {self._inputs.shape[-1]} like the cached inputs, got shape {tuple(points.shape)}.")
             points = points.detach()
-        if points is None or self._points is None:
-            if points is self._points:
+        if points is None or self._fixed_points is None:
+            if points is self._fixed_points:
                 return
-        elif points.shape == self._points.shape and torch.equal(points, self._points):
+        elif points.shape == self._fixed_points.shape and torch.equal(points, self._fixed_points):
             return
-        self._points = points
-        for e in self._entries.values():
-            e.solve = None
+        self._fixed_points = points
+        for cached in self._cached.values():
+            cached.point_solve = None
 
     @staticmethod
     def keys(spec: CandidateSpec) -> list[str]:
@@ -395,36 +418,37 @@ class FactorCache:
         start = time.perf_counter()
         X = X.detach()
         keys = self.keys(spec)
-        old = self._X
-        if old is not None and (old.shape[0] > X.shape[0] or not torch.equal(old, X[: old.shape[0]])):
-            self._count("data not an extension", len(self._entries))
-            self._entries = {}
+        previous = self._inputs
+        if previous is not None and (previous.shape[0] > X.shape[0] or not torch.equal(previous, X[: previous.shape[0]])):
+            self._count_refactor("data not an extension", len(self._cached))
+            self._cached = {}
         wanted = set(keys) if keep is None else set(keys).union(self.keys(keep))
-        self._entries = {k: e for k, e in self._entries.items() if k in wanted}
+        self._cached = {key: cached for key, cached in self._cached.items() if key in wanted}
         noises = self._noise(spec, X)
-        for j, k in enumerate(keys):  # new candidates are factorised canonically on X
-            if k not in self._entries:
-                covar = spec.subset([j]).build(dim=X.shape[-1])[1]
-                L, jitter = self._canonical(covar, float(noises[j]), X)
-                self._entries[k] = _Entry(covar, float(noises[j]), L, jitter)
-                self._count("new candidates", 1)
-        for k in keys:  # the rows appended since each was last brought up to date
-            e = self._entries[k]
-            if e.L.n < X.shape[0]:
-                e.L, e.jitter = self._advance(e, X, e.L.n)
-        self._X = X
-        entries = [self._entries[k] for k in keys]
-        jitter = torch.tensor([e.jitter for e in entries], dtype=X.dtype, device=X.device)
+        for j, key in enumerate(keys):  # new candidates are factorised canonically on X
+            if key not in self._cached:
+                kernel = spec.subset([j]).build(dim=X.shape[-1])[1]
+                factor, jitter = self._canonical_factor(kernel, float(noises[j]), X)
+                self._cached[key] = _CachedCandidate(kernel, float(noises[j]), factor, jitter)
+                self._count_refactor("new candidates", 1)
+        for key in keys:  # the rows appended since each was last brought up to date
+            cached = self._cached[key]
+            if cached.factor.n < X.shape[0]:
+                cached.factor, cached.jitter = self._advance(cached, X, cached.factor.n)
+        self._inputs = X
+        chosen = [self._cached[key] for key in keys]
+        jitter = torch.tensor([c.jitter for c in chosen], dtype=X.dtype, device=X.device)
         solves = None
-        if self._points is not None:
-            if self._points.shape[-1] != X.shape[-1] or self._points.dtype != X.dtype or self._points.device != X.device:
+        points = self._fixed_points
+        if points is not None:
+            if points.shape[-1] != X.shape[-1] or points.dtype != X.dtype or points.device != X.device:
                 raise ValueError(
-                    f"the fixed points are {tuple(self._points.shape)} {self._points.dtype} on {self._points.device}; "
+                    f"the fixed points are {tuple(points.shape)} {points.dtype} on {points.device}; "
                     f"the inputs are {tuple(X.shape)} {X.dtype} on {X.device}."
                 )
-            solves = [self._point_solve(e, X) for e in entries]
+            solves = [self._advance_point_solve(c, X) for c in chosen]
         self.stats.seconds += time.perf_counter() - start
-        return CandidateFactor(X, [e.L for e in entries], jitter, noises, self._points, solves)
+        return CandidateFactor(X, [c.factor for c in chosen], jitter, noises, points, solves)
 
     # ----------------------------------------------------------------- helpers
     def _noise(self, spec: CandidateSpec, like: Tensor) -> Tensor:
@@ -432,91 +456,118 @@ class FactorCache:
             return torch.full((len(spec),), float(self.noise_override), dtype=like.dtype, device=like.device)
         return spec.noise_variances().to(like).reshape(len(spec))
 
-    def _count(self, reason: str, k: int) -> None:
-        self.stats.refactor_reasons[reason] = self.stats.refactor_reasons.get(reason, 0) + k
+    def _count_refactor(self, reason: str, count: int) -> None:
+        self.stats.refactor_reasons[reason] = self.stats.refactor_reasons.get(reason, 0) + count
 
-    def _full(self, covar: Kernel, noise: float, X: Tensor, jitter: float) -> tuple[Factor, float]:
+    def _factorise(self, kernel: Kernel, noise: float, X: Tensor, jitter: float) -> tuple[Factor, float]:
         r"""LAPACK factor of one candidate's matrix on ``X``: the new base, no appended rows."""
-        A = kernel_matrix(covar, X).reshape(X.shape[0], X.shape[0]).clone()  # our own copy, changed in place
+        A = kernel_matrix(kernel, X).reshape(X.shape[0], X.shape[0]).clone()  # our own copy, changed in place
         A.diagonal().add_(noise)
         self.stats.full += 1
         L, jitter = jittered_cholesky(A, jitter)
         return Factor(L, L.new_zeros(0, L.shape[0]), L.new_zeros(0, 0)), jitter
 
-    def _canonical(self, covar: Kernel, noise: float, X: Tensor) -> tuple[Factor, float]:
+    def _canonical_factor(self, kernel: Kernel, noise: float, X: Tensor) -> tuple[Factor, float]:
         r"""The factor of ``X`` as an uninterrupted extension would have built it."""
-        b = self.refactor_every * (X.shape[0] // self.refactor_every)
+        base_rows = self.refactor_every * (X.shape[0] // self.refactor_every)
         empty = X.new_zeros(0, 0)
-        entry = _Entry(covar, noise, Factor(empty, empty, empty), 0.0)
-        if b:
-            entry.L, entry.jitter = self._full(covar, noise, X[:b], 0.0)
-        return self._advance(entry, X, b)
+        cached = _CachedCandidate(kernel, noise, Factor(empty, empty, empty), 0.0)
+        if base_rows:
+            cached.factor, cached.jitter = self._factorise(kernel, noise, X[:base_rows], 0.0)
+        return self._advance(cached, X, base_rows)
 
-    def _point_solve(self, e: _Entry, X: Tensor) -> PointSolve:
-        r""":math:`V = L^{-1}k(X, R)` of one entry brought up to its factor: the base part solved anew
-        when the base changed, then one row per appended factor row not yet covered,
-        :math:`v_j = (k(x_{b+j}, R) - B_j V_b - C_{j,<j} V_{p,<j}) / C_{jj}`."""
-        F, R = e.L, self._points
-        b, p = F.base.shape[0], F.C.shape[0]
+    def _advance_point_solve(self, cached: _CachedCandidate, X: Tensor) -> PointSolve:
+        r""":math:`V = L^{-1}k(X, Z)` of one cached candidate brought up to its factor: the base part
+        solved anew when the base changed, then one row per appended factor row not yet covered,
+        :math:`v_j = (k(x_{b+j}, Z) - (L_{pb})_j V_b - (L_{pp})_{j,<j} V_{p,<j}) / (L_{pp})_{jj}`."""
+        factor, points = cached.factor, self._fixed_points
+        b, p = factor.base.shape[0], factor.lower_right.shape[0]
+        m = points.shape[0]
         with torch.no_grad():
-            if e.solve is None or e.solve.of is not F.base:
-                m = R.shape[0]
-                Vb = torch.linalg.solve_triangular(F.base, kernel_matrix(e.covar, X[:b], R).reshape(b, m), upper=False) if b else R.new_zeros(0, m)
-                e.solve = PointSolve(F.base, Vb, R.new_zeros(0, R.shape[0]), (Vb * Vb).sum(0))
-            S = e.solve
-            rows = S.rows
+            if cached.point_solve is None or cached.point_solve.solved_against is not factor.base:
+                base = (
+                    torch.linalg.solve_triangular(factor.base, kernel_matrix(cached.kernel, X[:b], points).reshape(b, m), upper=False)
+                    if b
+                    else points.new_zeros(0, m)
+                )
+                cached.point_solve = PointSolve(factor.base, base, points.new_zeros(0, m), (base * base).sum(0))
+            solve = cached.point_solve
+            rows = solve.rows
             for j in range(rows.shape[0], p):
-                t = kernel_matrix(e.covar, X[b + j : b + j + 1], R).reshape(1, R.shape[0])
+                row = kernel_matrix(cached.kernel, X[b + j : b + j + 1], points).reshape(1, m)
                 if b:
-                    t = t - F.B[j : j + 1] @ S.base
+                    row = row - factor.lower_left[j : j + 1] @ solve.base
                 if j:
-                    t = t - F.C[j : j + 1, :j] @ rows
-                rows = torch.cat([rows, t / F.C[j, j]])
-            if rows is not S.rows:  # a new object: factors handed out earlier keep their own rows
-                e.solve = S = PointSolve(S.of, S.base, rows, S.base_sq)
-        return S
+                    row = row - factor.lower_right[j : j + 1, :j] @ rows
+                rows = torch.cat([rows, row / factor.lower_right[j, j]])
+            if rows is not solve.rows:  # a new object: factors handed out earlier keep their own rows
+                cached.point_solve = solve = PointSolve(solve.solved_against, solve.base, rows, solve.base_sq_sums)
+        return solve
 
-    def _advance(self, e: _Entry, X: Tensor, start: int) -> tuple[Factor, float]:
-        r"""Append rows ``start, ..., n - 1`` of one candidate (with the canonical refactorisations).
+    def _advance(self, cached: _CachedCandidate, X: Tensor, start: int) -> tuple[Factor, float]:
+        r"""One candidate's factor and jitter brought from ``start`` rows up to all of ``X``, as an
+        uninterrupted extension would have built them.
 
-        Row :math:`i` (kernel column :math:`k = k(X_{<i}, x_i)`, split at the base size
-        :math:`b`): :math:`y_1 = L_b^{-1}k_{<b}`, :math:`y_2 = C^{-1}(k_{b:i} - B y_1)`, pivot
-        :math:`k(x_i, x_i) + s + j - \lVert y_1\rVert^2 - \lVert y_2\rVert^2`; the row
-        :math:`(y_1, y_2, \sqrt{\text{pivot}})` is appended to :math:`[B\; C]`.
+        Three steps, one helper each: rows that the last refactorisation due before ``n`` would
+        discard are skipped by doing that refactorisation at once (:meth:`_skip_to_last_base`);
+        then each row is either a canonical refactorisation (its count a multiple of
+        ``refactor_every``) or appended (:meth:`_append_row`), with a refactorisation at a larger
+        jitter when its pivot is not positive.
         """
-        F, jitter = e.L, e.jitter
-        last = self.refactor_every * (X.shape[0] // self.refactor_every)
-        if last > start:  # the rows before the last multiple would be discarded by its refactorisation
-            F, jitter = self._full(e.covar, e.noise, X[:last], 0.0)
-            self._count("refactor_every", 1)
-            start = last
+        factor, jitter, start = self._skip_to_last_base(cached, X, start)
         with torch.no_grad():
             for i in range(start, X.shape[0]):
-                r = i + 1
-                if r % self.refactor_every == 0:
-                    F, jitter = self._full(e.covar, e.noise, X[:r], 0.0)
-                    self._count("refactor_every", 1)
+                rows = i + 1
+                if rows % self.refactor_every == 0:
+                    factor, jitter = self._factorise(cached.kernel, cached.noise, X[:rows], 0.0)
+                    self._count_refactor("refactor_every", 1)
                     continue
-                x = X[i : i + 1]
-                b, p = F.base.shape[0], F.C.shape[0]
-                pivot = kernel_matrix(e.covar, x).reshape(()) + e.noise + jitter
-                y1 = F.base.new_zeros(b, 1)
-                y2 = F.base.new_zeros(p, 1)
-                if i:
-                    y1, y2 = F.forward_solve(kernel_matrix(e.covar, X[:i], x).reshape(i, 1))
-                    if b:
-                        pivot = pivot - (y1 * y1).sum()
-                    if p:
-                        pivot = pivot - (y2 * y2).sum()
-                if not bool(pivot > 0):  # the jitter would have to grow: refactorise
-                    F, jitter = self._full(e.covar, e.noise, X[:r], jitter)
-                    self._count("jitter would grow", 1)
+                appended = self._append_row(cached, factor, jitter, X, i)
+                if appended is None:  # the jitter would have to grow: refactorise
+                    factor, jitter = self._factorise(cached.kernel, cached.noise, X[:rows], jitter)
+                    self._count_refactor("jitter would grow", 1)
                     continue
-                C = F.C.new_zeros(p + 1, p + 1)
-                C[:p, :p], C[p, :p], C[p, p] = F.C, y2.squeeze(-1), pivot.sqrt()
-                F = Factor(F.base, torch.cat([F.B, y1.reshape(1, b)]), C)
-                self.stats.rows += 1
-        return F, jitter
+                factor = appended
+        return factor, jitter
+
+    def _skip_to_last_base(self, cached: _CachedCandidate, X: Tensor, start: int) -> tuple[Factor, float, int]:
+        r"""``(factor, jitter, start)``: the cached factor and ``start`` unchanged, or, when a
+        multiple of ``refactor_every`` lies in ``(start, n]``, the refactorisation at the last
+        one and that multiple (the rows before it would be discarded by it)."""
+        last_base = self.refactor_every * (X.shape[0] // self.refactor_every)
+        if last_base <= start:
+            return cached.factor, cached.jitter, start
+        factor, jitter = self._factorise(cached.kernel, cached.noise, X[:last_base], 0.0)
+        self._count_refactor("refactor_every", 1)
+        return factor, jitter, last_base
+
+    def _append_row(self, cached: _CachedCandidate, factor: Factor, jitter: float, X: Tensor, i: int) -> Factor | None:
+        r"""``factor`` (rows ``< i``) with row ``i`` of ``X`` appended, or ``None`` when its pivot is
+        not positive at ``jitter``.
+
+        With the kernel column :math:`k = k(X_{<i}, x_i)` split at the base size :math:`b`:
+        :math:`w_b = L_b^{-1}k_{<b}`, :math:`w_p = L_{pp}^{-1}(k_{b:i} - L_{pb} w_b)`
+        (:meth:`Factor.forward_solve`), pivot
+        :math:`k(x_i, x_i) + s + j - \lVert w_b\rVert^2 - \lVert w_p\rVert^2`; the row
+        :math:`(w_b, w_p, \sqrt{\text{pivot}})` is appended to :math:`[L_{pb}\; L_{pp}]`.
+        """
+        x = X[i : i + 1]
+        b, p = factor.base.shape[0], factor.lower_right.shape[0]
+        pivot = kernel_matrix(cached.kernel, x).reshape(()) + cached.noise + jitter
+        w_base = factor.base.new_zeros(b, 1)
+        w_appended = factor.base.new_zeros(p, 1)
+        if i:
+            w_base, w_appended = factor.forward_solve(kernel_matrix(cached.kernel, X[:i], x).reshape(i, 1))
+            if b:
+                pivot = pivot - (w_base * w_base).sum()
+            if p:
+                pivot = pivot - (w_appended * w_appended).sum()
+        if not bool(pivot > 0):
+            return None
+        lower_right = factor.lower_right.new_zeros(p + 1, p + 1)
+        lower_right[:p, :p], lower_right[p, :p], lower_right[p, p] = factor.lower_right, w_appended.squeeze(-1), pivot.sqrt()
+        self.stats.rows += 1
+        return Factor(factor.base, torch.cat([factor.lower_left, w_base.reshape(1, b)]), lower_right)
 
 
 __all__ = ["CandidateFactor", "Factor", "FactorCache", "FactorStats", "PointSolve", "jittered_cholesky", "DEFAULT_REFACTOR_EVERY"]

@@ -309,3 +309,12 @@ def test_a_subset_carries_the_stacked_factors_and_the_last_solve_with_the_same_b
     assert torch.equal(sub.solve(rhs[[2, 0]]), fresh.solve(rhs[[2, 0]]))  # LAPACK solves each matrix alone
     other = torch.randn(2, 150, 1, dtype=D)
     torch.testing.assert_close(sub.solve(other), torch.cholesky_solve(other, fresh.L), rtol=0, atol=0)
+
+
+def test_a_factor_names_its_blocks_and_keeps_their_earlier_names():
+    spec, X = _spec(noise=1e-4), _points(70, repeats=False)
+    part = FactorCache().factor(spec, X).parts[0]  # a base of 64 rows and 6 rows appended
+    assert part.base.shape == (64, 64) and part.lower_left.shape == (6, 64) and part.lower_right.shape == (6, 6)
+    assert part.B is part.lower_left and part.C is part.lower_right
+    dense = part.dense()
+    assert torch.equal(dense[64:, :64], part.lower_left) and torch.equal(dense[64:, 64:], part.lower_right)
