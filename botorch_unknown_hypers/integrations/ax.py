@@ -31,7 +31,18 @@ calls: it rebuilds the data from the experiment, and the rule's state (the JSON 
 ``policy.state_dict()``) is stored in each generator run's
 ``gen_metadata["buh_policy_state"]``, so a fresh process (:func:`load_client` of a
 snapshot written by :func:`save_client`) proposes the same point as the uninterrupted
-run. One trial is in flight at a time; a rule that takes batches fills a batch trial of ``n``
+run.
+
+**Trials in flight.** ``max_in_flight`` trials of the node may await their results at once
+(``Client.get_next_trials(max_trials=4)``, an orchestrator with four workers): each new trial
+is the rule's next slot conditioned on the ones still pending (``Policy.suggest(...,
+X_pending=...)``). Only rules that condition on pending points (``Policy.supports_pending``:
+the balancing, elimination, auto and prior rules) take more than one; asking a sequential rule
+(``a-gp-ucb``, ``mle-gp-ucb``, ...) for ``max_in_flight > 1`` is an error, not a silent one.
+Results may come back in any order: each generator run also stores the trials whose results its
+state already holds (``gen_metadata["buh_observed"]``), and the next generation tells the rule
+the others in the order they completed (``trial.time_completed``, then trial index), each value
+matched to its own play by its point. A rule that takes batches fills a batch trial of ``n``
 arms (``experiment.new_batch_trial(generator_run=strategy.gen(experiment, n=n)...)``) as its
 batch of ``n`` slots, each conditioned on the ones before. The parameter mapping, the state round
 trip and the storage details are in ``docs/harness.md``.
@@ -97,6 +108,7 @@ __all__ = [
     "METHOD_KEY",
     "NODE_KEY",
     "N_CANDIDATES_KEY",
+    "OBSERVED_KEY",
     "SELECTED_KEY",
     "STATE_KEY",
     "PolicyGenerationNode",
@@ -118,6 +130,9 @@ r"""``gen_metadata`` key: label of the hyperparameter the rule played (``policy.
 N_CANDIDATES_KEY = "buh_n_candidates"
 DIAGNOSTICS_KEY = "buh_diagnostics"
 r"""``gen_metadata`` key: JSON text of ``policy.diagnostics`` after ``suggest`` (if any)."""
+OBSERVED_KEY = "buh_observed"
+r"""``gen_metadata`` key: the trial indices whose results the state of :data:`STATE_KEY` holds,
+in the order the rule was told them (runs saved without it: every observed trial before the run's)."""
 
 _OBSERVED = (TrialStatus.COMPLETED, TrialStatus.EARLY_STOPPED)
 
@@ -260,6 +275,38 @@ def policy_state(generator_run: GeneratorRun) -> dict[str, Any] | None:
     return None if text is None else json.loads(text)
 
 
+def _completion_order(experiment: Experiment, indices: Sequence[int]) -> list[int]:
+    r"""``indices`` in the order their trials completed (``time_completed``, then index;
+    a trial without a completion time last)."""
+
+    def key(index: int) -> tuple[float, int]:
+        completed = experiment.trials[index].time_completed
+        return (math.inf if completed is None else completed.timestamp(), index)
+
+    return sorted(indices, key=key)
+
+
+def _told_before(generator_run: GeneratorRun, index: int, observed: Mapping[int, Any]) -> list[int]:
+    r"""The trials whose results the state stored in ``generator_run`` (of trial ``index``) holds."""
+    told = (generator_run.gen_metadata or {}).get(OBSERVED_KEY)
+    if told is None:  # saved one trial at a time: every observed trial before its own
+        return [i for i in observed if i < index]
+    return [int(i) for i in told]
+
+
+def _check_max_in_flight(method: str, max_in_flight: int, supports_pending: bool | None) -> int:
+    r"""``max_in_flight`` checked against the rule (``supports_pending`` ``None``: not known yet)."""
+    if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
+        raise UserInputError(f"max_in_flight must be an int >= 1, got {max_in_flight!r}.")
+    if max_in_flight > 1 and supports_pending is False:
+        raise UserInputError(
+            f"max_in_flight={max_in_flight}: {method} does not condition on pending points (a sequential "
+            "rule), so it runs one trial at a time; use max_in_flight=1 or a rule that supports pending "
+            "points (Policy.supports_pending, shown by `buh list`)."
+        )
+    return max_in_flight
+
+
 class PolicyGenerationNode(ExternalGenerationNode):
     r"""An Ax generation node that runs a registered rule (module docstring, ``docs/harness.md``).
 
@@ -272,6 +319,18 @@ class PolicyGenerationNode(ExternalGenerationNode):
         name: Node name (default ``method``); it tags the node's generator runs.
         dtype: Dtype of the rule's tensors.
         device: Device of the rule's tensors (default CPU).
+        max_in_flight: How many of the node's trials may await their results at once (>= 1).
+            More than 1 needs a rule that conditions on pending points
+            (``Policy.supports_pending``); a sequential rule with ``max_in_flight > 1`` raises
+            ``UserInputError``.
+
+    Raises:
+        UserInputError: For an unknown method or a bad ``max_in_flight``.
+
+    Example:
+        >>> node = PolicyGenerationNode("lb-gp-ucb-auto", options={"num_restarts": 2}, max_in_flight=4)
+        >>> node.max_in_flight
+        4
     """
 
     def __init__(
@@ -282,9 +341,12 @@ class PolicyGenerationNode(ExternalGenerationNode):
         name: str | None = None,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
+        max_in_flight: int = 1,
     ) -> None:
         if method not in METHODS:
             raise UserInputError(f"unknown method {method!r}; valid methods: {', '.join(sorted(METHODS))}.")
+        # A registered class declares it; a plain factory is checked on its first policy.
+        self.max_in_flight = _check_max_in_flight(method, max_in_flight, getattr(METHODS[method], "supports_pending", None))
         super().__init__(
             name=name or method,
             suggested_experiment_status=ExperimentStatus.OPTIMIZATION,
@@ -295,9 +357,9 @@ class PolicyGenerationNode(ExternalGenerationNode):
         self.seed = int(seed)
         self.dtype = dtype
         self.device = None if device is None else torch.device(device)
-        self._sequential = [
+        self._in_flight = [
             MaxGenerationParallelism(
-                threshold=1,
+                threshold=self.max_in_flight,
                 not_in_statuses=[s for s in TrialStatus if s.is_terminal],
             )
         ]
@@ -305,12 +367,14 @@ class PolicyGenerationNode(ExternalGenerationNode):
         self.space: SearchSpaceMap | None = None
         self.train_X: Tensor | None = None
         self.train_Y: Tensor | None = None
+        self.told: list[int] = []
         self._proposed_state: dict[str, Any] | None = None
+        self._arms_in_run = 0
 
     @property
     def pausing_criteria(self) -> Sequence[PausingCriterion]:
-        r"""One trial of this node in flight at a time (the rules are sequential)."""
-        return self._sequential
+        r"""At most ``max_in_flight`` trials of this node awaiting their results."""
+        return self._in_flight
 
     def last_generator_run(self, experiment: Experiment) -> tuple[int, GeneratorRun] | None:
         r"""``(trial index, generator run)`` of this node's latest trial that carries a state."""
@@ -324,23 +388,35 @@ class PolicyGenerationNode(ExternalGenerationNode):
 
     # ------------------------------------------------ ExternalGenerationNode API
     def update_generator_state(self, experiment: Experiment, data: Data) -> None:
-        r"""Rebuild the data, the domain and the rule's state from the experiment."""
+        r"""Rebuild the data, the domain and the rule's state from the experiment.
+
+        The rule's state is the one stored by the node's latest generator run; the trials
+        that completed since (any number, in any order) are told to it in the order they
+        completed, each value matched to its own play by its point. Before the node's first
+        run every observed trial is the initial design: data, not plays.
+        """
         space = SearchSpaceMap.from_search_space(experiment.search_space)
         metric, sign = objective_metric(experiment)
         observed = _observations(experiment, data, metric, sign, space)
         device = self.device or torch.device("cpu")
         domain = BoxDomain(space.bounds(self.dtype, device))
         policy = make_policy(self.method, domain, seed=self.seed, device=device, dtype=self.dtype, **self.options)
+        _check_max_in_flight(self.method, self.max_in_flight, policy.supports_pending)
         last = self.last_generator_run(experiment)
+        told = list(observed)
         if last is not None:
             index, gr = last
             policy.load_state_dict(policy_state(gr))
-            if index in observed:  # the round's observation enters the rule's record
-                rows, rewards = observed[index]
+            told = [i for i in _told_before(gr, index, observed) if i in observed]
+            known = set(told)
+            for i in _completion_order(experiment, [i for i in observed if i not in known]):
+                rows, rewards = observed[i]  # a result that arrived since: it enters the rule's record
                 policy.observe(self._tensor(rows, device), self._tensor(rewards, device).unsqueeze(-1))
-        rows = [r for index in observed for r in observed[index][0]]
-        rewards = [v for index in observed for v in observed[index][1]]
-        self.space, self.policy = space, policy
+                told.append(i)
+        # The data in the order the rule was told them (the ask/tell order of the same campaign).
+        rows = [r for index in told for r in observed[index][0]]
+        rewards = [v for index in told for v in observed[index][1]]
+        self.space, self.policy, self.told = space, policy, told
         self.train_X = self._tensor(rows, device).reshape(len(rows), space.dim)
         self.train_Y = self._tensor(rewards, device).reshape(len(rewards), 1)
         self._proposed_state = None
@@ -353,7 +429,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
         per generator run."""
         if self.policy is None or self.space is None:
             raise UnsupportedError("update_generator_state must run before get_next_candidate.")
-        if self._proposed_state is not None and not self.policy.supports_pending:
+        if self._arms_in_run > 0 and not self.policy.supports_pending:
             raise UnsupportedError(
                 f"{self.method} proposes one point per round: generate trials of one arm, one at a time."
             )
@@ -363,6 +439,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
             pending = self._tensor(rows, self.train_X.device).reshape(len(rows), self.space.dim)
         X = self.policy.suggest(self.train_X, self.train_Y, q=1, X_pending=pending)
         self._proposed_state = self.policy.state_dict()
+        self._arms_in_run += 1
         return self.space.to_parameters(X[0])
 
     def gen(
@@ -375,11 +452,18 @@ class PolicyGenerationNode(ExternalGenerationNode):
         n: int | None = None,
         **gs_gen_kwargs: Any,
     ) -> GeneratorRun | None:
-        r"""Ax's ``GenerationNode.gen``, always refitted, with the rule's state in ``gen_metadata``."""
+        r"""Ax's ``GenerationNode.gen`` with the rule's state in ``gen_metadata``.
+
+        The node is rebuilt from the experiment (the state lives there), except for the 2nd,
+        3rd, ... trial of one ``GenerationStrategy.gen(num_trials=...)`` call (Ax passes
+        ``skip_fit=True``): the runs made earlier in that call are not on the experiment yet,
+        and the rule in memory already holds their pending plays.
+        """
+        self._arms_in_run = 0
         generator_run = super().gen(
             experiment=experiment,
             pending_observations=pending_observations,
-            skip_fit=False,  # the state lives in the experiment; always rebuild from it
+            skip_fit=skip_fit and self._proposed_state is not None,
             data=data,
             n=n,
             **gs_gen_kwargs,
@@ -393,6 +477,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
                 NODE_KEY: self.name,
                 METHOD_KEY: self.method,
                 STATE_KEY: json.dumps(self._proposed_state, separators=(",", ":")),
+                OBSERVED_KEY: list(self.told),
                 SELECTED_KEY: self.policy.selected[0] if self.policy.selected else "",
                 N_CANDIDATES_KEY: int(self.policy.n_candidates),
             }
@@ -417,6 +502,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
             "name": self.name,
             "dtype": str(self.dtype).removeprefix("torch."),
             "device": None if self.device is None else str(self.device),
+            "max_in_flight": self.max_in_flight,
         }
 
     @classmethod
@@ -429,6 +515,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
             name=state.get("name"),
             dtype=getattr(torch, state.get("dtype", "float64")),
             device=state.get("device"),
+            max_in_flight=int(state.get("max_in_flight", 1)),
         )
 
 
@@ -440,13 +527,16 @@ def policy_generation_strategy(
     name: str | None = None,
     dtype: torch.dtype = torch.float64,
     device: torch.device | str | None = None,
+    *,
+    max_in_flight: int = 1,
 ) -> GenerationStrategy:
     r"""Sobol initial design, then the rule ``method``.
 
     The Sobol node proposes ``n_init`` trials and hands over once all of them have
     completed with data (the rules fit their first model, e.g. LB-GP-UCB's
     :math:`\theta_0`, on the whole initial design); failed or abandoned Sobol trials
-    are replaced.
+    are replaced. The rule's node then lets ``max_in_flight`` trials await their results
+    at once, each conditioned on the others still pending.
 
     Args:
         method: A registered method name (``lb-gp-ucb``, ``he-gp-ucb``, ...).
@@ -455,13 +545,29 @@ def policy_generation_strategy(
         options: Keyword options of the method.
         name: Name of the rule's node (default ``method``).
         dtype, device: Of the rule's tensors.
+        max_in_flight: How many of the rule's trials may await their results at once. More
+            than 1 needs a rule that conditions on pending points (``Policy.supports_pending``,
+            e.g. ``lb-gp-ucb``, ``he-gp-ucb``, the ``-auto`` presets); for a sequential rule it
+            raises ``UserInputError`` rather than silently running one trial at a time.
 
     Returns:
         A ``GenerationStrategy`` to pass to ``Client.set_generation_strategy``.
+
+    Raises:
+        UserInputError: For ``n_init < 1``, an unknown method or a bad ``max_in_flight``.
+
+    Example:
+        Four workers, each trial conditioned on the three others still running:
+
+        >>> strategy = policy_generation_strategy("lb-gp-ucb-auto", n_init=5, max_in_flight=4)
+        >>> client.set_generation_strategy(strategy)
+        >>> trials = client.get_next_trials(max_trials=4)   # after the 5 Sobol trials: 4 points
     """
-    if n_init < 1:
-        raise UserInputError(f"n_init must be at least 1, got {n_init}.")
-    node = PolicyGenerationNode(method, options=options, seed=seed, name=name, dtype=dtype, device=device)
+    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
+        raise UserInputError(f"n_init must be an int >= 1, got {n_init!r}.")
+    node = PolicyGenerationNode(
+        method, options=options, seed=seed, name=name, dtype=dtype, device=device, max_in_flight=max_in_flight
+    )
     done = [TrialStatus.FAILED, TrialStatus.ABANDONED]
     sobol = GenerationNode(
         name="Sobol",
