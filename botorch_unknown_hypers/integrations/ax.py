@@ -100,6 +100,7 @@ from torch import Tensor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.registry import METHODS, make_policy
 from botorch_unknown_hypers.domains import BoxDomain
+from botorch_unknown_hypers.integrations.box import ParameterBox
 
 __all__ = [
     "CLASS_DECODER_REGISTRY",
@@ -138,7 +139,7 @@ _OBSERVED = (TrialStatus.COMPLETED, TrialStatus.EARLY_STOPPED)
 
 
 @dataclass(frozen=True)
-class SearchSpaceMap:
+class SearchSpaceMap(ParameterBox):
     r"""Ax parameters to and from the rows of a :class:`BoxDomain`.
 
     Attributes:
@@ -148,11 +149,7 @@ class SearchSpaceMap:
         fixed: Fixed parameters, added to every proposal.
     """
 
-    names: tuple[str, ...]
-    log_scale: tuple[bool, ...]
-    lower: tuple[float, ...]
-    upper: tuple[float, ...]
-    fixed: tuple[tuple[str, Any], ...]
+    fixed: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def from_search_space(cls, search_space: SearchSpace) -> SearchSpaceMap:
@@ -185,29 +182,9 @@ class SearchSpaceMap:
             raise UnsupportedError("the search space has no float range parameter to optimise.")
         return cls(tuple(names), tuple(log_scale), tuple(lower), tuple(upper), tuple(fixed))
 
-    @property
-    def dim(self) -> int:
-        return len(self.names)
-
-    def bounds(self, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> Tensor:
-        r"""``2 x d`` bounds of the domain (log bounds for log-scale parameters)."""
-        lows = [math.log(v) if log else v for v, log in zip(self.lower, self.log_scale)]
-        highs = [math.log(v) if log else v for v, log in zip(self.upper, self.log_scale)]
-        return torch.tensor([lows, highs], dtype=dtype, device=device)
-
-    def to_row(self, parameters: Mapping[str, Any]) -> list[float]:
-        r"""A ``d``-list of domain coordinates of one Ax parameterisation."""
-        return [
-            math.log(float(parameters[n])) if log else float(parameters[n]) for n, log in zip(self.names, self.log_scale)
-        ]
-
     def to_parameters(self, x: Tensor) -> TParameterization:
-        r"""Ax parameterisation of a ``d``-dim domain point (clamped to Ax's bounds)."""
-        values = x.tolist()
-        out: dict[str, Any] = {}
-        for name, log, low, high, v in zip(self.names, self.log_scale, self.lower, self.upper, values):
-            v = math.exp(v) if log else v
-            out[name] = min(max(float(v), low), high)  # exp(log(u)) may exceed u by an ulp
+        r"""Ax parameterisation of a ``d``-dim domain point (clamped to Ax's bounds), with the fixed parameters."""
+        out: dict[str, Any] = dict(self.to_values(x))
         out.update(dict(self.fixed))
         return out
 
