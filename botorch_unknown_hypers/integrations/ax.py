@@ -33,19 +33,12 @@ calls: it rebuilds the data from the experiment, and the rule's state (the JSON 
 snapshot written by :func:`save_client`) proposes the same point as the uninterrupted
 run.
 
-**Trials in flight.** ``max_in_flight`` trials of the node may await their results at once
-(``Client.get_next_trials(max_trials=4)``, an orchestrator with four workers): each new trial
-is the rule's next slot conditioned on the ones still pending (``Policy.suggest(...,
-X_pending=...)``). Only rules that condition on pending points (``Policy.supports_pending``:
-the balancing, elimination, auto and prior rules) take more than one; asking a sequential rule
-(``a-gp-ucb``, ``mle-gp-ucb``, ...) for ``max_in_flight > 1`` is an error, not a silent one.
-Results may come back in any order: each generator run also stores the trials whose results its
-state already holds (``gen_metadata["buh_observed"]``), and the next generation tells the rule
-the others in the order they completed (``trial.time_completed``, then trial index), each value
-matched to its own play by its point. A rule that takes batches fills a batch trial of ``n``
-arms (``experiment.new_batch_trial(generator_run=strategy.gen(experiment, n=n)...)``) as its
-batch of ``n`` slots, each conditioned on the ones before. The parameter mapping, the state round
-trip and the storage details are in ``docs/harness.md``.
+**Trials in flight.** ``max_in_flight`` trials may await their results at once, each the rule's
+next slot conditioned on the ones pending (``suggest(..., X_pending=...)``); only rules with
+``Policy.supports_pending`` take more than one (for the others it is an error). Results may come
+in any order: the next generation tells the rule the trials completed since its stored state
+(``gen_metadata["buh_observed"]``) in completion order, each value matched to its own play. A
+batch trial of ``n`` arms is the rule's batch of ``n`` slots. Details: ``docs/harness.md``.
 
 References:
     - Ax's ``ExternalGenerationNode`` (``ax.generation_strategy.external_generation_node``),
@@ -253,14 +246,9 @@ def policy_state(generator_run: GeneratorRun) -> dict[str, Any] | None:
 
 
 def _completion_order(experiment: Experiment, indices: Sequence[int]) -> list[int]:
-    r"""``indices`` in the order their trials completed (``time_completed``, then index;
-    a trial without a completion time last)."""
-
-    def key(index: int) -> tuple[float, int]:
-        completed = experiment.trials[index].time_completed
-        return (math.inf if completed is None else completed.timestamp(), index)
-
-    return sorted(indices, key=key)
+    r"""``indices`` in the order their trials completed (then by index; no completion time: last)."""
+    done = {i: experiment.trials[i].time_completed for i in indices}
+    return sorted(indices, key=lambda i: (done[i] is None, done[i] or 0, i))
 
 
 def _told_before(generator_run: GeneratorRun, index: int, observed: Mapping[int, Any]) -> list[int]:
@@ -365,13 +353,10 @@ class PolicyGenerationNode(ExternalGenerationNode):
 
     # ------------------------------------------------ ExternalGenerationNode API
     def update_generator_state(self, experiment: Experiment, data: Data) -> None:
-        r"""Rebuild the data, the domain and the rule's state from the experiment.
-
-        The rule's state is the one stored by the node's latest generator run; the trials
-        that completed since (any number, in any order) are told to it in the order they
-        completed, each value matched to its own play by its point. Before the node's first
-        run every observed trial is the initial design: data, not plays.
-        """
+        r"""Rebuild the data, the domain and the rule's state from the experiment: the state of
+        the node's latest generator run, told the trials completed since in the order they
+        completed (each value meets its own play); before the node's first run every observed
+        trial is the initial design (data, not plays)."""
         space = SearchSpaceMap.from_search_space(experiment.search_space)
         metric, sign = objective_metric(experiment)
         observed = _observations(experiment, data, metric, sign, space)
@@ -429,13 +414,10 @@ class PolicyGenerationNode(ExternalGenerationNode):
         n: int | None = None,
         **gs_gen_kwargs: Any,
     ) -> GeneratorRun | None:
-        r"""Ax's ``GenerationNode.gen`` with the rule's state in ``gen_metadata``.
-
-        The node is rebuilt from the experiment (the state lives there), except for the 2nd,
-        3rd, ... trial of one ``GenerationStrategy.gen(num_trials=...)`` call (Ax passes
-        ``skip_fit=True``): the runs made earlier in that call are not on the experiment yet,
-        and the rule in memory already holds their pending plays.
-        """
+        r"""Ax's ``GenerationNode.gen`` with the rule's state in ``gen_metadata``. The node is
+        rebuilt from the experiment, except for the 2nd, 3rd, ... trial of one call (Ax's
+        ``skip_fit=True``): the runs made earlier in it are not on the experiment yet, and the
+        rule in memory holds their pending plays."""
         self._arms_in_run = 0
         generator_run = super().gen(
             experiment=experiment,
@@ -534,11 +516,8 @@ def policy_generation_strategy(
         UserInputError: For ``n_init < 1``, an unknown method or a bad ``max_in_flight``.
 
     Example:
-        Four workers, each trial conditioned on the three others still running:
-
-        >>> strategy = policy_generation_strategy("lb-gp-ucb-auto", n_init=5, max_in_flight=4)
-        >>> client.set_generation_strategy(strategy)
-        >>> trials = client.get_next_trials(max_trials=4)   # after the 5 Sobol trials: 4 points
+        >>> client.set_generation_strategy(policy_generation_strategy("lb-gp-ucb-auto", max_in_flight=4))
+        >>> trials = client.get_next_trials(max_trials=4)  # fills the free workers (docs/integrations.md)
     """
     if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
         raise UserInputError(f"n_init must be an int >= 1, got {n_init!r}.")

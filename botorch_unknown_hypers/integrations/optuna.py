@@ -24,10 +24,11 @@ study's float parameters, the way Optuna's own ``GPSampler`` runs its GP:
 - **Parallel trials.** Running trials (``study.ask()`` several times before ``tell``, or
   ``n_jobs > 1``) are passed as ``X_pending`` to a rule that conditions on pending points
   (``Policy.supports_pending``), so each running trial gets a different point; a sequential rule
-  is not given them (one ``UserWarning``).
+  is not given them (one ``UserWarning``). Optuna samples a trial's relative parameters at its
+  first ``suggest_*`` call, so that is when a trial's point is drawn and becomes pending.
 
 Determinism: given ``seed`` (an int), the same sequence of asks and tells gives the same
-parameters. The rule's memory is not saved in the study: a study resumed in a new process with a
+parameters (with ``n_jobs > 1`` the order of the threads' asks and tells is not fixed). The rule's memory is not saved in the study: a study resumed in a new process with a
 new sampler gives the rule its completed trials as the initial design.
 
 Example:

@@ -33,8 +33,20 @@ def loss(lr: float, x: float) -> float:
     return (math.log10(lr) + 2.5) ** 2 + (x - 0.5) ** 2
 
 
+def suggest(trial: optuna.Trial) -> tuple[float, float]:
+    return trial.suggest_float("lr", *LR, log=True), trial.suggest_float("x", *X)
+
+
 def objective(trial: optuna.Trial) -> float:
-    return loss(trial.suggest_float("lr", *LR, log=True), trial.suggest_float("x", *X))
+    return loss(*suggest(trial))
+
+
+def started(method: str, seed: int, n_startup_trials: int = 3) -> tuple[PolicySampler, optuna.Study]:
+    r"""A minimising study whose random start is done."""
+    sampler = PolicySampler(method, n_startup_trials=n_startup_trials, seed=seed, **FAST)
+    study = optuna.create_study(direction="minimize", sampler=sampler)
+    study.optimize(objective, n_trials=n_startup_trials)
+    return sampler, study
 
 
 def points(study: optuna.Study) -> list[tuple[float, float]]:
@@ -68,18 +80,15 @@ def test_log_scale_parameter_is_a_log_column():
 
 
 def test_two_running_trials_get_distinct_points_and_out_of_order_results_meet_their_plays():
-    sampler = PolicySampler("lb-gp-ucb-auto", n_startup_trials=5, seed=1, **FAST)
-    study = optuna.create_study(direction="minimize", sampler=sampler)
-    study.optimize(objective, n_trials=5)
+    sampler, study = started("lb-gp-ucb-auto", 1, n_startup_trials=5)
     a, b = study.ask(), study.ask()  # two workers: b is asked while a still runs
-    pa = (a.suggest_float("lr", *LR, log=True), a.suggest_float("x", *X))
-    pb = (b.suggest_float("lr", *LR, log=True), b.suggest_float("x", *X))
+    pa, pb = suggest(a), suggest(b)
     assert pa != pb
     assert len(sampler.policy.state.pending) == 2  # both are the rule's plays, awaiting values
     study.tell(b, loss(*pb))  # the results in reverse order
     study.tell(a, loss(*pa))
     c = study.ask()
-    pc = (c.suggest_float("lr", *LR, log=True), c.suggest_float("x", *X))
+    pc = suggest(c)
     assert pc not in (pa, pb)
     state = sampler.policy.state
     assert sampler.told == [0, 1, 2, 3, 4, b.number, a.number]
@@ -131,14 +140,12 @@ def test_integer_and_categorical_parameters_go_to_the_random_sampler():
 
 
 def test_failed_and_pruned_trials_are_skipped():
-    sampler = PolicySampler("he-gp-ucb", n_startup_trials=3, seed=5, **FAST)
-    study = optuna.create_study(sampler=sampler)
-    study.optimize(objective, n_trials=3)
+    sampler, study = started("he-gp-ucb", 5)
     failed = study.ask()
-    failed.suggest_float("lr", *LR, log=True), failed.suggest_float("x", *X)
+    suggest(failed)
     study.tell(failed, state=TrialState.FAIL)
     pruned = study.ask()
-    pruned.suggest_float("lr", *LR, log=True), pruned.suggest_float("x", *X)
+    suggest(pruned)
     pruned.report(1.0, step=0)
     study.tell(pruned, state=TrialState.PRUNED)
     study.optimize(objective, n_trials=2)
@@ -163,3 +170,14 @@ def test_bad_arguments():
     study.tell(study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)}), [1.0, 2.0])
     with pytest.raises(ValueError, match="one objective; the study has 2"):
         study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
+
+
+def test_a_sequential_rule_is_not_given_running_trials():
+    sampler, study = started("mle-gp-ucb", 6)
+    a = study.ask()
+    suggest(a)
+    b = study.ask()
+    with pytest.warns(UserWarning, match="mle-gp-ucb does not condition on pending points"):
+        b.suggest_float("lr", *LR, log=True)  # a still runs; the rule cannot take it as a pending point
+    b.suggest_float("x", *X)
+    assert len(b.params) == 2 and sampler.told == [0, 1, 2]
