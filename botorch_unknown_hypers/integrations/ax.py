@@ -31,10 +31,14 @@ calls: it rebuilds the data from the experiment, and the rule's state (the JSON 
 ``policy.state_dict()``) is stored in each generator run's
 ``gen_metadata["buh_policy_state"]``, so a fresh process (:func:`load_client` of a
 snapshot written by :func:`save_client`) proposes the same point as the uninterrupted
-run. One trial is in flight at a time; a rule that takes batches fills a batch trial of ``n``
-arms (``experiment.new_batch_trial(generator_run=strategy.gen(experiment, n=n)...)``) as its
-batch of ``n`` slots, each conditioned on the ones before. The parameter mapping, the state round
-trip and the storage details are in ``docs/harness.md``.
+run.
+
+**Trials in flight.** ``max_in_flight`` trials may await their results at once, each the rule's
+next slot conditioned on the ones pending (``suggest(..., X_pending=...)``); only rules with
+``Policy.supports_pending`` take more than one (for the others it is an error). Results may come
+in any order: the next generation tells the rule the trials completed since its stored state
+(``gen_metadata["buh_observed"]``) in completion order, each value matched to its own play. A
+batch trial of ``n`` arms is the rule's batch of ``n`` slots. Details: ``docs/harness.md``.
 
 References:
     - Ax's ``ExternalGenerationNode`` (``ax.generation_strategy.external_generation_node``),
@@ -89,6 +93,7 @@ from torch import Tensor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.registry import METHODS, make_policy
 from botorch_unknown_hypers.domains import BoxDomain
+from botorch_unknown_hypers.integrations.box import ParameterBox
 
 __all__ = [
     "CLASS_DECODER_REGISTRY",
@@ -97,6 +102,7 @@ __all__ = [
     "METHOD_KEY",
     "NODE_KEY",
     "N_CANDIDATES_KEY",
+    "OBSERVED_KEY",
     "SELECTED_KEY",
     "STATE_KEY",
     "PolicyGenerationNode",
@@ -118,12 +124,15 @@ r"""``gen_metadata`` key: label of the hyperparameter the rule played (``policy.
 N_CANDIDATES_KEY = "buh_n_candidates"
 DIAGNOSTICS_KEY = "buh_diagnostics"
 r"""``gen_metadata`` key: JSON text of ``policy.diagnostics`` after ``suggest`` (if any)."""
+OBSERVED_KEY = "buh_observed"
+r"""``gen_metadata`` key: the trial indices whose results the state of :data:`STATE_KEY` holds,
+in the order the rule was told them (runs saved without it: every observed trial before the run's)."""
 
 _OBSERVED = (TrialStatus.COMPLETED, TrialStatus.EARLY_STOPPED)
 
 
 @dataclass(frozen=True)
-class SearchSpaceMap:
+class SearchSpaceMap(ParameterBox):
     r"""Ax parameters to and from the rows of a :class:`BoxDomain`.
 
     Attributes:
@@ -133,11 +142,7 @@ class SearchSpaceMap:
         fixed: Fixed parameters, added to every proposal.
     """
 
-    names: tuple[str, ...]
-    log_scale: tuple[bool, ...]
-    lower: tuple[float, ...]
-    upper: tuple[float, ...]
-    fixed: tuple[tuple[str, Any], ...]
+    fixed: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def from_search_space(cls, search_space: SearchSpace) -> SearchSpaceMap:
@@ -170,29 +175,9 @@ class SearchSpaceMap:
             raise UnsupportedError("the search space has no float range parameter to optimise.")
         return cls(tuple(names), tuple(log_scale), tuple(lower), tuple(upper), tuple(fixed))
 
-    @property
-    def dim(self) -> int:
-        return len(self.names)
-
-    def bounds(self, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> Tensor:
-        r"""``2 x d`` bounds of the domain (log bounds for log-scale parameters)."""
-        lows = [math.log(v) if log else v for v, log in zip(self.lower, self.log_scale)]
-        highs = [math.log(v) if log else v for v, log in zip(self.upper, self.log_scale)]
-        return torch.tensor([lows, highs], dtype=dtype, device=device)
-
-    def to_row(self, parameters: Mapping[str, Any]) -> list[float]:
-        r"""A ``d``-list of domain coordinates of one Ax parameterisation."""
-        return [
-            math.log(float(parameters[n])) if log else float(parameters[n]) for n, log in zip(self.names, self.log_scale)
-        ]
-
     def to_parameters(self, x: Tensor) -> TParameterization:
-        r"""Ax parameterisation of a ``d``-dim domain point (clamped to Ax's bounds)."""
-        values = x.tolist()
-        out: dict[str, Any] = {}
-        for name, log, low, high, v in zip(self.names, self.log_scale, self.lower, self.upper, values):
-            v = math.exp(v) if log else v
-            out[name] = min(max(float(v), low), high)  # exp(log(u)) may exceed u by an ulp
+        r"""Ax parameterisation of a ``d``-dim domain point (clamped to Ax's bounds), with the fixed parameters."""
+        out: dict[str, Any] = dict(self.to_values(x))
         out.update(dict(self.fixed))
         return out
 
@@ -260,6 +245,33 @@ def policy_state(generator_run: GeneratorRun) -> dict[str, Any] | None:
     return None if text is None else json.loads(text)
 
 
+def _completion_order(experiment: Experiment, indices: Sequence[int]) -> list[int]:
+    r"""``indices`` in the order their trials completed (then by index; no completion time: last)."""
+    done = {i: experiment.trials[i].time_completed for i in indices}
+    return sorted(indices, key=lambda i: (done[i] is None, done[i] or 0, i))
+
+
+def _told_before(generator_run: GeneratorRun, index: int, observed: Mapping[int, Any]) -> list[int]:
+    r"""The trials whose results the state stored in ``generator_run`` (of trial ``index``) holds."""
+    told = (generator_run.gen_metadata or {}).get(OBSERVED_KEY)
+    if told is None:  # saved one trial at a time: every observed trial before its own
+        return [i for i in observed if i < index]
+    return [int(i) for i in told]
+
+
+def _check_max_in_flight(method: str, max_in_flight: int, supports_pending: bool | None) -> int:
+    r"""``max_in_flight`` checked against the rule (``supports_pending`` ``None``: not known yet)."""
+    if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
+        raise UserInputError(f"max_in_flight must be an int >= 1, got {max_in_flight!r}.")
+    if max_in_flight > 1 and supports_pending is False:
+        raise UserInputError(
+            f"max_in_flight={max_in_flight}: {method} does not condition on pending points (a sequential "
+            "rule), so it runs one trial at a time; use max_in_flight=1 or a rule that supports pending "
+            "points (Policy.supports_pending, shown by `buh list`)."
+        )
+    return max_in_flight
+
+
 class PolicyGenerationNode(ExternalGenerationNode):
     r"""An Ax generation node that runs a registered rule (module docstring, ``docs/harness.md``).
 
@@ -272,6 +284,18 @@ class PolicyGenerationNode(ExternalGenerationNode):
         name: Node name (default ``method``); it tags the node's generator runs.
         dtype: Dtype of the rule's tensors.
         device: Device of the rule's tensors (default CPU).
+        max_in_flight: How many of the node's trials may await their results at once (>= 1).
+            More than 1 needs a rule that conditions on pending points
+            (``Policy.supports_pending``); a sequential rule with ``max_in_flight > 1`` raises
+            ``UserInputError``.
+
+    Raises:
+        UserInputError: For an unknown method or a bad ``max_in_flight``.
+
+    Example:
+        >>> node = PolicyGenerationNode("lb-gp-ucb-auto", options={"num_restarts": 2}, max_in_flight=4)
+        >>> node.max_in_flight
+        4
     """
 
     def __init__(
@@ -282,9 +306,12 @@ class PolicyGenerationNode(ExternalGenerationNode):
         name: str | None = None,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
+        max_in_flight: int = 1,
     ) -> None:
         if method not in METHODS:
             raise UserInputError(f"unknown method {method!r}; valid methods: {', '.join(sorted(METHODS))}.")
+        # A registered class declares it; a plain factory is checked on its first policy.
+        self.max_in_flight = _check_max_in_flight(method, max_in_flight, getattr(METHODS[method], "supports_pending", None))
         super().__init__(
             name=name or method,
             suggested_experiment_status=ExperimentStatus.OPTIMIZATION,
@@ -295,9 +322,9 @@ class PolicyGenerationNode(ExternalGenerationNode):
         self.seed = int(seed)
         self.dtype = dtype
         self.device = None if device is None else torch.device(device)
-        self._sequential = [
+        self._in_flight = [
             MaxGenerationParallelism(
-                threshold=1,
+                threshold=self.max_in_flight,
                 not_in_statuses=[s for s in TrialStatus if s.is_terminal],
             )
         ]
@@ -305,12 +332,14 @@ class PolicyGenerationNode(ExternalGenerationNode):
         self.space: SearchSpaceMap | None = None
         self.train_X: Tensor | None = None
         self.train_Y: Tensor | None = None
+        self.told: list[int] = []
         self._proposed_state: dict[str, Any] | None = None
+        self._arms_in_run = 0
 
     @property
     def pausing_criteria(self) -> Sequence[PausingCriterion]:
-        r"""One trial of this node in flight at a time (the rules are sequential)."""
-        return self._sequential
+        r"""At most ``max_in_flight`` trials of this node awaiting their results."""
+        return self._in_flight
 
     def last_generator_run(self, experiment: Experiment) -> tuple[int, GeneratorRun] | None:
         r"""``(trial index, generator run)`` of this node's latest trial that carries a state."""
@@ -324,23 +353,32 @@ class PolicyGenerationNode(ExternalGenerationNode):
 
     # ------------------------------------------------ ExternalGenerationNode API
     def update_generator_state(self, experiment: Experiment, data: Data) -> None:
-        r"""Rebuild the data, the domain and the rule's state from the experiment."""
+        r"""Rebuild the data, the domain and the rule's state from the experiment: the state of
+        the node's latest generator run, told the trials completed since in the order they
+        completed (each value meets its own play); before the node's first run every observed
+        trial is the initial design (data, not plays)."""
         space = SearchSpaceMap.from_search_space(experiment.search_space)
         metric, sign = objective_metric(experiment)
         observed = _observations(experiment, data, metric, sign, space)
         device = self.device or torch.device("cpu")
         domain = BoxDomain(space.bounds(self.dtype, device))
         policy = make_policy(self.method, domain, seed=self.seed, device=device, dtype=self.dtype, **self.options)
+        _check_max_in_flight(self.method, self.max_in_flight, policy.supports_pending)
         last = self.last_generator_run(experiment)
+        told = list(observed)
         if last is not None:
             index, gr = last
             policy.load_state_dict(policy_state(gr))
-            if index in observed:  # the round's observation enters the rule's record
-                rows, rewards = observed[index]
+            told = [i for i in _told_before(gr, index, observed) if i in observed]
+            known = set(told)
+            for i in _completion_order(experiment, [i for i in observed if i not in known]):
+                rows, rewards = observed[i]  # a result that arrived since: it enters the rule's record
                 policy.observe(self._tensor(rows, device), self._tensor(rewards, device).unsqueeze(-1))
-        rows = [r for index in observed for r in observed[index][0]]
-        rewards = [v for index in observed for v in observed[index][1]]
-        self.space, self.policy = space, policy
+                told.append(i)
+        # The data in the order the rule was told them (the ask/tell order of the same campaign).
+        rows = [r for index in told for r in observed[index][0]]
+        rewards = [v for index in told for v in observed[index][1]]
+        self.space, self.policy, self.told = space, policy, told
         self.train_X = self._tensor(rows, device).reshape(len(rows), space.dim)
         self.train_Y = self._tensor(rewards, device).reshape(len(rewards), 1)
         self._proposed_state = None
@@ -353,7 +391,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
         per generator run."""
         if self.policy is None or self.space is None:
             raise UnsupportedError("update_generator_state must run before get_next_candidate.")
-        if self._proposed_state is not None and not self.policy.supports_pending:
+        if self._arms_in_run > 0 and not self.policy.supports_pending:
             raise UnsupportedError(
                 f"{self.method} proposes one point per round: generate trials of one arm, one at a time."
             )
@@ -363,6 +401,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
             pending = self._tensor(rows, self.train_X.device).reshape(len(rows), self.space.dim)
         X = self.policy.suggest(self.train_X, self.train_Y, q=1, X_pending=pending)
         self._proposed_state = self.policy.state_dict()
+        self._arms_in_run += 1
         return self.space.to_parameters(X[0])
 
     def gen(
@@ -375,11 +414,15 @@ class PolicyGenerationNode(ExternalGenerationNode):
         n: int | None = None,
         **gs_gen_kwargs: Any,
     ) -> GeneratorRun | None:
-        r"""Ax's ``GenerationNode.gen``, always refitted, with the rule's state in ``gen_metadata``."""
+        r"""Ax's ``GenerationNode.gen`` with the rule's state in ``gen_metadata``. The node is
+        rebuilt from the experiment, except for the 2nd, 3rd, ... trial of one call (Ax's
+        ``skip_fit=True``): the runs made earlier in it are not on the experiment yet, and the
+        rule in memory holds their pending plays."""
+        self._arms_in_run = 0
         generator_run = super().gen(
             experiment=experiment,
             pending_observations=pending_observations,
-            skip_fit=False,  # the state lives in the experiment; always rebuild from it
+            skip_fit=skip_fit and self._proposed_state is not None,
             data=data,
             n=n,
             **gs_gen_kwargs,
@@ -393,6 +436,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
                 NODE_KEY: self.name,
                 METHOD_KEY: self.method,
                 STATE_KEY: json.dumps(self._proposed_state, separators=(",", ":")),
+                OBSERVED_KEY: list(self.told),
                 SELECTED_KEY: self.policy.selected[0] if self.policy.selected else "",
                 N_CANDIDATES_KEY: int(self.policy.n_candidates),
             }
@@ -417,6 +461,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
             "name": self.name,
             "dtype": str(self.dtype).removeprefix("torch."),
             "device": None if self.device is None else str(self.device),
+            "max_in_flight": self.max_in_flight,
         }
 
     @classmethod
@@ -429,6 +474,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
             name=state.get("name"),
             dtype=getattr(torch, state.get("dtype", "float64")),
             device=state.get("device"),
+            max_in_flight=int(state.get("max_in_flight", 1)),
         )
 
 
@@ -440,13 +486,16 @@ def policy_generation_strategy(
     name: str | None = None,
     dtype: torch.dtype = torch.float64,
     device: torch.device | str | None = None,
+    *,
+    max_in_flight: int = 1,
 ) -> GenerationStrategy:
     r"""Sobol initial design, then the rule ``method``.
 
     The Sobol node proposes ``n_init`` trials and hands over once all of them have
     completed with data (the rules fit their first model, e.g. LB-GP-UCB's
     :math:`\theta_0`, on the whole initial design); failed or abandoned Sobol trials
-    are replaced.
+    are replaced. The rule's node then lets ``max_in_flight`` trials await their results
+    at once, each conditioned on the others still pending.
 
     Args:
         method: A registered method name (``lb-gp-ucb``, ``he-gp-ucb``, ...).
@@ -455,13 +504,26 @@ def policy_generation_strategy(
         options: Keyword options of the method.
         name: Name of the rule's node (default ``method``).
         dtype, device: Of the rule's tensors.
+        max_in_flight: How many of the rule's trials may await their results at once. More
+            than 1 needs a rule that conditions on pending points (``Policy.supports_pending``,
+            e.g. ``lb-gp-ucb``, ``he-gp-ucb``, the ``-auto`` presets); for a sequential rule it
+            raises ``UserInputError`` rather than silently running one trial at a time.
 
     Returns:
         A ``GenerationStrategy`` to pass to ``Client.set_generation_strategy``.
+
+    Raises:
+        UserInputError: For ``n_init < 1``, an unknown method or a bad ``max_in_flight``.
+
+    Example:
+        >>> client.set_generation_strategy(policy_generation_strategy("lb-gp-ucb-auto", max_in_flight=4))
+        >>> trials = client.get_next_trials(max_trials=4)  # fills the free workers (docs/integrations.md)
     """
-    if n_init < 1:
-        raise UserInputError(f"n_init must be at least 1, got {n_init}.")
-    node = PolicyGenerationNode(method, options=options, seed=seed, name=name, dtype=dtype, device=device)
+    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
+        raise UserInputError(f"n_init must be an int >= 1, got {n_init!r}.")
+    node = PolicyGenerationNode(
+        method, options=options, seed=seed, name=name, dtype=dtype, device=device, max_in_flight=max_in_flight
+    )
     done = [TrialStatus.FAILED, TrialStatus.ABANDONED]
     sobol = GenerationNode(
         name="Sobol",

@@ -25,6 +25,7 @@ from ax.exceptions.generation_strategy import MaxParallelismReachedException
 from botorch_unknown_hypers.integrations.ax import (
     METHOD_KEY,
     NODE_KEY,
+    OBSERVED_KEY,
     SELECTED_KEY,
     STATE_KEY,
     PolicyGenerationNode,
@@ -256,3 +257,88 @@ def test_five_batch_trials_of_four_arms(method):
     played = policy_state(gr)["state"]
     assert played["round"] == 20 and len(played["pending"]) == 1
     assert len(arms_seen) == 20
+
+
+# ------------------------------------------------------------------ trials in flight
+def as_xy(params_list: list[dict[str, float]]) -> tuple[torch.Tensor, torch.Tensor]:
+    X = torch.tensor([[p["x1"], p["x2"]] for p in params_list], dtype=torch.float64)
+    Y = torch.tensor(_json_store_precision([reward(p) for p in params_list]), dtype=torch.float64)
+    return X, Y
+
+
+def fill(client: Client, in_flight: int) -> dict[int, dict[str, float]]:
+    r"""Ask until ``in_flight`` trials run (Ax gives one trial in the call that leaves Sobol)."""
+    out: dict[int, dict[str, float]] = {}
+    while len(out) < in_flight:
+        out.update(client.get_next_trials(max_trials=in_flight - len(out)))
+    return out
+
+
+@pytest.mark.parametrize("method", ["lb-gp-ucb-auto", "he-gp-ucb"])
+def test_four_trials_in_flight_completed_in_reverse(method, tmp_path):
+    r"""Four trials in flight, results in reverse order, a snapshot with two still running: the
+    node gives the points, the record and the state of the ask/tell path fed the same values."""
+    client = Client()
+    client.configure_experiment(
+        parameters=[RangeParameterConfig(name=n, bounds=b, parameter_type="float") for n, b in BOUNDS.items()]
+    )
+    client.configure_optimization(objective="score")
+    client.set_generation_strategy(policy_generation_strategy(method, n_init=N_INIT, seed=3, options=FAST, max_in_flight=4))
+    design = run_trials(client, N_INIT, minimize=False)
+    domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 1.0]], dtype=torch.float64))
+    opt = AskTellOptimizer(make_policy(method, domain, seed=3, **FAST))  # the sequential path
+    opt.tell(*as_xy([p for _, p in design]))
+
+    def complete(clients, index, params):
+        for c in clients:
+            c.complete_trial(index, raw_data={"score": reward(params)})
+        opt.tell(*as_xy([params]))
+
+    def same_as_ask_tell(client, trials):
+        for index in sorted(trials):  # generated in index order, each conditioned on the earlier ones
+            X, _ = as_xy([trials[index]])
+            assert torch.equal(opt.ask(), X)
+            assert policy_state(generator_run(client, index)) == opt.policy.state_dict()
+
+    first = fill(client, 4)
+    assert sorted(first) == [5, 6, 7, 8]
+    assert len({tuple(p.values()) for p in first.values()}) == 4  # four distinct points
+    with pytest.raises(MaxParallelismReachedException):
+        client.get_next_trials(max_trials=1)
+    same_as_ask_tell(client, first)
+    assert len(opt.policy.state.pending) == 4  # four plays await their values
+
+    # results in reverse order; a snapshot while trials 5 and 6 still run
+    for index in (8, 7):
+        complete([client], index, first[index])
+    path = tmp_path / "snapshot.json"
+    save_client(client, path)
+    loaded = load_client(path)
+    second = client.get_next_trials(max_trials=2)
+    assert loaded.get_next_trials(max_trials=2) == second
+    assert sorted(second) == [9, 10]
+    same_as_ask_tell(client, second)
+    for index in (10, 9, 6, 5):
+        complete([client, loaded], index, {**first, **second}[index])
+    third = client.get_next_trials(max_trials=1)
+    assert loaded.get_next_trials(max_trials=1) == third
+    same_as_ask_tell(client, third)
+    (index,) = third
+    assert generator_run(client, index).gen_metadata[OBSERVED_KEY] == [0, 1, 2, 3, 4, 8, 7, 10, 9, 6, 5]
+    state = policy_state(generator_run(client, index))["state"]
+    assert len(state["pending"]) == 1  # only the new trial's play awaits its value
+    assert len(state["play_candidate"]) == state["round"] == 6  # each result entered the record once
+    for c in (client, loaded):
+        assert all(t.status == TrialStatus.COMPLETED for i, t in c._experiment.trials.items() if i != index)
+
+
+def test_max_in_flight_needs_a_rule_with_pending_points():
+    with pytest.raises(UserInputError, match="max_in_flight=2: a-gp-ucb does not condition on pending points"):
+        policy_generation_strategy("a-gp-ucb", max_in_flight=2)
+    for bad in (0, 1.5, True, "4"):
+        with pytest.raises(UserInputError, match="max_in_flight must be an int >= 1"):
+            PolicyGenerationNode("lb-gp-ucb", max_in_flight=bad)
+    node = PolicyGenerationNode("a-gp-ucb", max_in_flight=1)  # a sequential rule keeps one
+    assert [c.threshold for c in node.pausing_criteria] == [1]
+    node = PolicyGenerationNode.from_json_dict(PolicyGenerationNode("he-gp-ucb", max_in_flight=3).to_json_dict())
+    assert node.max_in_flight == 3 and [c.threshold for c in node.pausing_criteria] == [3]
