@@ -60,9 +60,11 @@ FTOL = 1e7 * torch.finfo(torch.float64).eps
 r"""L-BFGS-B's relative-decrease stopping test (``factr = 1e7``, BoTorch's and scipy's default)."""
 BOX_TOL = math.sqrt(2 * FTOL)
 r"""Largest distance of a replayed box point from the recorded one, in box widths (max-norm)."""
-DATA_RTOL = 1e-9
-r"""Relative tolerance of the initial design and its noisy values (rounding of a scaled Sobol
-point or a problem's function evaluation, far above ``eps``, far below any change of design)."""
+DATA_RTOL = 1e-6
+r"""Tolerance (relative, and absolute near 0) of the initial design and its noisy values: a
+problem's objective may itself be a linear-algebra computation (a function drawn from a GP
+prior differs by 4e-9 between torch's AVX2 and default kernels), while any change of the
+design or of the noise moves values by the noise scale (0.01 or more)."""
 
 CASES_BY_KEY = {case.key: case for case in CASES}
 
@@ -190,7 +192,7 @@ def test_a_perturbed_record_is_detected(random_box, perturb):
     elif perturb == "n_candidates":
         trace["rounds"][0]["n_candidates"] = 1
     else:
-        trace["Y"][0] += 1e-6
+        trace["Y"][0] += 1e-3
     assert differences(case, trace, got) != []
 
 
