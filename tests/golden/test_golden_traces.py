@@ -61,10 +61,10 @@ r"""L-BFGS-B's relative-decrease stopping test (``factr = 1e7``, BoTorch's and s
 BOX_TOL = math.sqrt(2 * FTOL)
 r"""Largest distance of a replayed box point from the recorded one, in box widths (max-norm)."""
 DATA_RTOL = 1e-6
-r"""Tolerance (relative, and absolute near 0) of the initial design and its noisy values: a
-problem's objective may itself be a linear-algebra computation (a function drawn from a GP
-prior differs by 4e-9 between torch's AVX2 and default kernels), while any change of the
-design or of the noise moves values by the noise scale (0.01 or more)."""
+r"""Tolerance (relative, and absolute near 0) of the initial design and its noisy values: an
+objective may itself be a linear-algebra computation (the hills task's differs by 4e-9
+between torch's AVX2 and default kernels), while any change of the design or of the noise
+moves values by the noise scale (0.01 or more)."""
 
 CASES_BY_KEY = {case.key: case for case in CASES}
 
