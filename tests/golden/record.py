@@ -41,8 +41,7 @@ def check(keys: list[str]) -> bool:
             continue
         start = time.perf_counter()
         worst, same = 0.0, True
-        problem = case.make_problem()
-        width = (problem.domain.bounds[1] - problem.domain.bounds[0]).tolist()
+        width = (case.make_problem().domain.bounds[1] - case.make_problem().domain.bounds[0]).tolist()
         for seed in SEEDS:
             trace = traces[case.key][str(seed)]
             for t, (got, want) in enumerate(zip(replay_trace(case, trace), trace["rounds"]), start=1):

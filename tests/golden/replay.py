@@ -12,9 +12,9 @@ saves the policy's state after each round.
 
 Replaying (:func:`replay_trace`): round 1 is ``run`` for one round from a fresh policy (this
 keeps ``run``'s initial design, noise and bookkeeping under the test); round ``t > 1``
-rebuilds the policy (``make_policy``, then ``bind_task`` as ``run`` does), loads the recorded
-data and state into an :class:`~botorch_unknown_hypers.loop.AskTellOptimizer`, asks for the
-batch, then tells the *recorded* values (at the points just proposed, so that the policy's
+rebuilds the policy (a copy of one built by ``make_policy`` and told ``bind_task`` as ``run``
+tells it), loads the recorded data and state into an
+:class:`~botorch_unknown_hypers.loop.AskTellOptimizer`, asks for the batch, then tells the *recorded* values (at the points just proposed, so that the policy's
 pending plays match them) and reads the diagnostics. A last-bit difference of a CPU kernel
 therefore changes one round's output by last bits and never reaches a later round.
 
@@ -26,6 +26,7 @@ one), as base64 runs, which keeps ``traces.json`` small.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from typing import Any
 
@@ -158,7 +159,8 @@ def replay_trace(case: Case, trace: dict[str, Any], rounds: int = ROUNDS) -> lis
     """
     seed = trace["seed"]
     out: list[dict[str, Any]] = []
-    problem, policy = _policy(case, seed)
+    problem, template = _policy(case, seed)
+    policy = copy.deepcopy(template)
     log: list[tuple[Tensor, Tensor]] = []
     history = run(RecordingProblem(problem, log), policy, iterations=1, seed=seed, batch_size=case.q, n_init=case.n_init)
     first = _outputs(history)[0]
@@ -167,10 +169,12 @@ def replay_trace(case: Case, trace: dict[str, Any], rounds: int = ROUNDS) -> lis
     out.append({"x": X.tolist(), **first,
                 "initial_X": [row for x, _ in initial for row in x.tolist()],
                 "initial_Y": [v for _, y0 in initial for v in y0.reshape(-1).tolist()]})
+    # Every later round starts from a copy of one freshly built policy told about the task as
+    # `run` tells it (building some rules takes seconds), then loads the recorded state.
+    template.bind_task(problem.instance(seed).to(device=template.device, dtype=template.dtype).task_info())
     states = policy_states(trace)
     for t in range(2, rounds + 1):
-        problem, policy = _policy(case, seed)
-        policy.bind_task(problem.instance(seed).to(device=policy.device, dtype=policy.dtype).task_info())
+        policy = copy.deepcopy(template)
         opt = AskTellOptimizer(policy)
         n = round_rows(trace, case.q, t).start
         opt.load_state_dict({"train_X": trace["X"][:n], "train_Y": [[v] for v in trace["Y"][:n]], "pending": [],

@@ -39,6 +39,7 @@ Replays run once per session, in worker processes (one per ``BUH_GOLDEN_THREADS`
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import os
@@ -59,9 +60,11 @@ FTOL = 1e7 * torch.finfo(torch.float64).eps
 r"""L-BFGS-B's relative-decrease stopping test (``factr = 1e7``, BoTorch's and scipy's default)."""
 BOX_TOL = math.sqrt(2 * FTOL)
 r"""Largest distance of a replayed box point from the recorded one, in box widths (max-norm)."""
-DATA_RTOL = 1e-9
-r"""Relative tolerance of the initial design and its noisy values (rounding of a scaled Sobol
-point or a problem's function evaluation, far above ``eps``, far below any change of design)."""
+DATA_RTOL = 1e-6
+r"""Tolerance (relative, and absolute near 0) of the initial design and its noisy values: an
+objective may itself be a linear-algebra computation (the hills task's differs by 4e-9
+between torch's AVX2 and default kernels), while any change of the design or of the noise
+moves values by the noise scale (0.01 or more)."""
 
 CASES_BY_KEY = {case.key: case for case in CASES}
 
@@ -101,10 +104,15 @@ def replayed(request: pytest.FixtureRequest) -> dict[tuple[str, int], Future]:
         return {job: pool.submit(_replay, *job, threads) for job in jobs}
 
 
-def box_distance(case: Case, got: list[list[float]], want: list[list[float]]) -> float:
-    r"""Max-norm distance between two ``q x d`` batches in box widths of ``case``'s domain."""
-    bounds = case.make_problem().domain.bounds
-    width = (bounds[1] - bounds[0]).tolist()
+@functools.cache
+def _domain(key: str, seed: int) -> Any:
+    r"""The domain of ``key``'s problem at run ``seed`` (a pool may depend on the seed)."""
+    return CASES_BY_KEY[key].make_problem().instance(seed).domain
+
+
+def box_distance(domain: Any, got: list[list[float]], want: list[list[float]]) -> float:
+    r"""Max-norm distance between two ``q x d`` batches in box widths of ``domain``."""
+    width = (domain.bounds[1] - domain.bounds[0]).tolist()
     return max(abs(a - b) / w for g, r in zip(got, want) for a, b, w in zip(g, r, width))
 
 
@@ -120,17 +128,17 @@ def differences(case: Case, trace: dict[str, Any], got: list[dict[str, Any]]) ->
                              ("initial values", first["initial_Y"], trace["Y"][:n_init])):
         if len(have) != len(want) or any(not math.isclose(a, b, rel_tol=DATA_RTOL, abs_tol=DATA_RTOL) for a, b in zip(have, want)):
             out.append(f"{name}: {have} != {want}")
-    problem = case.make_problem().instance(trace["seed"])
+    domain = _domain(case.key, trace["seed"])
     for t, (g, e) in enumerate(zip(got, trace["rounds"]), start=1):
         where = f"round {t}"
         rows = trace["X"][round_rows(trace, case.q, t)]
         if case.pool:
-            index = problem.domain.index_of(torch.tensor(g["x"], dtype=torch.float64), atol=1e-8).tolist()
-            expected = problem.domain.index_of(torch.tensor(rows, dtype=torch.float64), atol=1e-8).tolist()
+            index = domain.index_of(torch.tensor(g["x"], dtype=torch.float64), atol=1e-8).tolist()
+            expected = domain.index_of(torch.tensor(rows, dtype=torch.float64), atol=1e-8).tolist()
             if index != expected:
                 out.append(f"{where}: pool points {index} != recorded {expected}")
         else:
-            distance = box_distance(case, g["x"], rows)
+            distance = box_distance(domain, g["x"], rows)
             if not distance <= BOX_TOL:
                 out.append(f"{where}: points {g['x']} are {distance:.3g} box widths from the recorded {rows} (> {BOX_TOL:.3g})")
         for key in ("selected", "n_candidates", "diagnostics"):
@@ -184,7 +192,7 @@ def test_a_perturbed_record_is_detected(random_box, perturb):
     elif perturb == "n_candidates":
         trace["rounds"][0]["n_candidates"] = 1
     else:
-        trace["Y"][0] += 1e-6
+        trace["Y"][0] += 1e-3
     assert differences(case, trace, got) != []
 
 
