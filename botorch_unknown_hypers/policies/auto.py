@@ -55,7 +55,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
-from botorch_unknown_hypers.acquisition.optimize import stack_points
+from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
@@ -66,6 +66,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import EliminationState, PendingSelection, record_plays
+from botorch_unknown_hypers.policies.slots import fill_slots
 from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing, standardised_candidate_gp
 
 ACQUISITIONS = ("logei", "ucb")
@@ -373,11 +374,8 @@ class HEGPUCBAuto(Policy):
             best = int(model.log_marginal_likelihood().argmax())
         starts = extra_starts(self, model, best, train_X, train_Y)
         scale = float(model.outcome_transform.stdvs.squeeze())
-        slots: list[Tensor] = []
-        warm = None  # a later slot restarts from the previous slot's local optima
-        for _ in range(q):  # one slot at a time: variances conditioned on pending points and earlier slots
-            fixed = stack_points(self.X_pending, *slots)
-            view = model if fixed is None else model.condition_on_pending(fixed)
+
+        def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
             if self.reduction == "max":
                 acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="max", fixed=fixed)
                 x, warm = self.maximize_slot(acqf, fixed, starts, warm)
@@ -391,12 +389,14 @@ class HEGPUCBAuto(Policy):
                 mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
             sigma, beta = float(variance[local, 0].clamp_min(0).sqrt()), float(betas[local])
             st.pending.append(PendingSelection(alive[local], float(mean[local, 0]), beta * sigma, beta, x[0].tolist(), scale))
-            slots.append(x)
+            return x, warm
+
+        X = fill_slots(model, self.X_pending, q, slot)  # variances conditioned on pending points and earlier slots
         played = [p.candidate for p in st.pending[-q:]]
         self.selected = [st.candidates.labels()[u] for u in played]
         self.n_candidates = len(alive)
         self.diagnostics = {"alive": list(st.alive), "played": played[0], "betas": betas.tolist(), "proposed_at": list(st.proposed_at)}
-        return torch.cat(slots)
+        return X
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         st = self.state

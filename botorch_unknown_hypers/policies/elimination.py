@@ -42,13 +42,14 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import draw_raw_seed, fixed_raw_points, joint_ucb_argmax, stack_points
+from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, fixed_raw_points, joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, elimination_statistics, frequentist_beta, xi
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.pending_plays import match_pending
+from botorch_unknown_hypers.policies.slots import fill_slots
 
 BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
 DEFAULT_LENGTHSCALES = (0.3, 0.4, 0.5, 0.7, 1.0)  # the paper's length-scale task (a)
@@ -338,12 +339,11 @@ class HEGPUCB(CandidateSetPolicy):
         raw = self.raw_points()
         model = self._model(train_X, train_Y, alive, points=raw)
         betas = self._betas(model, st.round + 1)
-        slots: list[Tensor] = []
         records: list[tuple[int, float, float]] = []
-        warm = None  # a later slot restarts from the previous slot's refined (point, candidate) pairs
-        for _ in range(q):  # line 7 per slot: the doubly optimistic (x, u); line 8 records mu and sigma of u at x
-            fixed = stack_points(self.X_pending, *slots)
-            view = model if fixed is None else model.condition_on_pending(fixed)
+
+        def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
+            # line 7: the doubly optimistic (x, u); line 8 records mu and sigma of u at x
+            # (warm: the previous slot's refined (point, candidate) pairs)
             X, local, mean, sigma, warm = joint_ucb_argmax(
                 view, betas, self.domain, self.generator, self.num_restarts, self.raw_samples, exclude=fixed, warm=warm, raw_points=raw
             )
@@ -351,9 +351,10 @@ class HEGPUCB(CandidateSetPolicy):
                 with torch.no_grad():
                     m, v = model.marginal_mean_variance(X.unsqueeze(0))
                 mean, sigma = float(m[local, 0]), float(v[local, 0].clamp_min(0).sqrt())
-            slots.append(X)
             records.append((local, mean, sigma))
-        X = torch.cat(slots)
+            return X, warm
+
+        X = fill_slots(model, self.X_pending, q, slot)
         for x, (local, mean, sigma) in zip(X, records):
             beta = float(betas[local])
             st.pending.append(PendingSelection(alive[local], mean, beta * sigma, beta, x.tolist()))

@@ -46,7 +46,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import Restarts, stack_points
+from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
@@ -57,6 +57,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.pending_plays import match_pending
+from botorch_unknown_hypers.policies.slots import fill_slots
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
 r"""What a proposing function returns: new candidates and their norm bounds, or ``None``."""
@@ -376,15 +377,13 @@ class HyperparameterBalancing(Policy):
         # The one model of the round: the played candidate on D_{t-1}.
         model, info_factor = self._round_model(train_X, train_Y, k)
         beta = self._beta(model, float(st.norms[k]), info_factor)
-        slots: list[Tensor] = []
         starts = self._starts(model, train_X, train_Y)
-        warm = None  # a later slot restarts from the previous slot's local optima
-        for _ in range(q):  # line 4, one slot at a time: sigma conditioned on pending points and earlier slots
-            fixed = stack_points(self.X_pending, *slots)
-            view = model if fixed is None else model.condition_on_pending(fixed)
-            x, warm = self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts, warm=warm)
-            slots.append(x)
-        X = torch.cat(slots)
+        X = fill_slots(  # line 4, one slot at a time: sigma conditioned on pending points and earlier slots
+            model,
+            self.X_pending,
+            q,
+            lambda view, fixed, warm: self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts, warm=warm),
+        )
         with torch.no_grad():  # widths: sigma on the data observed (a valid width for every slot)
             _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)
         scaler = model.outcome_transform
