@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 from botorch.acquisition import LogExpectedImprovement
@@ -55,18 +55,20 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
-from botorch_unknown_hypers.acquisition.optimize import stack_points
+from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.checks import check_positive
-from botorch_unknown_hypers.confidence import frequentist_beta, practical_beta, xi
+from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.elimination import EliminationState, PendingSelection, record_plays
-from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing, standardised_candidate_gp
+from botorch_unknown_hypers.policies.elimination import EliminationState
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, CandidateSource, RoundData, Selector, Slot
+from botorch_unknown_hypers.policies.pieces import FrequentistWidths, PrequentialElimination, UnitCubeModel
+from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing
 
 ACQUISITIONS = ("logei", "ucb")
 HE_REDUCTIONS = ("max", "evidence")
@@ -160,12 +162,6 @@ def due(proposed_at: list[int], num_observations: int, growth: float) -> bool:
     return not proposed_at or num_observations >= growth * max(proposed_at[-1], 1)
 
 
-def theory_betas(info: Tensor, settings: AutoSettings) -> Tensor:
-    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}` (``K``) from the information
-    gains :math:`I^u_{t-1}` at noise :math:`R^2`."""
-    return frequentist_beta(info, B=settings.B, R=settings.R, delta=settings.delta / 2).to(info)
-
-
 def acquisition(
     model: CandidateGP,
     settings: AutoSettings,
@@ -240,8 +236,6 @@ class LBGPUCBAuto(HyperparameterBalancing):
 
     name = "lb-gp-ucb-auto"
     state_type: ClassVar[type[BalancingState]] = AutoBalancingState
-    xi_count: ClassVar[str] = "introduced"
-    xi_delta_split: ClassVar[float] = 2.0
 
     def __init__(
         self,
@@ -293,6 +287,64 @@ class LBGPUCBAuto(HyperparameterBalancing):
 
     def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor, fixed: Tensor | None = None) -> AcquisitionFunction:
         return acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0, fixed=fixed)
+
+
+@dataclass(frozen=True)
+class ProposedCandidates(CandidateSource):
+    r"""Candidates proposed from the data (:func:`propose_candidates`), re-proposed once the data
+    have grown by ``settings.growth`` (:func:`due`); with ``settings.restart`` the earlier ones
+    retire. The set lives in the rule's state (``candidates``, ``alive``, ``proposed_at``)."""
+
+    settings: AutoSettings
+
+    def spec(self, rule: Policy) -> KernelCandidates:
+        return rule.state.candidates
+
+    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
+        st, n = rule.state, train_X.shape[0]
+        if due(st.proposed_at, n, self.settings.growth):
+            spec = propose_candidates(rule, self.settings, train_X, train_Y)
+            if self.settings.restart:
+                retire(st.alive, st.retired_at, st.round)
+            st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
+            st.alive.extend([True] * len(spec))
+            st.proposed_at.append(n)
+        return [u for u, a in enumerate(st.alive) if a]
+
+    def diagnostics(self, rule: Policy) -> dict[str, Any]:
+        return {"proposed_at": list(rule.state.proposed_at)}
+
+
+@dataclass(frozen=True)
+class AcquisitionSlots(Selector):
+    r"""LogEI or practical UCB of the survivors (:func:`acquisition`), maximised from the
+    incumbent and the most likely survivor's posterior-mean maximiser as extra starts.
+    ``"max"``: the doubly optimistic pair, the candidate attaining the max at the maximiser;
+    ``"evidence"``: the survivor of highest log marginal likelihood and its maximiser."""
+
+    settings: AutoSettings
+    reduction: str
+
+    def start(self, rule: Policy, data: RoundData) -> tuple[int, Tensor | None]:
+        r"""The most likely survivor and the extra starts (computed once per batch)."""
+        with torch.no_grad():
+            best = int(data.model.log_marginal_likelihood().argmax())
+        return best, extra_starts(rule, data.model, best, data.train_X, data.train_Y)
+
+    def __call__(
+        self, rule: Policy, data: RoundData, prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        best, starts = prepared
+        if self.reduction == "max":
+            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed)
+            x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
+            with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x
+                local = int(acqf.candidate_values(x).reshape(-1).argmax())
+        else:  # the most likely survivor
+            local = best
+            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed)
+            x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
+        return Slot(x, local), warm
 
 
 @dataclass
@@ -353,55 +405,19 @@ class HEGPUCBAuto(Policy):
         self.settings = settings
         self.reduction = reduction
         self.state = AutoEliminationState()
+        self.engine = CandidateSetRound(
+            source=ProposedCandidates(settings),  # a(t): MAP ARD ladders, re-proposed as the data double
+            model=UnitCubeModel(standardise=True, info_noise=settings.R**2),  # survivors on D_{t-1}, standardised
+            widths=FrequentistWidths(settings.B, settings.R, settings.delta, noise=settings.R**2),  # Thm 4.1's beta
+            selector=AcquisitionSlots(settings, reduction),  # Alg. 1 line 7 with LogEI / practical UCB
+            test=PrequentialElimination(settings.R, settings.delta),  # Alg. 1 lines 10-12, standardised units
+        )
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        st, n = self.state, train_X.shape[0]
-        if due(st.proposed_at, n, self.settings.growth):
-            spec = propose_candidates(self, self.settings, train_X, train_Y)
-            if self.settings.restart:
-                retire(st.alive, st.retired_at, st.round)
-            st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
-            st.alive.extend([True] * len(spec))
-            st.proposed_at.append(n)
-        alive = [u for u, a in enumerate(st.alive) if a]
-        spec, noise = st.candidates.subset(alive), self.settings.R**2
-        factors = self.candidate_factors(spec, train_X)
-        model = standardised_candidate_gp(self.domain, train_X, train_Y, spec, factors)
-        info_factors = None if factors is None else self.candidate_factors(spec, train_X, noise)
-        betas = theory_betas(self.information_gain(model, info_factors, noise), self.settings)
-        with torch.no_grad():
-            best = int(model.log_marginal_likelihood().argmax())
-        starts = extra_starts(self, model, best, train_X, train_Y)
-        scale = float(model.outcome_transform.stdvs.squeeze())
-        slots: list[Tensor] = []
-        warm = None  # a later slot restarts from the previous slot's local optima
-        for _ in range(q):  # one slot at a time: variances conditioned on pending points and earlier slots
-            fixed = stack_points(self.X_pending, *slots)
-            view = model if fixed is None else model.condition_on_pending(fixed)
-            if self.reduction == "max":
-                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="max", fixed=fixed)
-                x, warm = self.maximize_slot(acqf, fixed, starts, warm)
-                with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x
-                    local = int(acqf.candidate_values(x).reshape(-1).argmax())
-            else:  # the most likely survivor
-                local = best
-                acqf = acquisition(view, self.settings, st.round + 1, train_Y, reduction="select", index=best, fixed=fixed)
-                x, warm = self.maximize_slot(acqf, fixed, starts, warm)
-            with torch.no_grad():  # recorded on the data observed
-                mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
-            sigma, beta = float(variance[local, 0].clamp_min(0).sqrt()), float(betas[local])
-            st.pending.append(PendingSelection(alive[local], float(mean[local, 0]), beta * sigma, beta, x[0].tolist(), scale))
-            slots.append(x)
-        played = [p.candidate for p in st.pending[-q:]]
-        self.selected = [st.candidates.labels()[u] for u in played]
-        self.n_candidates = len(alive)
-        self.diagnostics = {"alive": list(st.alive), "played": played[0], "betas": betas.tolist(), "proposed_at": list(st.proposed_at)}
-        return torch.cat(slots)
+        return self.engine.suggest(self, train_X, train_Y, q)
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        st = self.state
-        xi_of = lambda t: float(xi(t, len(st.alive), self.settings.R, self.settings.delta / 2))  # noqa: E731
-        self.diagnostics.update(record_plays(st, X, Y, self.domain, xi_of))
+        self.engine.observe(self, X, Y)
 
     def _check_state(self, state: AutoEliminationState) -> None:
         if state.candidates is not None and state.candidates.lengthscale.shape[-1] not in (1, self.domain.dim):

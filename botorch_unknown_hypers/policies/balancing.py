@@ -193,13 +193,13 @@ class LBGPUCB(HyperparameterBalancing):
             noisy_sigma=constants.noisy_sigma,
             num_restarts=num_restarts,
             raw_samples=raw_samples,
+            xi_count=constants.xi_count,
+            xi_delta_split=constants.xi_delta_split,
         )
         self.preset = preset
         self.kernel = kernel
         self.noise = noise
         self.constants = constants
-        self.xi_count = constants.xi_count
-        self.xi_delta_split = constants.xi_delta_split
 
     # ------------------------------------------------------------------ hooks
     def _g(self, t: float) -> float:

@@ -41,14 +41,16 @@ from botorch_unknown_hypers.domains import Domain, check_domain, check_observati
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
+from botorch_unknown_hypers.policies.pending_plays import upgrade_pending
 from botorch_unknown_hypers.policies.state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
-STATE_VERSION = 3
-r"""Version tag of :meth:`Policy.state_dict`. Version 2 (a rule held at most one pending
-selection) is upgraded on load (:func:`upgrade_state`); any other version is refused."""
-UPGRADABLE = (2,)
+STATE_VERSION = 4
+r"""Version tag of :meth:`Policy.state_dict`. Versions 2 (a rule held at most one pending
+selection) and 3 (each rule family its own pending dataclass) are upgraded on load
+(:func:`upgrade_state`); any other version is refused."""
+UPGRADABLE = (2, 3)
 
 _STATE_KEYS = {"version", "name", "seed", "generator", "num_observed", "selected", "n_candidates", "state"}
 
@@ -81,6 +83,10 @@ def upgrade_state(state_type: type, rule: Any, version: int) -> Any:
     Version 2 to 3: a ``pending`` field that is now a list of selections (balancing and
     elimination rules take batches) gets the single selection or nothing; elimination's
     ``pending_scale`` moves into its pending selection as ``scale``.
+
+    Version 3 to 4: every pending entry takes the one layout of
+    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`
+    (:func:`~botorch_unknown_hypers.policies.pending_plays.upgrade_pending`).
     """
     if version == STATE_VERSION or not isinstance(rule, dict):
         return rule
@@ -92,6 +98,8 @@ def upgrade_state(state_type: type, rule: Any, version: int) -> Any:
         if isinstance(single, dict) and scale is not None:
             single = {**single, "scale": scale}
         rule["pending"] = [] if single is None else [single]
+    if isinstance(rule.get("pending"), list):
+        rule["pending"] = [upgrade_pending(entry) for entry in rule["pending"]]
     return rule
 
 

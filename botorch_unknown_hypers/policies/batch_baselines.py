@@ -1,6 +1,6 @@
 r"""The sequential batch baselines of the TS-RSR paper (Ren & Li, Sec. 6), and qLogNEI.
 
-Each rule is a :class:`~botorch_unknown_hypers.policies.batch.SurrogatePolicy` (the paper's
+Each rule is a :class:`~botorch_unknown_hypers.policies.surrogate.SurrogatePolicy` (the paper's
 fixed-hyperparameter GP or a fitted ``SingleTaskGP``, on a box or a pool) that builds the
 batch slot by slot. :math:`\mu_t, \sigma_t` are the posterior of round :math:`t`, ``n`` the
 number of batches proposed before (0 for the first), :math:`Q` the slots already chosen and
@@ -64,7 +64,7 @@ from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.checks import check_bool, check_int, check_positive
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.batch import SurrogatePolicy
+from botorch_unknown_hypers.policies.surrogate import SurrogatePolicy
 
 BUCB_DELTA = 0.01
 r"""The :math:`\delta` of BUCB's :math:`\beta_t` in the authors' code."""
@@ -116,7 +116,7 @@ class BatchBaselinePolicy(SurrogatePolicy):
         start_at_mean_max: See above.
 
     Attributes:
-        state: :class:`~botorch_unknown_hypers.policies.batch.BatchHistory`: ``n``, the batches
+        state: :class:`~botorch_unknown_hypers.policies.surrogate.BatchHistory`: ``n``, the batches
             proposed so far (the authors' iteration index of the next batch), and the history
             of every batch's diagnostics.
         last_info: Diagnostics of the last batch.

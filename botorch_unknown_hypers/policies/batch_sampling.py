@@ -50,7 +50,7 @@ from botorch_unknown_hypers.acquisition.pending import observation_noise_varianc
 from botorch_unknown_hypers.acquisition.thompson import candidate_set, thompson_maximizers
 from botorch_unknown_hypers.checks import check_int, check_positive
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.batch import BatchHistory
+from botorch_unknown_hypers.policies.surrogate import BatchHistory
 from botorch_unknown_hypers.policies.batch_baselines import BatchBaselinePolicy
 
 SP_UNIFORM_RANGE = 1e-2

@@ -21,7 +21,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, RoundState
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, RoundState
 
 
 class MLECandidates(CandidateSetPolicy):

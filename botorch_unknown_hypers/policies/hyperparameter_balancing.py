@@ -46,33 +46,25 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import Restarts, stack_points
+from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
-from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta, xi
+from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
 from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.pending_plays import match_pending
+from botorch_unknown_hypers.policies.candidate_set import XI_DELTA_SPLIT, elimination_xi
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_plays
+from botorch_unknown_hypers.policies.slots import fill_slots
+
+XI_COUNTS = ("introduced", "active")
+r"""What :math:`|A|` in :math:`\xi_t` counts: every candidate introduced, or the active ones."""
 
 Proposal = Optional[tuple[CandidateSpec, Tensor]]
 r"""What a proposing function returns: new candidates and their norm bounds, or ``None``."""
-
-
-@dataclass
-class PendingPlay:
-    r"""A play awaiting its observation: its candidate, what was recorded at selection time and
-    its point (``None`` in states saved before points were recorded)."""
-
-    candidate: int
-    width: float  # beta * sigma in the standardised units of its round
-    y_mean: float  # the outcome scaler of its round
-    y_std: float
-    beta: float
-    x: list[float] | None = None
 
 
 @dataclass
@@ -87,7 +79,9 @@ class BalancingState:
         play_candidate, play_y, play_width: Per played round: the candidate, the raw observation
             and the recorded width :math:`\beta\sigma` (standardised units of its round).
         round: Played rounds :math:`t` (one per observed play: a batch of q points is q plays).
-        pending: The plays awaiting their observations, in the order they were made.
+        pending: The plays awaiting their observations, in the order they were made (each with
+            its width :math:`\beta\sigma` in the standardised units of its round and that
+            round's outcome scaler).
     """
 
     candidates: CandidateSpec | None = None
@@ -189,6 +183,11 @@ class HyperparameterBalancing(Policy):
         width_factor: :math:`c` in the elimination test (paper: 2).
         noisy_sigma: Record :math:`\sigma` including the likelihood noise (the authors' code)
             instead of the latent one.
+        xi_count: :math:`|A|` in :math:`\xi_t`: ``"introduced"`` (every candidate introduced,
+            Lemma B.1) or ``"active"`` (the authors' code).
+        xi_delta_split: :math:`\delta_B = \delta /` ``xi_delta_split`` in :math:`\xi_t`: 2 (Thm 4.1,
+            the default) or 1 (the authors' code); see
+            :func:`~botorch_unknown_hypers.policies.candidate_set.elimination_xi`.
     """
 
     max_batch_size = None
@@ -197,8 +196,6 @@ class HyperparameterBalancing(Policy):
 
     name = "hb-gp-ucb"
     state_type: ClassVar[type[BalancingState]] = BalancingState
-    xi_count: ClassVar[str] = "introduced"  # |A| in xi_t: "introduced" (Lemma B.1) or "active" (authors' code)
-    xi_delta_split: ClassVar[float] = 2.0  # delta_B = delta / 2 (Thm 4.1); the authors' code uses delta
 
     def __init__(
         self,
@@ -216,8 +213,14 @@ class HyperparameterBalancing(Policy):
         noisy_sigma: bool = False,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        xi_count: str = "introduced",
+        xi_delta_split: float = XI_DELTA_SPLIT,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        if xi_count not in XI_COUNTS:
+            raise ValueError(f"xi_count must be one of {XI_COUNTS}, got {xi_count!r}.")
+        if xi_delta_split not in (1.0, 2.0):
+            raise ValueError(f"xi_delta_split must be 1 or 2, got {xi_delta_split!r}.")
         if not (noise_std >= 0 and math.isfinite(noise_std)):
             raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
         check_positive("delta", delta, upper=1.0)
@@ -230,6 +233,8 @@ class HyperparameterBalancing(Policy):
         self.delta = float(delta)
         self.width_factor = float(width_factor)
         self.noisy_sigma = bool(noisy_sigma)
+        self.xi_count = xi_count
+        self.xi_delta_split = float(xi_delta_split)
         self._propose_fn = propose
         self._bound_fn = bound
         if candidates is None:
@@ -318,7 +323,7 @@ class HyperparameterBalancing(Policy):
         r""":math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`\delta_B = \delta` / ``xi_delta_split``."""
         active = self.state.active
         count = sum(active) if self.xi_count == "active" else len(active)
-        return float(xi(t, count, self.noise_std, self.delta / self.xi_delta_split))
+        return elimination_xi(t, count, self.noise_std, self.delta, self.xi_delta_split)
 
     def _diagnostics(self, t: int) -> dict[str, Any]:
         r"""Rule-specific entries of the per-round diagnostics."""
@@ -376,21 +381,20 @@ class HyperparameterBalancing(Policy):
         # The one model of the round: the played candidate on D_{t-1}.
         model, info_factor = self._round_model(train_X, train_Y, k)
         beta = self._beta(model, float(st.norms[k]), info_factor)
-        slots: list[Tensor] = []
         starts = self._starts(model, train_X, train_Y)
-        warm = None  # a later slot restarts from the previous slot's local optima
-        for _ in range(q):  # line 4, one slot at a time: sigma conditioned on pending points and earlier slots
-            fixed = stack_points(self.X_pending, *slots)
-            view = model if fixed is None else model.condition_on_pending(fixed)
-            x, warm = self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts, warm=warm)
-            slots.append(x)
-        X = torch.cat(slots)
+        X = fill_slots(  # line 4, one slot at a time: sigma conditioned on pending points and earlier slots
+            model,
+            self.X_pending,
+            q,
+            lambda view, fixed, warm: self._acquire(view, beta, train_X, train_Y, exclude=fixed, starts=starts, warm=warm),
+        )
         with torch.no_grad():  # widths: sigma on the data observed (a valid width for every slot)
             _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)
         scaler = model.outcome_transform
         y_mean, y_std = float(scaler.means.squeeze()), float(scaler.stdvs.squeeze())
         st.pending.extend(
-            PendingPlay(k, beta * float(v.sqrt()) / y_std, y_mean, y_std, beta, x.tolist()) for v, x in zip(var[0], X)
+            PendingPlay(k, x.tolist(), width=beta * float(v.sqrt()) / y_std, beta=beta, y_mean=y_mean, y_std=y_std)
+            for v, x in zip(var[0], X)
         )
         self.selected = [st.candidates.subset([k]).labels()[0]] * q
         self.n_candidates = int(active.sum())
@@ -405,22 +409,19 @@ class HyperparameterBalancing(Policy):
         return X
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        st = self.state
-        matches = match_pending([p.x for p in st.pending], X, self.domain)
-        plays = [(st.pending[m], float(y)) for m, y in zip(matches, Y.reshape(-1)) if m is not None]
-        taken = {m for m in matches if m is not None}
-        st.pending = [p for i, p in enumerate(st.pending) if i not in taken]
-        for pending, y in plays:  # rows without a play enter D but no S^u
-            self._record(pending, y)
+        for play, y in zip(take_plays(self.state, X, self.domain), Y.reshape(-1)):
+            if play is not None:  # rows without a play enter D but no S^u
+                self._record(play, float(y))
 
     def _record(self, pending: PendingPlay, y: float) -> None:
         r"""One observed play: its record, the elimination test (lines 9-11) and :math:`a(t)`."""
         st = self.state
         st.round += 1
         t = st.round
-        st.play_candidate.append(pending.candidate)
-        st.play_y.append(y)
-        st.play_width.append(pending.width)
+        candidate, observation, width = play_record(pending, y)  # balancing predicts nothing: the observation
+        st.play_candidate.append(candidate)
+        st.play_y.append(observation)
+        st.play_width.append(width)
         # lines 9-11: elimination once every current candidate has been played.
         counts = self.counts()
         active = torch.tensor(st.active, device=self.device)

@@ -40,7 +40,8 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.optimize import random_argmax
 from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.prior_selection import PendingPrior, PriorSelectionPolicy, PriorState
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay
+from botorch_unknown_hypers.policies.prior_selection import PriorSelectionPolicy, PriorState
 
 
 @dataclass
@@ -132,7 +133,7 @@ class HPGPTS(PriorSelectionPolicy):
             model, [[p] for p in priors], self.generator, self.num_restarts, self.raw_samples, self.num_features,
             exclude=self.X_pending,
         )
-        self.state.pending.extend(PendingPrior(p, x.tolist()) for p, x in zip(priors, X))
+        self.state.pending.extend(PendingPlay(p, x.tolist()) for p, x in zip(priors, X))
         self._selected(*priors)
         self.n_candidates = model.num_priors
         return X

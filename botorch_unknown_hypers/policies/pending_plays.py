@@ -12,11 +12,19 @@ some reactors before others), so each observed row is matched to the pending pla
 
 Rows that match no pending play are data without a play: they enter the data set of the next
 round but no candidate's record. Each pending play is matched at most once.
+
+This module is the rules' one *ledger*: one dataclass for a play awaiting its value
+(:class:`PendingPlay`, saved by the shared JSON codec inside each rule's state), one matching
+rule (:func:`match_pending`), one function that takes the matched plays off a state's
+``pending`` list (:func:`take_plays`) and one that turns an observed play into the record its
+test reads (:func:`play_record`: the candidate, the residual :math:`y - m` and the width).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -25,6 +33,42 @@ from botorch_unknown_hypers.domains import Domain
 
 MATCH_TOL = 1e-9
 r"""Largest distance (unit-cube coordinates, max-norm) between an observed row and its play."""
+
+
+@dataclass
+class PendingPlay:
+    r"""A play awaiting its observation, with what its rule recorded at selection time.
+
+    Attributes:
+        candidate: The candidate (kernel, prior) played, as an index into the rule's set.
+        x: The proposed point (``None`` in states saved before points were recorded).
+        mean: :math:`m = \mu^u_{t-1}(x)`, the prediction whose residual :math:`y - m` a
+            prequential test reads (elimination rules); 0 where nothing is predicted
+            (balancing records the observation itself).
+        width: :math:`w = \beta^u_t\sigma^u_{t-1}(x)` on the data observed at selection time.
+        beta: :math:`\beta^u_t`, the multiplier of :math:`\sigma` in ``width`` (for the prior
+            rules the paper's :math:`\sqrt{\beta_t}`).
+        y_mean, y_std: The outcome scaler of the play's round (0 and 1 in raw units).
+        pessimistic: A second candidate recorded at the same point (HE-StableOpt's pessimistic
+            :math:`v_t`, Alg. 2 line 9), or ``None``.
+    """
+
+    candidate: int
+    x: list[float] | None = None
+    mean: float = 0.0
+    width: float = 0.0
+    beta: float = 0.0
+    y_mean: float = 0.0
+    y_std: float = 1.0
+    pessimistic: PendingPlay | None = None
+
+    def check(self) -> None:
+        if not self.y_std > 0:
+            raise ValueError(f"y_std must be > 0, got {self.y_std}.")
+
+    def candidates(self) -> list[int]:
+        r"""Every candidate the play records (the played one, then the pessimistic one)."""
+        return [self.candidate] + ([] if self.pessimistic is None else self.pessimistic.candidates())
 
 
 def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain) -> list[int | None]:
@@ -62,4 +106,45 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
     return out
 
 
-__all__ = ["MATCH_TOL", "match_pending"]
+def take_plays(state: Any, X: Tensor, domain: Domain) -> list[PendingPlay | None]:
+    r"""For each row of ``X`` (``m x d``), its pending play in ``state.pending`` or ``None``
+    (:func:`match_pending`); the matched plays leave ``state.pending``, the others stay in order."""
+    matches = match_pending([p.x for p in state.pending], X, domain)
+    plays = [None if m is None else state.pending[m] for m in matches]
+    taken = {m for m in matches if m is not None}
+    state.pending = [p for i, p in enumerate(state.pending) if i not in taken]
+    return plays
+
+
+def play_record(play: PendingPlay, y: float) -> tuple[int, float, float]:
+    r"""What a test keeps of an observed play: ``(candidate, y - mean, width)``; the residual is
+    the observation itself where the play predicted nothing (``mean = 0``)."""
+    return play.candidate, y - play.mean, play.width
+
+
+def upgrade_pending(entry: Any) -> Any:
+    r"""One pending entry of a state saved with ``STATE_VERSION`` 3 in the :class:`PendingPlay`
+    layout (a copy): a prior rule's ``prior`` / ``sigma`` / ``sqrt_beta`` become ``candidate`` /
+    ``width`` :math:`= \sqrt{\beta}\sigma` / ``beta``; elimination's ``scale`` becomes ``y_std``;
+    HE-StableOpt's ``u`` / ``v`` records become the play and its ``pessimistic`` record. Entries
+    already in the layout, and anything that is not a dict, are returned as they are (the codec
+    checks them)."""
+    if not isinstance(entry, dict):
+        return entry
+    entry = dict(entry)
+    if "prior" in entry:
+        prior, sigma, sqrt_beta = entry.pop("prior"), entry.pop("sigma", None), entry.pop("sqrt_beta", None)
+        entry = {"candidate": prior, **{k: v for k, v in entry.items() if v is not None}}
+        if sqrt_beta is not None:
+            entry["beta"] = sqrt_beta
+            if sigma is not None and isinstance(sqrt_beta, (int, float)) and isinstance(sigma, (int, float)):
+                entry["width"] = sqrt_beta * sigma
+    elif "scale" in entry:
+        entry["y_std"] = entry.pop("scale")
+    elif "u" in entry and "v" in entry:
+        pessimistic = {"candidate": entry.pop("v"), "mean": entry.pop("mean_v", 0.0), "width": entry.pop("width_v", 0.0)}
+        entry = {"candidate": entry.pop("u"), "mean": entry.pop("mean_u", 0.0), "width": entry.pop("width_u", 0.0), **entry, "pessimistic": pessimistic}
+    return entry
+
+
+__all__ = ["MATCH_TOL", "PendingPlay", "match_pending", "play_record", "take_plays", "upgrade_pending"]

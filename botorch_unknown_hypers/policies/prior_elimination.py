@@ -48,8 +48,9 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch, ucb_prior_argmax
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.elimination import SurvivorState, elimination_xi
-from botorch_unknown_hypers.policies.prior_selection import PendingPrior, PriorSelectionPolicy, PriorState
+from botorch_unknown_hypers.policies.candidate_set import SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record
+from botorch_unknown_hypers.policies.prior_selection import PriorSelectionPolicy, PriorState
 
 
 @dataclass
@@ -166,19 +167,21 @@ class PEGPTS(PriorSelectionPolicy):
         local = torch.tensor(locals_, device=mean.device)
         means, sigmas = mean[local, slot].tolist(), variance[local, slot].clamp_min(0).sqrt().tolist()
         chosen = [active[j] for j in locals_]
-        st.pending.extend(PendingPrior(p, x.tolist(), m, s, sqrt_beta) for p, x, m, s in zip(chosen, X, means, sigmas))
+        st.pending.extend(
+            PendingPlay(p, x.tolist(), mean=m, width=sqrt_beta * s, beta=sqrt_beta) for p, x, m, s in zip(chosen, X, means, sigmas)
+        )
         self._selected(*chosen)
         self.n_candidates = len(active)
         self.diagnostics.update({"sigma": sigmas[0], "sqrt_beta": sqrt_beta})
         return X
 
-    def _play(self, pending: PendingPrior, y: float) -> None:
+    def _play(self, pending: PendingPlay, y: float) -> None:
         st = self.state
-        t, prior = st.round, pending.prior
-        eta = y - pending.mean  # Alg. 1 line 7
+        t = st.round
+        prior, eta, width = play_record(pending, y)  # Alg. 1 line 7: eta = y - mu_{t,p_t}(x_t)
         st.play_prior.append(prior)  # line 5: t joins S_{p_t}
         st.play_eta.append(eta)
-        st.play_width.append(pending.width)
+        st.play_width.append(width)
         xi_t = self.xi(t)
         stats, thresholds = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.model.num_priors, xi_t)
         statistic, threshold = float(stats[prior]), float(thresholds[prior])  # line 8

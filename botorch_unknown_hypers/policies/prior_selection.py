@@ -49,7 +49,7 @@ from botorch_unknown_hypers.models.prior_model import (
 )
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.pending_plays import match_pending
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, take_plays
 from botorch_unknown_hypers.policies.state import JSONValue
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
@@ -93,22 +93,6 @@ def same_priors(own: dict[str, Any], other: Any) -> bool:
 
 
 @dataclass
-class PendingPrior:
-    r"""A selection awaiting its observation: the prior (model index), the point, and what a PE
-    rule records at selection time (:math:`\mu_{t,p}(x)`, :math:`\sigma_{t,p}(x)`, :math:`\sqrt{\beta_t}`)."""
-
-    prior: int
-    x: list[float]
-    mean: float | None = None
-    sigma: float | None = None
-    sqrt_beta: float | None = None
-
-    @property
-    def width(self) -> float:
-        return self.sqrt_beta * self.sigma
-
-
-@dataclass
 class PriorState:
     r"""Memory of a prior-selection rule.
 
@@ -118,7 +102,9 @@ class PriorState:
         true_prior: :math:`p^*` of a bound task (diagnostics and oracles), else ``None``.
         train_X, train_Y: Every observation so far (the model is rebuilt from them).
         round: Played rounds :math:`t` (one per observed play: a batch of q points is q plays).
-        pending: The selections awaiting their observations, in the order they were made.
+        pending: The selections awaiting their observations, in the order they were made (the
+            candidate is the model's prior; a PE rule records :math:`\mu_{t,p}(x)` and the width
+            :math:`\sqrt{\beta_t}\sigma_{t,p}(x)`, ``beta`` holding :math:`\sqrt{\beta_t}`).
     """
 
     priors: JSONValue = None
@@ -127,7 +113,7 @@ class PriorState:
     train_X: list[list[float]] = field(default_factory=list)
     train_Y: list[float] = field(default_factory=list)
     round: int = 0
-    pending: list[PendingPrior] = field(default_factory=list)
+    pending: list[PendingPlay] = field(default_factory=list)
 
     def check(self) -> None:
         if len(self.train_X) != len(self.train_Y):
@@ -136,8 +122,8 @@ class PriorState:
             raise ValueError("a state without priors must have no data and no selection.")
         if self.prior_ids is not None and (not self.prior_ids or len(set(self.prior_ids)) != len(self.prior_ids)):
             raise ValueError("prior_ids must be distinct indices.")
-        if not all(0 <= p.prior < len(self.prior_ids or []) for p in self.pending):
-            raise ValueError("pending['prior'] must index the model's priors.")
+        if not all(0 <= p.candidate < len(self.prior_ids or []) for p in self.pending):
+            raise ValueError("pending['candidate'] must index the model's priors.")
         if self.round < 0:
             raise ValueError(f"round must be >= 0, got {self.round}.")
 
@@ -293,11 +279,7 @@ class PriorSelectionPolicy(Policy):
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         self._ensure_model()
         st = self.state
-        matches = match_pending([p.x for p in st.pending], X, self.domain)
-        plays = [None if m is None else st.pending[m] for m in matches]
-        taken = {m for m in matches if m is not None}
-        st.pending = [p for i, p in enumerate(st.pending) if i not in taken]
-        for x, y, play in zip(X, Y.reshape(-1), plays):
+        for x, y, play in zip(X, Y.reshape(-1), take_plays(st, X, self.domain)):
             if play is not None:  # a told point that was not suggested is data, not a play
                 st.round += 1
                 self._play(play, float(y))
@@ -323,7 +305,7 @@ class PriorSelectionPolicy(Policy):
     def _restart(self) -> None:
         r"""The model was rebuilt from scratch: reset what depends on its data."""
 
-    def _play(self, pending: PendingPrior, y: float) -> None:
+    def _play(self, pending: PendingPlay, y: float) -> None:
         r"""Bookkeeping of a played round (``self.state.round`` is its ``t``), before conditioning."""
 
     def _after_observe(self) -> None:
@@ -354,7 +336,7 @@ class PriorSelectionPolicy(Policy):
             raise ValueError(f"state['state']['prior_ids'] must be {expected} for {self.name}, got {ids}.")
         if state.true_prior is not None and not state.true_prior < num_total:
             raise ValueError(f"state['state']['true_prior'] must be None or an int in [0, {num_total}).")
-        points = [*state.train_X, *(p.x for p in state.pending)]
+        points = [*state.train_X, *(p.x for p in state.pending if p.x is not None)]
         if points:
             X = torch.tensor(points, dtype=torch.float64)
             if X.shape[-1] != self.domain.dim or not bool(self.domain.to(dtype=torch.float64, device="cpu").contains(X).all()):

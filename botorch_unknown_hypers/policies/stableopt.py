@@ -45,25 +45,15 @@ from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
-from botorch_unknown_hypers.policies.elimination import CandidateSetPolicy, SurvivorState, elimination_xi
-
-
-@dataclass
-class RobustPending:
-    r"""A robust selection awaiting its observation: the optimistic candidate ``u`` and the
-    pessimistic ``v``, with :math:`\mu` and :math:`\beta\sigma` of each at the queried point."""
-
-    u: int
-    v: int
-    mean_u: float
-    mean_v: float
-    width_u: float
-    width_v: float
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_plays
 
 
 @dataclass
 class RobustEliminationState(SurvivorState):
-    r"""HE-StableOpt's memory: the surviving set and, per round, both candidates' records."""
+    r"""HE-StableOpt's memory: the surviving set and, per round, both candidates' records; the
+    selection awaiting its observation is one play of the optimistic :math:`u_t` at the queried
+    point with the pessimistic :math:`v_t`'s record attached (at most one: a batch of one)."""
 
     u: list[int] = field(default_factory=list)
     eta: list[float] = field(default_factory=list)
@@ -72,7 +62,7 @@ class RobustEliminationState(SurvivorState):
     eta_hat: list[float] = field(default_factory=list)
     width_v: list[float] = field(default_factory=list)
     round: int = 0
-    pending: RobustPending | None = None
+    pending: list[PendingPlay] = field(default_factory=list)
 
     def check(self) -> None:
         super().check()
@@ -80,7 +70,7 @@ class RobustEliminationState(SurvivorState):
         if len({len(values) for values in series}) != 1:
             raise ValueError("the records u, eta, width_u, v, eta_hat and width_v must be equally long.")
         n = len(self.alive)
-        pending = [] if self.pending is None else [self.pending.u, self.pending.v]
+        pending = [u for p in self.pending for u in p.candidates()]
         if not all(0 <= k < n for k in self.u + self.v + pending):
             raise ValueError(f"candidate indices must lie in [0, {n}).")
 
@@ -93,7 +83,7 @@ class HEStableOpt(CandidateSetPolicy):
             (the perturbation set must be exact: discretise it into a grid).
         epsilon: Perturbation radius :math:`\epsilon` (domain units).
         perturbation: ``"box"`` (:math:`L_\infty`) or ``"ball"`` (:math:`L_2`).
-        Other args: as :class:`~botorch_unknown_hypers.policies.elimination.CandidateSetPolicy`.
+        Other args: as :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy`.
     """
 
     max_batch_size = 1
@@ -128,14 +118,16 @@ class HEStableOpt(CandidateSetPolicy):
         lcb = upper_confidence_bound(mean[:, nb], var[:, nb], -betas)  # line 9: K x |nb|
         k_v, j_local = divmod(int(lcb.argmin()), lcb.shape[-1])
         j = int(nb[j_local])
-        self.state.pending = RobustPending(
-            u=alive[k_u],
-            v=alive[k_v],
-            mean_u=float(mean[k_u, j]),
-            mean_v=float(mean[k_v, j]),
-            width_u=float(betas[k_u, 0] * sigma[k_u, j]),
-            width_v=float(betas[k_v, 0] * sigma[k_v, j]),
-        )
+        pessimistic = PendingPlay(alive[k_v], mean=float(mean[k_v, j]), width=float(betas[k_v, 0] * sigma[k_v, j]))
+        self.state.pending = [  # lines 10-11: mu and beta * sigma of u_t and of v_t at the queried point
+            PendingPlay(
+                alive[k_u],
+                points[j].tolist(),
+                mean=float(mean[k_u, j]),
+                width=float(betas[k_u, 0] * sigma[k_u, j]),
+                pessimistic=pessimistic,
+            )
+        ]
         self.robust_point = points[i].unsqueeze(0)
         self.selected = self._labels([alive[k_u]])
         self.n_candidates = len(alive)
@@ -151,35 +143,38 @@ class HEStableOpt(CandidateSetPolicy):
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         st = self.state
-        if st.pending is None:
-            return
-        p, st.pending = st.pending, None
+        played = [(play, float(y)) for play, y in zip(take_plays(st, X, self.domain), Y.reshape(-1)) if play is not None]
+        if not played:
+            return  # data without a play
+        (p, y), = played
         st.round += 1
-        t, y = st.round, float(Y.squeeze())
-        st.u.append(p.u)
-        st.eta.append(y - p.mean_u)
-        st.width_u.append(p.width_u)
-        st.v.append(p.v)
-        st.eta_hat.append(y - p.mean_v)
-        st.width_v.append(p.width_v)
+        t = st.round
+        u, eta, width_u = play_record(p, y)
+        v, eta_hat, width_v = play_record(p.pessimistic, y)
+        st.u.append(u)
+        st.eta.append(eta)
+        st.width_u.append(width_u)
+        st.v.append(v)
+        st.eta_hat.append(eta_hat)
+        st.width_v.append(width_v)
         if not self.eliminate:
             return
         xi_t = elimination_xi(t, len(st.alive), self.noise_std, self.delta)
         n = len(st.alive)
         stats_u, thresholds_u = elimination_statistics(st.u, st.eta, st.width_u, n, xi_t)
         stats_v, thresholds_v = elimination_statistics(st.v, st.eta_hat, st.width_v, n, xi_t)
-        fire_u = bool(stats_u[p.u] > thresholds_u[p.u])
-        fire_v = bool(stats_v[p.v] > thresholds_v[p.v])
-        for fire, u in ((fire_u, p.u), (fire_v, p.v)):  # lines 16-21: both go if both tests fire
+        fire_u = bool(stats_u[u] > thresholds_u[u])
+        fire_v = bool(stats_v[v] > thresholds_v[v])
+        for fire, k in ((fire_u, u), (fire_v, v)):  # lines 16-21: both go if both tests fire
             if fire:
-                st.eliminate(u, t)
+                st.eliminate(k, t)
         self.diagnostics.update(
             {
                 "xi": xi_t,
-                "statistic_u": float(stats_u[p.u]),
-                "threshold_u": float(thresholds_u[p.u]),
-                "statistic_v": float(stats_v[p.v]),
-                "threshold_v": float(thresholds_v[p.v]),
+                "statistic_u": float(stats_u[u]),
+                "threshold_u": float(thresholds_u[u]),
+                "statistic_v": float(stats_v[v]),
+                "threshold_v": float(thresholds_v[v]),
                 "eliminated": {str(k): v for k, v in st.eliminated_at.items()},
             }
         )

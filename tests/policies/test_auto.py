@@ -112,7 +112,7 @@ def test_he_auto_test_in_standardised_units_matches_brute_force():
     scales = []
     for _ in range(8):
         x = policy.suggest(X, Y)
-        scales.append(policy.state.pending[-1].scale)
+        scales.append(policy.state.pending[-1].y_std)
         y = _f(x).unsqueeze(-1)
         policy.observe(x, y)
         X, Y = torch.cat([X, x]), torch.cat([Y, y])

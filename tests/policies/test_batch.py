@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec
-from botorch_unknown_hypers.policies.batch import TSRSR, SurrogatePolicy
+from botorch_unknown_hypers.policies.batch import TSRSR
+from botorch_unknown_hypers.policies.surrogate import SurrogatePolicy
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 

@@ -7,7 +7,9 @@ import torch
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import HEGPUCB, PendingSelection, elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.elimination import HEGPUCB
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.problems import get_problem
 from botorch_unknown_hypers.domains import FiniteDomain
@@ -65,7 +67,7 @@ def test_uses_widths_stored_at_selection_time(monkeypatch):
 def test_hand_computed_sequence(residuals, eliminated_at):
     policy, points = _pool_policy(beta=1.0)
     for y in residuals:  # candidate 0 plays with stored mean 0 and width 0.01, so eta_t = y_t
-        policy.state.pending = [PendingSelection(candidate=0, mean=0.0, width=0.01, beta=1.0)]
+        policy.state.pending = [PendingPlay(candidate=0, mean=0.0, width=0.01, beta=1.0)]
         policy.observe(points[:1], torch.tensor([[y]], dtype=torch.float64))
         if not policy.state.alive[0]:
             break
@@ -77,7 +79,7 @@ def test_hand_computed_sequence(residuals, eliminated_at):
 def test_last_survivor_is_kept_and_logged():
     policy, points = _pool_policy(beta=1.0)
     policy.state.alive = [False, True]
-    policy.state.pending = [PendingSelection(candidate=1, mean=0.0, width=0.0, beta=1.0)]
+    policy.state.pending = [PendingPlay(candidate=1, mean=0.0, width=0.0, beta=1.0)]
     policy.observe(points[:1], torch.tensor([[10.0]], dtype=torch.float64))
     assert policy.state.alive == [False, True] and policy.state.kept_last == [1]
     assert policy.diagnostics["kept_last_survivor"] == [1]

@@ -191,13 +191,14 @@ def test_a_version_2_state_is_upgraded_with_its_pending_selection():
     X = policy.suggest(domain.points[:6], _f(domain.points[:6]))
     state = json.loads(json.dumps(policy.state_dict()))
     play = state["state"]["pending"][0]
-    old = {**state, "version": 2, "state": {**state["state"], "pending_scale": play["scale"], "pending": {k: v for k, v in play.items() if k not in ("x", "scale")}}}
+    legacy = {k: play[k] for k in ("candidate", "mean", "width", "beta")}  # version 2: no point, the scale apart
+    old = {**state, "version": 2, "state": {**state["state"], "pending_scale": play["y_std"], "pending": legacy}}
     clone = make_policy("he-gp-ucb-auto", domain, seed=5, **FAST)
     clone.load_state_dict(old)
-    assert clone.state.pending[0].scale == play["scale"] and clone.state.pending[0].x is None
+    assert clone.state.pending[0].y_std == play["y_std"] and clone.state.pending[0].x is None
     clone.observe(X, _f(X))  # the single legacy selection takes the single row
     assert clone.state.round == 1 and clone.state.pending == []
-    with pytest.raises(ValueError, match=r"state\['version'\] must be 3"):
+    with pytest.raises(ValueError, match=r"state\['version'\] must be 4"):
         clone.load_state_dict({**state, "version": 1})
 
 
@@ -238,6 +239,6 @@ def test_prior_rules_fill_batches_with_one_sample_per_slot(name, kind):
         alive = [p for p, a in enumerate(policy.state.survivors.alive) if a]
         for x, play in zip(X, policy.state.pending):
             mean, variance = model.mean_variance_at(x.unsqueeze(0), alive)
-            assert play.mean == pytest.approx(float(mean[alive.index(play.prior)]), rel=1e-9, abs=1e-12)
+            assert play.mean == pytest.approx(float(mean[alive.index(play.candidate)]), rel=1e-9, abs=1e-12)
     policy.observe(X.flip(0), torch.zeros(4, 1, dtype=D))  # values in another order
     assert policy.state.round == 4 and policy.state.pending == []

@@ -20,9 +20,9 @@ from botorch_unknown_hypers.confidence import box_num_arms, pe_beta
 from botorch_unknown_hypers.loop import run
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import elimination_xi
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB, OracleGPTS
-from botorch_unknown_hypers.policies.prior_selection import PendingPrior
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.problems import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem, task_priors
 from tests.prior_helpers import (
@@ -56,13 +56,13 @@ def test_selection_and_recorded_values_match_the_textbook_posterior(cls, dtype, 
     pending = dataclasses.replace(policy.state.pending[-1])
     mean, variance = textbook_posterior(priors, observed, Y.reshape(-1))
     # the pending selection stores the point; its arm is the point's index in the pool
-    prior, arm = pending.prior, int(FiniteDomain(priors.arms).index_of(x.new_tensor([pending.x])))
+    prior, arm = pending.candidate, int(FiniteDomain(priors.arms).index_of(x.new_tensor([pending.x])))
     tol = TOLERANCE[dtype]
     assert arm >= 0 and torch.equal(x, priors.arms[arm].unsqueeze(0))
     assert pending.mean == pytest.approx(float(mean[prior, arm]), abs=tol)
-    assert pending.sigma == pytest.approx(math.sqrt(float(variance[prior, arm])), abs=tol)  # latent, no noise
     sqrt_beta = math.sqrt(pe_beta(1, 15, 3, 0.05))
-    assert pending.sqrt_beta == pytest.approx(sqrt_beta) and pending.width == pytest.approx(sqrt_beta * pending.sigma)
+    sigma = math.sqrt(float(variance[prior, arm]))  # latent, no noise
+    assert pending.beta == pytest.approx(sqrt_beta) and pending.width == pytest.approx(sqrt_beta * sigma, abs=2 * sqrt_beta * tol)
     assert policy.selected == [["se4", "m32", "per"][prior]] and policy.n_candidates == 3
     if cls is PEGPUCB:  # the doubly optimistic argmax over (prior, arm)
         ucb = mean + sqrt_beta * variance.clamp_min(0).sqrt()
@@ -91,8 +91,7 @@ def hand_policy() -> PEGPTS:
 
 def play(policy: PEGPTS, prior: int, y: float, width: float) -> None:
     r"""One round of ``prior`` with a stored mean 0 and a stored width (so eta_t = y_t)."""
-    # the width is the property sqrt_beta * sigma: sqrt_beta = 1 stores exactly ``width``
-    policy.state.pending = [PendingPrior(prior, policy.domain.points[0].tolist(), mean=0.0, sigma=width, sqrt_beta=1.0)]
+    policy.state.pending = [PendingPlay(prior, policy.domain.points[0].tolist(), mean=0.0, width=width, beta=1.0)]
     policy.observe(policy.domain.points[:1], torch.tensor([[y]], dtype=torch.float64))
 
 
@@ -164,12 +163,12 @@ def test_eliminated_priors_are_never_selected_again(cls):
     policy = cls(FiniteDomain(priors.arms), priors=priors, seed=0)
     X, Y = data(priors, [3, 9])
     policy.suggest(X, Y)
-    assert policy.state.pending[-1].prior == 1
+    assert policy.state.pending[-1].candidate == 1
     policy.state.survivors.alive = [True, False, True]
     chosen = set()
     for _ in range(20):
         policy.suggest(X, Y)
-        chosen.add(policy.state.pending[-1].prior)
+        chosen.add(policy.state.pending[-1].candidate)
     assert chosen <= {0, 2} and policy.n_candidates == 2
 
 
@@ -180,7 +179,7 @@ def test_pe_ucb_breaks_the_first_round_tie_at_random():
     for seed in range(12):
         policy = PEGPUCB(problem.domain, priors=task_priors("gp-lengthscale", num_arms=40), seed=seed)
         x = policy.suggest(torch.empty(0, 1, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
-        picks.add((policy.state.pending[-1].prior, float(x)))
+        picks.add((policy.state.pending[-1].candidate, float(x)))
     assert len({p for p, _ in picks}) >= 3 and len({x for _, x in picks}) >= 6
 
 
@@ -230,17 +229,17 @@ def test_box_selection_is_the_joint_argmax_and_records_the_candidate_gp_posterio
         X_best, values = sample_candidate_maxima(model, bounds, **BOX_OPTIONS, seed=seed)
         local = int(values.argmax())
         best_x = X_best[local]
-    assert torch.equal(x, best_x.unsqueeze(0)) and pending.prior == [0, 2][local]
+    assert torch.equal(x, best_x.unsqueeze(0)) and pending.candidate == [0, 2][local]
     assert pending.x == x[0].tolist()
-    assert policy.selected == [["0.05", "0.15", "0.4"][pending.prior]] and policy.n_candidates == 2
+    assert policy.selected == [["0.05", "0.15", "0.4"][pending.candidate]] and policy.n_candidates == 2
     # Alg. 1 lines 7-8 at selection time: the CandidateGP posterior on D_{t-1} at x_t
     mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
     tol = TOLERANCE[dtype]
     assert pending.mean == pytest.approx(float(mean[local, 0]), abs=tol)
-    assert pending.sigma == pytest.approx(math.sqrt(float(variance[local, 0])), abs=tol)
-    assert pending.width == pytest.approx(sqrt_beta * pending.sigma)
+    assert pending.beta == pytest.approx(sqrt_beta)
+    assert pending.width == pytest.approx(sqrt_beta * math.sqrt(float(variance[local, 0])), abs=2 * sqrt_beta * tol)
     policy.observe(x, torch.tensor([[0.5]], dtype=dtype))
-    assert policy.state.play_prior == [pending.prior] and policy.state.round == 1
+    assert policy.state.play_prior == [pending.candidate] and policy.state.round == 1
     assert policy.state.play_eta[0] == pytest.approx(0.5 - pending.mean, abs=tol)
     assert policy.model.num_observations == 4
 

@@ -23,10 +23,11 @@ from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.confidence import box_num_arms, pe_beta
 from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, run
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.pending_plays import upgrade_pending
 from botorch_unknown_hypers.policies.hyperprior import HPGPTS, MAPGPTS
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB
-from botorch_unknown_hypers.policies.prior_selection import PendingPrior, describe_priors, same_priors
+from botorch_unknown_hypers.policies.prior_selection import describe_priors, same_priors
 from botorch_unknown_hypers.problems import BoxDomain, FiniteDomain, get_problem
 from botorch_unknown_hypers.problems.prior_selection import (
     PriorSelectionProblem,
@@ -136,8 +137,11 @@ def test_prior_fingerprints_match_to_a_relative_1e_6():
     assert on_box["spec"] == box_candidates().to_dict() and same_priors(on_box, json.loads(json.dumps(on_box)))
 
 
-def test_a_pending_selections_width_is_sqrt_beta_times_sigma():
-    assert PendingPrior(prior=0, x=[1.0], mean=0.2, sigma=0.5, sqrt_beta=3.0).width == pytest.approx(1.5)
+def test_a_version_3_pending_selection_is_upgraded_with_width_sqrt_beta_times_sigma():
+    old = {"prior": 0, "x": [1.0], "mean": 0.2, "sigma": 0.5, "sqrt_beta": 3.0}
+    assert upgrade_pending(old) == {"candidate": 0, "x": [1.0], "mean": 0.2, "beta": 3.0, "width": 1.5}
+    assert upgrade_pending({"prior": 1, "x": [0.5], "mean": None, "sigma": None, "sqrt_beta": None}) == {"candidate": 1, "x": [0.5]}
+    assert old == {"prior": 0, "x": [1.0], "mean": 0.2, "sigma": 0.5, "sqrt_beta": 3.0}  # the input is not modified
 
 
 def test_data_that_are_not_an_extension_rebuild_the_model():

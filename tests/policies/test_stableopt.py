@@ -7,8 +7,9 @@ from botorch_unknown_hypers.acquisition.robust import robust_min
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design, run
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.elimination import elimination_xi
-from botorch_unknown_hypers.policies.stableopt import HEStableOpt, RobustPending
+from botorch_unknown_hypers.policies.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay
+from botorch_unknown_hypers.policies.stableopt import HEStableOpt
 from botorch_unknown_hypers.problems import get_problem
 from botorch_unknown_hypers.problems.elimination_tasks import task_candidates
 from botorch_unknown_hypers.domains import FiniteDomain
@@ -32,7 +33,8 @@ def test_selection_is_robust_ucb_then_pessimistic_perturbation():
     u, i = divmod(int(robust.argmax()), 21)
     nb = mask[i].nonzero().flatten()
     v, j = divmod(int(lcb[:, nb].argmin()), len(nb))
-    assert policy.state.pending.u == u and policy.state.pending.v == v
+    (play,) = policy.state.pending  # one play of u at the queried point, v's record attached
+    assert play.candidate == u and play.pessimistic.candidate == v and play.x == X[0].tolist()
     assert torch.equal(X, points[nb[j]].unsqueeze(0))  # the queried point is x_t + delta_t
     assert torch.equal(policy.robust_point, points[i].unsqueeze(0))
     assert abs(float(X - policy.robust_point)) <= 0.1 + 1e-12
@@ -44,7 +46,7 @@ def test_both_tests_apply_and_both_candidates_go():
     # candidates go (A4: the second removal does not undo the first).
     policy.candidates = KernelCandidates.from_lengthscales(torch.tensor([0.05, 0.5, 0.2], dtype=torch.float64))
     policy.state.alive = [True, True, True]
-    policy.state.pending = RobustPending(u=0, v=1, mean_u=0.0, mean_v=0.0, width_u=0.0, width_v=0.0)
+    policy.state.pending = [PendingPlay(0, points[0].tolist(), pessimistic=PendingPlay(1))]
     policy.observe(points[:1], torch.tensor([[5.0]], dtype=torch.float64))
     assert policy.state.alive == [False, False, True]
     assert policy.state.eliminated_at == {0: 1, 1: 1}

@@ -1,0 +1,202 @@
+r"""Rules over a fixed finite candidate set: the shared base and the test's confidence constant.
+
+A *candidate set* :math:`U` is a finite list of GP hyperparameters of any type (kernels, prior
+means, noise levels, additive decompositions: a
+:class:`~botorch_unknown_hypers.candidates.CandidateSpec`). Every rule over it keeps, per round, one
+batched :class:`~botorch_unknown_hypers.models.CandidateGP` of its candidates on all data
+:math:`D_{t-1}` (inputs on the unit cube, raw outputs, noise variance :math:`R^2`) on Cholesky
+factors kept across rounds, and a width multiplier :math:`\beta^u_t` per candidate:
+
+- ``"frequentist"`` (Ziomek et al. 2025, Thm 4.1): :math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`,
+  :math:`I^u_{t-1}` the information gain of the data under :math:`u`, at :math:`\delta_A = \delta/2`;
+- ``"bayesian-finite"`` / ``"bayesian-continuous"`` (Thm 4.2 A / B) or a fixed number.
+
+Elimination tests compare a candidate's prequential residuals with
+:math:`\sqrt{\xi_t|S^u|}`, :math:`\xi_t = 2R^2\ln(|U|\pi^2t^2/(6\delta_B))` (Lemma 5.1 of Ziomek et
+al. 2025, Lemma B.1 of Ziomek et al. 2024). :func:`elimination_xi` is the package's one place
+where :math:`\delta` is split: :math:`\delta_B = \delta/2` in both papers' theorems (the other
+half bounds the confidence widths), :math:`\delta_B = \delta` in the length-scale authors' code.
+
+The rules: :class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`,
+:class:`~botorch_unknown_hypers.policies.stableopt.HEStableOpt` and the baselines of
+:mod:`~botorch_unknown_hypers.policies.candidate_baselines`.
+
+References:
+    J. Ziomek, M. Adachi, M. A. Osborne. Beyond Lengthscales: No-regret Bayesian Optimisation
+    With Unknown Hyperparameters Of Any Type.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from botorch.models.transforms import Normalize
+from torch import Tensor
+
+from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
+from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, frequentist_beta, xi
+from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.policies.base import Policy
+
+BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
+DEFAULT_LENGTHSCALES = (0.3, 0.4, 0.5, 0.7, 1.0)  # the paper's length-scale task (a)
+XI_DELTA_SPLIT = 2.0
+r"""The theorems' split :math:`\delta_B = \delta / 2` of :func:`elimination_xi`."""
+
+
+def elimination_xi(t: int, num_candidates: int, R: float, delta: float, split: float = XI_DELTA_SPLIT) -> float:
+    r""":math:`\xi_t = 2R^2\log(|U|\pi^2t^2/(6\delta_B))` with :math:`\delta_B = \delta /` ``split``:
+    Lemma 5.1 (and Lemma B.1 of the length-scale paper) with :math:`\delta_B = \delta/2`, i.e.
+    :math:`2R^2\log(|U|\pi^2t^2/(3\delta))`, by default; ``split = 1`` is the length-scale
+    authors' code. The package's one :func:`~botorch_unknown_hypers.confidence.xi` call."""
+    return float(xi(t, num_candidates, R, delta / split))
+
+
+@dataclass
+class SurvivorState:
+    r"""The surviving set of an elimination rule and its log.
+
+    Attributes:
+        alive: One flag per candidate (:math:`U_t`).
+        eliminated_at: Candidate -> round of its elimination.
+        kept_last: Rounds where the last survivor failed its test (and was kept).
+    """
+
+    alive: list[bool] = field(default_factory=list)
+    eliminated_at: dict[int, int] = field(default_factory=dict)
+    kept_last: list[int] = field(default_factory=list)
+
+    def eliminate(self, u: int, t: int) -> bool:
+        r"""Remove ``u`` at round ``t`` unless it is the last survivor (then log the round);
+        whether it was removed."""
+        if not self.alive[u]:
+            return False
+        if sum(self.alive) > 1:
+            self.alive[u] = False
+            self.eliminated_at[u] = t
+            return True
+        self.kept_last.append(t)
+        return False
+
+    def check(self) -> None:
+        if not any(self.alive):
+            raise ValueError("alive must keep at least one candidate.")
+        if not all(0 <= u < len(self.alive) and t >= 1 for u, t in self.eliminated_at.items()):
+            raise ValueError("eliminated_at must map candidate indices to rounds >= 1.")
+
+
+
+@dataclass
+class RoundState:
+    r"""The number of played rounds (the baselines need nothing else)."""
+
+    round: int = 0
+
+    def check(self) -> None:
+        if self.round < 0:
+            raise ValueError(f"round must be >= 0, got {self.round}.")
+
+
+
+class CandidateSetPolicy(Policy):
+    r"""Shared machinery of rules over a fixed finite candidate set :math:`U`.
+
+    Args:
+        domain: Box or pool.
+        seed, device, dtype, num_restarts, raw_samples: As
+            :class:`~botorch_unknown_hypers.policies.base.Policy`.
+        candidates: The set :math:`U` (any :class:`~botorch_unknown_hypers.candidates.CandidateSpec`);
+            default: Matern-5/2 length scales 0.3, 0.4, 0.5, 0.7, 1.0 (task (a)), output scale 1.
+        noise_std: :math:`R`; the GPs use noise variance :math:`R^2` unless the candidates set one.
+        beta: ``"frequentist"``, ``"bayesian-finite"``, ``"bayesian-continuous"`` or a number.
+        B: RKHS norm bound of the frequentist :math:`\beta`.
+        delta: :math:`\delta` (0.1 in the paper).
+        lipschitz: ``(a, b)`` of Assumption B.1 for ``"bayesian-continuous"``.
+    """
+
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float64,
+        candidates: CandidateSpec | None = None,
+        noise_std: float = 0.01,
+        beta: str | float = "frequentist",
+        B: float = 1.0,
+        delta: float = 0.1,
+        lipschitz: tuple[float, float] = (1.0, 1.0),
+        num_restarts: int = 10,
+        raw_samples: int = 512,
+    ) -> None:
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        if not (noise_std > 0 and math.isfinite(noise_std)):
+            raise ValueError(f"noise_std must be positive and finite, got {noise_std}.")
+        if isinstance(beta, str):
+            if beta not in BETAS:
+                raise ValueError(f"beta must be one of {BETAS} or a number, got {beta!r}.")
+            if beta == "bayesian-finite" and not math.isfinite(domain.size):
+                raise ValueError("beta='bayesian-finite' needs a finite domain (a pool).")
+        elif not (float(beta) >= 0 and math.isfinite(float(beta))):
+            raise ValueError(f"beta must be a finite non-negative number, got {beta}.")
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {delta}.")
+        if not B >= 0:
+            raise ValueError(f"B must be >= 0, got {B}.")
+        if candidates is None:
+            ls = torch.tensor(DEFAULT_LENGTHSCALES, dtype=dtype)
+            candidates = KernelCandidates.from_lengthscales(ls, kernel="matern52", noise=noise_std**2)
+        if not isinstance(candidates, CandidateSpec) or len(candidates) < 1:
+            raise ValueError(f"candidates must be a non-empty CandidateSpec, got {type(candidates).__name__}.")
+        self.candidates = candidates.to(device=self.device, dtype=dtype)
+        self.noise_std = float(noise_std)
+        self.beta = beta if isinstance(beta, str) else float(beta)
+        self.B = float(B)
+        self.delta = float(delta)
+        self.lipschitz = (float(lipschitz[0]), float(lipschitz[1]))
+
+    def _model(self, train_X: Tensor, train_Y: Tensor, indices: list[int], points: Tensor | None = None) -> CandidateGP:
+        r"""One batched GP over the candidates at ``indices`` (unit-cube inputs, raw outputs), on
+        factors kept across rounds (:meth:`~botorch_unknown_hypers.policies.base.Policy.candidate_factors`),
+        with their solves at the fixed ``points`` when given."""
+        spec = self.candidates.subset(indices)
+        return CandidateGP(
+            train_X,
+            train_Y,
+            spec,
+            input_transform=Normalize(self.domain.dim, bounds=self.domain.bounds),
+            check_data=False,
+            factor=self.candidate_factors(spec, train_X, points=points),
+        )
+
+    def _betas(self, model: CandidateGP, t: int) -> Tensor:
+        r""":math:`\beta^u_t` of the model's candidates (``K``)."""
+        K = model.num_candidates
+        if not isinstance(self.beta, str):
+            return torch.full((K,), self.beta, dtype=self.dtype, device=self.device)
+        if self.beta == "frequentist":
+            info = self.information_gain(model).reshape(K)
+            return frequentist_beta(info, B=self.B, R=self.noise_std, delta=self.delta / 2).to(self.dtype)
+        if self.beta == "bayesian-finite":
+            value = bayesian_beta_finite(t, self.domain.size, self.delta / 2)
+        else:
+            a, b = self.lipschitz  # of f on the unit cube the GPs see, so r = 1
+            value = bayesian_beta_continuous(t, self.domain.dim, self.delta / 2, a, b, 1.0)
+        return torch.full((K,), float(value), dtype=self.dtype, device=self.device)
+
+    def _labels(self, indices: list[int]) -> list[str]:
+        labels = self.candidates.labels()
+        return [labels[i] for i in indices]
+
+    def _check_state(self, state: SurvivorState | RoundState) -> None:
+        alive = getattr(state, "alive", None)
+        if alive is not None and len(alive) != len(self.candidates):
+            raise ValueError(
+                f"state['state']['alive'] has {len(alive)} flags for {len(self.candidates)} candidates."
+            )
+
+
+__all__ = ["BETAS", "DEFAULT_LENGTHSCALES", "XI_DELTA_SPLIT", "CandidateSetPolicy", "RoundState", "SurvivorState", "elimination_xi"]

@@ -1,0 +1,218 @@
+r"""The round of a candidate-set rule, written once, and the pieces it is configured with.
+
+A candidate-set rule keeps a finite set :math:`U` of GP hyperparameters and, every round
+:math:`t`, runs the same skeleton (:class:`CandidateSetRound`):
+
+1. **candidates** (:class:`CandidateSource`): the survivors :math:`U_{t-1}` of a fixed list, or
+   of candidates proposed from the data (the proposing function :math:`a(t)` of Alg. 2 of
+   Ziomek et al. 2024);
+2. **the round's model** (:class:`RoundModel`): one batched
+   :class:`~botorch_unknown_hypers.models.CandidateGP` of the survivors on all data
+   :math:`D_{t-1}`, on Cholesky factors kept across rounds;
+3. **widths** (:class:`Widths`): :math:`\beta^u_t` per survivor;
+4. **selector and acquisition** (:class:`Selector`): which candidate plays and where, one slot at
+   a time on the pending-conditioned model
+   (:func:`~botorch_unknown_hypers.policies.slots.fill_slots`);
+5. **the ledger**: each slot is a
+   :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay` recording, on the data
+   observed (never on the fantasy), :math:`\mu^{u}_{t-1}(x)` and :math:`\beta^u_t\sigma^u_{t-1}(x)`;
+6. **the test** (:class:`Test`) when values arrive, matched to their plays by point.
+
+A rule is a configuration: a short module that picks one piece of each kind and names the
+paper's lines (:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`,
+:class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`); ``docs/architecture.md`` writes a
+new rule in a few lines. The pieces live in :mod:`~botorch_unknown_hypers.policies.pieces`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import torch
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.optimize import Restarts
+from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay
+from botorch_unknown_hypers.policies.slots import fill_slots
+
+
+def check_delta(delta: float) -> float:
+    r""":math:`\delta \in (0, 1)` of a rule run by :class:`CandidateSetRound` (its one check)."""
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+    return float(delta)
+
+
+@dataclass(frozen=True)
+class RoundData:
+    r"""What the pieces of one round share.
+
+    Attributes:
+        train_X, train_Y: :math:`D_{t-1}` (``n x d``, ``n x 1``).
+        t: The round (played rounds so far plus one).
+        candidates: Indices, in the rule's set, of the round's candidates (the model's order).
+        model: One batched GP over them, on the data observed.
+        info: Their factors at the noise of the information gain (``None``: the model's own).
+        raw_points: Raw samples fixed for the campaign (box only), else ``None``.
+        betas: :math:`\beta^u_t` of the round's candidates (``K``).
+        y_std: The outputs' scale of the round's model (1 in raw units).
+    """
+
+    train_X: Tensor
+    train_Y: Tensor
+    t: int
+    candidates: list[int]
+    model: CandidateGP
+    info: CandidateFactor | None
+    raw_points: Tensor | None
+    betas: Tensor
+    y_std: float
+
+
+class Slot(NamedTuple):
+    r"""One slot's choice: the ``1 x d`` point, the played candidate's position in the round's
+    model and, when the selector computed them on the unconditioned model, :math:`\mu` and
+    :math:`\sigma` there (else ``None``: the round computes them)."""
+
+    x: Tensor
+    local: int
+    mean: float | None = None
+    sigma: float | None = None
+
+
+class CandidateSource(ABC):
+    r"""Where the round's candidates come from."""
+
+    @abstractmethod
+    def spec(self, rule: Policy) -> CandidateSpec:
+        r"""Every candidate of the rule's set, in index order."""
+
+    @abstractmethod
+    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
+        r"""Update the set for round :math:`t` (e.g. add proposals) and return the indices in play."""
+
+    def diagnostics(self, rule: Policy) -> dict[str, Any]:
+        return {}
+
+
+class RoundModel(ABC):
+    r"""The one model of the round."""
+
+    @abstractmethod
+    def __call__(
+        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor
+    ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
+        r"""The model of ``spec`` on the data, the factors of its information gain (``None``:
+        its own) and the campaign's fixed raw points (``None`` where there are none)."""
+
+
+class Widths(ABC):
+    r""":math:`\beta^u_t` of the round's candidates."""
+
+    @abstractmethod
+    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
+        r"""``K`` widths multipliers."""
+
+
+class Selector(ABC):
+    r"""Which candidate plays and where: one slot on the pending-conditioned model."""
+
+    def start(self, rule: Policy, data: RoundData) -> Any:
+        r"""Work done once per round, before the first slot (e.g. extra starts); what it returns
+        is handed to every slot of the round (default ``None``)."""
+        return None
+
+    @abstractmethod
+    def __call__(
+        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        r"""One slot on ``view`` (conditioned on ``fixed``) and the warm start of the next;
+        ``prepared`` is what :meth:`start` returned."""
+
+    def diagnostics(self, slots: list[Slot]) -> dict[str, Any]:
+        return {}
+
+
+class Test(ABC):
+    r"""What the rule does when values arrive."""
+
+    @abstractmethod
+    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        r"""Match the rows to their plays, record and test; the diagnostics."""
+
+
+@dataclass(frozen=True)
+class CandidateSetRound:
+    r"""The skeleton of a round (module docstring), run on a rule whose ``state`` has ``alive``
+    (one flag per candidate), ``round`` and ``pending`` (a list of
+    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`)."""
+
+    source: CandidateSource
+    model: RoundModel
+    widths: Widths
+    selector: Selector
+    test: Test
+
+    def suggest(self, rule: Policy, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        r"""Round :math:`t`'s ``q x d`` batch; records its plays and sets the rule's ``selected``,
+        ``n_candidates`` and ``diagnostics``."""
+        st = rule.state
+        indices = self.source.survivors(rule, train_X, train_Y)
+        every = self.source.spec(rule)
+        labels = every.labels()
+        model, info, raw = self.model(rule, every.subset(indices), train_X, train_Y)
+        betas = self.widths(rule, model, info, st.round + 1)
+        scaler = getattr(model, "outcome_transform", None)
+        y_std = 1.0 if scaler is None else float(scaler.stdvs.squeeze())
+        data = RoundData(train_X, train_Y, st.round + 1, indices, model, info, raw, betas, y_std)
+        prepared = self.selector.start(rule, data)
+        slots: list[Slot] = []
+
+        def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
+            choice, warm = self.selector(rule, data, prepared, view, fixed, warm)
+            if choice.mean is None or fixed is not None:  # record on the data observed, not on the fantasy
+                with torch.no_grad():
+                    mean, variance = model.marginal_mean_variance(choice.x.unsqueeze(0))
+                sigma = float(variance[choice.local, 0].clamp_min(0).sqrt())
+                choice = choice._replace(mean=float(mean[choice.local, 0]), sigma=sigma)
+            beta = float(betas[choice.local])
+            st.pending.append(
+                PendingPlay(indices[choice.local], choice.x[0].tolist(), choice.mean, beta * choice.sigma, beta, y_std=y_std)
+            )
+            slots.append(choice)
+            return choice.x, warm
+
+        X = fill_slots(model, rule.X_pending, q, slot)
+        rule.selected = [labels[indices[s.local]] for s in slots]
+        rule.n_candidates = len(indices)
+        rule.diagnostics = {
+            "alive": list(st.alive),
+            "played": indices[slots[0].local],
+            "betas": betas.tolist(),
+            **self.selector.diagnostics(slots),
+            **self.source.diagnostics(rule),
+        }
+        return X
+
+    def observe(self, rule: Policy, X: Tensor, Y: Tensor) -> None:
+        r"""The test on the observed rows (``m x d``, ``m x 1``)."""
+        rule.diagnostics.update(self.test(rule, X, Y))
+
+
+__all__ = [
+    "CandidateSetRound",
+    "CandidateSource",
+    "RoundData",
+    "RoundModel",
+    "Selector",
+    "Slot",
+    "Test",
+    "Widths",
+    "check_delta",
+]

@@ -1,0 +1,212 @@
+r"""The shared pieces of :class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound`.
+
+Each piece does one job of a round of a candidate-set rule and is configured by the rule's
+module, which names the paper's line it implements:
+
+- :class:`FixedCandidates`: the survivors of a fixed list :math:`U` (``state.alive``);
+- :class:`UnitCubeModel`: one batched GP of the survivors on :math:`D_{t-1}`, inputs on the unit
+  cube, raw or standardised outputs, on factors kept across rounds, optionally with the
+  campaign's fixed raw points (HE's box argmax) and the factors of the information gain at a
+  noise of its own;
+- :class:`CandidateSetWidths`: :math:`\beta^u_t` of a
+  :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy` (frequentist,
+  Bayesian or fixed); :class:`FrequentistWidths`: Thm 4.1's at given constants;
+- :class:`DoublyOptimisticUCB`: :math:`(x_t, u_t) = \arg\max_{x, u}\mu^u_{t-1}(x) + \beta^u_t\sigma^u_{t-1}(x)`
+  (:func:`~botorch_unknown_hypers.acquisition.optimize.joint_ucb_argmax`);
+- :class:`PrequentialElimination`: Alg. 1 lines 10-12 of Ziomek et al. 2025
+  (:func:`record_plays`) with
+  :math:`\xi_t` of :func:`~botorch_unknown_hypers.policies.candidate_set.elimination_xi`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from botorch.models.transforms import Normalize, Standardize
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, fixed_raw_points, joint_ucb_argmax
+from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.confidence import elimination_statistics, frequentist_beta
+from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Widths, check_delta
+from botorch_unknown_hypers.policies.pending_plays import play_record, take_plays
+
+if TYPE_CHECKING:
+    from botorch_unknown_hypers.policies.elimination import EliminationState
+
+
+@dataclass(frozen=True)
+class FixedCandidates(CandidateSource):
+    r"""The survivors of the rule's fixed list ``rule.candidates`` (flags ``rule.state.alive``)."""
+
+    def spec(self, rule: Policy) -> CandidateSpec:
+        return rule.candidates
+
+    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
+        return [u for u, a in enumerate(rule.state.alive) if a]
+
+
+@dataclass(frozen=True)
+class UnitCubeModel(RoundModel):
+    r"""One batched GP on cached factors: inputs on the unit cube (the domain's bounds), outputs
+    raw or standardised on all data every round (``standardise``).
+
+    Attributes:
+        standardise: Standardise the outputs (else raw units: residuals of different rounds
+            share units).
+        info_noise: Noise variance of the information gain's factors (``None``: the GP's own).
+        fixed_raw_points: On a box, raw samples drawn once per campaign from the seed
+            ``rule.state.raw_seed`` (drawn from the rule's generator at the first round), whose
+            posterior every factor keeps up to date.
+    """
+
+    standardise: bool = False
+    info_noise: float | None = None
+    fixed_raw_points: bool = False
+
+    def __call__(
+        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor
+    ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
+        raw = None
+        if self.fixed_raw_points:
+            if rule.state.raw_seed is None:
+                rule.state.raw_seed = draw_raw_seed(rule.domain, rule.generator)
+            seed = rule.state.raw_seed
+            raw = None if seed is None else fixed_raw_points(rule.domain, rule.raw_samples, seed)
+        factors = rule.candidate_factors(spec, train_X, points=raw)
+        model = CandidateGP(
+            train_X,
+            train_Y,
+            spec,
+            input_transform=Normalize(rule.domain.dim, bounds=rule.domain.bounds),
+            outcome_transform=Standardize(m=1) if self.standardise else None,
+            check_data=False,
+            factor=factors,
+        )
+        info = None
+        if self.info_noise is not None and factors is not None:
+            info = rule.candidate_factors(spec, train_X, self.info_noise)
+        return model, info, raw
+
+
+@dataclass(frozen=True)
+class CandidateSetWidths(Widths):
+    r""":math:`\beta^u_t` of a :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy`
+    (its ``beta`` option: Thm 4.1, Thm 4.2 A / B or a number)."""
+
+    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
+        return rule._betas(model, t)
+
+
+@dataclass(frozen=True)
+class FrequentistWidths(Widths):
+    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}` (Thm 4.1), :math:`\delta_A = \delta/2`,
+    :math:`I^u_{t-1}` the information gain at the noise of the round model's ``info`` factors
+    (``noise``; the GP's own where those are absent and ``noise`` is ``None``)."""
+
+    B: float
+    R: float
+    delta: float
+    noise: float | None = None
+
+    def __post_init__(self) -> None:
+        check_delta(self.delta)
+
+    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
+        gain = rule.information_gain(model, info, self.noise)
+        return frequentist_beta(gain, B=self.B, R=self.R, delta=self.delta / 2).to(gain)
+
+
+@dataclass(frozen=True)
+class DoublyOptimisticUCB(Selector):
+    r"""The doubly optimistic pair :math:`(x, u) = \arg\max_{x, u}\mu^u(x) + \beta^u_t\sigma^u(x)` of
+    the survivors (exhaustive on a pool; batched L-BFGS-B from the round's raw points on a box,
+    later slots warm-started from the previous slot's refined pairs)."""
+
+    def __call__(
+        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        x, local, mean, sigma, warm = joint_ucb_argmax(
+            view, data.betas, rule.domain, rule.generator, rule.num_restarts, rule.raw_samples,
+            exclude=fixed, warm=warm, raw_points=data.raw_points,
+        )
+        return Slot(x, local, mean, sigma), warm
+
+    def diagnostics(self, slots: list[Slot]) -> dict[str, Any]:
+        return {"sigma": slots[0].sigma}
+
+
+def record_plays(state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float]) -> dict[str, Any]:
+    r"""Lines 10-12 for observed rows ``(X, Y)``: each row that matches a pending selection
+    (:func:`~botorch_unknown_hypers.policies.pending_plays.match_pending`) records
+    :math:`\eta_t = y_t - m_t` and its width; once no selection is pending (the whole batch has
+    arrived), every candidate played since the last test is tested, residuals and widths divided
+    by the outputs' scale of the latest selection (the units of the test), and eliminated if it
+    fails. Returns the diagnostics of the last play and test."""
+    out: dict[str, Any] = {}
+    for p, y in zip(take_plays(state, X, domain), Y.reshape(-1).tolist()):
+        if p is None:
+            continue  # data without a play
+        candidate, eta, width = play_record(p, y)
+        state.round += 1
+        state.play_candidate.append(candidate)
+        state.play_eta.append(eta)
+        state.play_width.append(width)
+        state.untested.append(candidate)
+        state.test_scale = p.y_std
+        out["eta"] = eta
+    if state.pending or not state.untested:
+        return out
+    t = state.round
+    xi_t = xi_of(t)
+    residuals = [e / state.test_scale for e in state.play_eta]
+    widths = [w / state.test_scale for w in state.play_width]
+    stats, thresholds = elimination_statistics(state.play_candidate, residuals, widths, len(state.alive), xi_t)
+    for u in dict.fromkeys(state.untested):  # line 12: only the played candidates are tested
+        if float(stats[u]) > float(thresholds[u]):
+            state.eliminate(u, t)
+    last = state.untested[-1]
+    state.untested = []
+    return {
+        **out,
+        "xi": xi_t,
+        "statistic": float(stats[last]),
+        "threshold": float(thresholds[last]),
+        "eliminated": {str(k): v for k, v in state.eliminated_at.items()},
+        "kept_last_survivor": list(state.kept_last),
+    }
+
+
+@dataclass(frozen=True)
+class PrequentialElimination(Test):
+    r"""Prequential elimination (Ziomek et al. 2025, Alg. 1 lines 10-12): each observed play
+    records :math:`\eta = y - \mu^{u}_{t-1}(x)` and its width; once the batch is in, every
+    candidate played is eliminated iff :math:`|\sum_{S^u}\eta| > \sqrt{\xi_t|S^u|} + \sum_{S^u} w`,
+    :math:`\xi_t` with :math:`|U|` every candidate ever in the set, at :math:`\delta_B = \delta/2`."""
+
+    R: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        check_delta(self.delta)
+
+    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        st = rule.state
+        return record_plays(st, X, Y, rule.domain, lambda t: elimination_xi(t, len(st.alive), self.R, self.delta))
+
+
+__all__ = [
+    "CandidateSetWidths",
+    "DoublyOptimisticUCB",
+    "FixedCandidates",
+    "FrequentistWidths",
+    "PrequentialElimination",
+    "UnitCubeModel",
+    "record_plays",
+]

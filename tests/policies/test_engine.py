@@ -1,0 +1,89 @@
+"""The candidate-set engine (botorch_unknown_hypers.policies.engine and .pieces).
+
+A rule is a configuration of pieces: HE-GP-UCB configured by hand from the pieces is HE-GP-UCB,
+suggestion for suggestion (batches and pending points included), and the new rule written in
+docs/architecture.md runs as written.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+import torch
+
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.domains import FiniteDomain
+from botorch_unknown_hypers.policies import registry
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.elimination import HEGPUCB, EliminationState
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, check_delta
+from botorch_unknown_hypers.policies.pieces import (
+    CandidateSetWidths,
+    DoublyOptimisticUCB,
+    FixedCandidates,
+    FrequentistWidths,
+    PrequentialElimination,
+    UnitCubeModel,
+)
+from tests.test_docs import DOCS, python_blocks
+
+D = torch.float64
+
+
+class HandMadeHE(HEGPUCB):
+    r"""HE-GP-UCB with its round rebuilt piece by piece (what its module configures)."""
+
+    def __init__(self, domain, **kwargs):
+        super().__init__(domain, **kwargs)
+        self.engine = CandidateSetRound(
+            FixedCandidates(), UnitCubeModel(fixed_raw_points=True), CandidateSetWidths(), DoublyOptimisticUCB(),
+            PrequentialElimination(self.noise_std, self.delta),
+        )
+
+
+def _f(X):
+    return (torch.sin(6 * X[:, :1]) + X[:, 1:].cos()).reshape(-1, 1)
+
+
+def test_a_configuration_of_the_pieces_is_the_rule():
+    points = torch.quasirandom.SobolEngine(2, scramble=True, seed=3).draw(40, dtype=D)
+    candidates = KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.2, 0.05], dtype=D), noise=1e-4)
+    policies = [cls(FiniteDomain(points), seed=2, candidates=candidates) for cls in (HEGPUCB, HandMadeHE)]
+    X, Y = points[:4], _f(points[:4])
+    for _ in range(3):
+        batches = [p.suggest(X, Y, q=2, X_pending=points[30:31]) for p in policies]
+        assert torch.equal(*batches)
+        for p, batch in zip(policies, batches):
+            p.observe(batch.flip(0), _f(batch.flip(0)))  # values in another order
+        X, Y = torch.cat([X, batches[0]]), torch.cat([Y, _f(batches[0])])
+    assert policies[0].state == policies[1].state and policies[0].diagnostics == policies[1].diagnostics
+    assert policies[0].state.round == 6 and not policies[0].state.pending
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -0.1, float("nan"), True, "0.1"])
+def test_delta_is_checked_once_by_the_pieces_that_use_it(delta):
+    with pytest.raises(ValueError, match="delta must lie in"):
+        check_delta(delta)
+    with pytest.raises(ValueError, match="delta must lie in"):
+        PrequentialElimination(0.1, delta)
+    with pytest.raises(ValueError, match="delta must lie in"):
+        FrequentistWidths(1.0, 0.1, delta)
+
+
+def test_the_rule_written_as_a_configuration_in_the_docs_runs(monkeypatch):
+    blocks = [b for b in python_blocks(DOCS / "architecture.md") if "CandidateSetRound" in b or "standardised-he" in b]
+    assert len(blocks) == 2
+    rule = next(b for b in blocks if "class StandardisedHE" in b)
+    assert len(rule.strip().splitlines()) <= 30  # a new rule in at most 30 lines
+    module = types.ModuleType("docs_engine")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(registry, "METHODS", dict(registry.METHODS))
+    for block in blocks:
+        exec(compile(block, "docs/architecture.md", "exec"), module.__dict__)
+    policy = module.policy
+    assert isinstance(policy, Policy) and isinstance(policy.state, EliminationState)
+    restored = registry.make_policy("standardised-he", policy.domain, candidates=policy.candidates)
+    restored.load_state_dict(policy.state_dict())
+    assert restored.state == policy.state
