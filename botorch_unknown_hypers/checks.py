@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import torch
+
 
 def check_int(name: str, value: Any, minimum: int) -> int:
     r"""``value`` as an ``int >= minimum``; ``bool`` and floats are refused."""
@@ -48,8 +50,25 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
+def check_device(name: str, value: Any) -> torch.device | None:
+    r"""``value`` as a ``torch.device`` that torch can allocate on (``None`` passes through:
+    the caller's default); a name torch does not parse, or a device that is absent (e.g.
+    ``"cuda"`` without a GPU), is refused."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, torch.device)):
+        raise ValueError(f"{name} must be a torch.device, a device string such as 'cpu' or 'cuda:0', or None, got {value!r}.")
+    try:
+        device = torch.device(value)
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError) as e:  # unknown name / device absent or not compiled in
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"{name} must be a device torch can use, got {value!r} ({first}).") from None
+    return device
+
+
 def _finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-__all__ = ["check_bool", "check_int", "check_nonnegative", "check_positive"]
+__all__ = ["check_bool", "check_device", "check_int", "check_nonnegative", "check_positive"]

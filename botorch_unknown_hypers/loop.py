@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
-import pandas as pd
 import torch
 from torch import Tensor
 
@@ -35,6 +34,9 @@ from botorch_unknown_hypers.domains import Domain, check_observations, check_poi
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.pending_plays import match_pending
 from botorch_unknown_hypers.policies.tasks import TaskInfo
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RESULT_COLUMNS = [
     "problem",
@@ -308,4 +310,6 @@ def run(
         record(X, y, f, t, wall)
         if callback is not None:
             callback(t)
+    import pandas as pd  # the history table's only use of pandas: not loaded by importing the package
+
     return pd.DataFrame(rows, columns=RESULT_COLUMNS)

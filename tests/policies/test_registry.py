@@ -58,3 +58,41 @@ def test_register_method():
     finally:
         METHODS.pop("test-mine", None)
     assert "test-mine" not in list_methods()
+
+
+def test_every_registered_path_is_a_policy_of_that_name():
+    for name in list_methods():
+        factory = METHODS[name]
+        assert isinstance(factory, type) and issubclass(factory, Policy), name
+        assert factory.name == name
+
+
+def test_a_rule_module_is_imported_when_first_built_or_asked(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import sys
+from botorch_unknown_hypers.policies.registry import METHODS, list_methods, method_limits
+nuts = "botorch_unknown_hypers.policies.nuts"
+assert "nuts-gp-ucb" in list_methods() and "nuts-gp-ucb" in METHODS and len(METHODS) == len(list_methods())
+assert nuts not in sys.modules and "botorch_unknown_hypers.policies.elimination" not in sys.modules
+assert method_limits("nuts-gp-ucb") == (1, 1)
+assert nuts in sys.modules
+"""
+    root = Path(__file__).resolve().parents[2]
+    env = {"PYTHONPATH": str(root), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize(
+    "name, factory, match",
+    [("", RandomPolicy, "name must be a non-empty string"), (3, RandomPolicy, "name must be"), ("x", "random", "factory must be callable")],
+)
+def test_register_method_refuses_bad_input(name, factory, match):
+    before = dict.fromkeys(METHODS)
+    with pytest.raises(ValueError, match=match):
+        register_method(name, factory)
+    assert dict.fromkeys(METHODS) == before
