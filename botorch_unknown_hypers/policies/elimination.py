@@ -42,6 +42,7 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.acquisition.optimize import draw_raw_seed, fixed_raw_points, joint_ucb_argmax, stack_points
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, elimination_statistics, frequentist_beta, xi
@@ -233,8 +234,7 @@ class CandidateSetPolicy(Policy):
                 raise ValueError("beta='bayesian-finite' needs a finite domain (a pool).")
         elif not (float(beta) >= 0 and math.isfinite(float(beta))):
             raise ValueError(f"beta must be a finite non-negative number, got {beta}.")
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}.")
+        check_probability("delta", delta)
         if not B >= 0:
             raise ValueError(f"B must be >= 0, got {B}.")
         if candidates is None:

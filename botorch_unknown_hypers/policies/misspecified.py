@@ -57,7 +57,7 @@ from botorch_unknown_hypers.misspecification import (
     epsilon_grid,
     phased_elimination,
 )
-from botorch_unknown_hypers.checks import check_bool, check_int, check_nonnegative, check_positive
+from botorch_unknown_hypers.checks import check_bool, check_int, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.state import JSONValue
 
@@ -106,7 +106,7 @@ class KnownKernelPolicy(Policy):
         check_positive("lam (lambda)", lam)
         check_nonnegative("noise_std", noise_std)
         check_nonnegative("B", B)
-        check_positive("delta", delta, upper=1.0)
+        check_probability("delta", delta)
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.outputscale = outputscale
