@@ -149,10 +149,13 @@ def make_policy(
     Raises:
         ValueError: for an unknown name (the message lists the valid ones), a ``domain`` that
             is not a :class:`~botorch_unknown_hypers.domains.Domain`, a ``device`` torch does not
-            know or cannot use, or any option the rule refuses.
+            know or cannot use, a ``dtype`` other than ``torch.float64``/``torch.float32``, or
+            any option the rule refuses.
         TypeError: for an option the rule does not take.
     """
     factory = METHODS[_check_name(name)]
     check_domain(domain)
     check_device("device", device)
+    if dtype not in (torch.float64, torch.float32):
+        raise ValueError(f"dtype must be torch.float64 or torch.float32 (the GP algebra needs one of them), got {dtype!r}.")
     return factory(domain, seed=seed, device=device, dtype=dtype, **options)
