@@ -88,6 +88,13 @@ def require(name: str, ok: Tensor, requirement: str, value: Tensor) -> None:
         raise ValueError(f"{name} must be {requirement}, got {shown.tolist()}.")
 
 
+def check_pair(name: str, value: Any, interval: Interval) -> tuple[float, float]:
+    r"""``value`` as a pair of ``float`` s, each in ``interval`` (a tuple or list of two Python numbers)."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(_finite_number(v) for v in value):
+        raise ValueError(f"{name} must be a pair of numbers, each {interval.describe()}, got {value!r}.")
+    return check_number(f"{name}[0]", value[0], interval), check_number(f"{name}[1]", value[1], interval)
+
+
 def check_positive(name: str, value: Any, upper: float | None = None) -> float:
     r"""``value`` as a finite ``float > 0`` (and ``< upper`` when given)."""
     return check_number(name, value, Interval(0, math.inf if upper is None else upper))
@@ -151,6 +158,7 @@ __all__ = [
     "check_int",
     "check_nonnegative",
     "check_number",
+    "check_pair",
     "check_positive",
     "check_probability",
     "require",

@@ -76,13 +76,9 @@ class ResultsStore:
         missing = set(STORE_COLUMNS) - set(df.columns)
         if missing:
             raise ValueError(f"{self.path}, line 1: not a buh results file (missing columns {sorted(missing)}).")
-        run_rows = pd.to_numeric(df["run_rows"], errors="coerce")
-        bad = run_rows.isna() | (run_rows != run_rows.round())
-        if bad.any():
-            line = int(bad.to_numpy().argmax()) + 2  # 1-based, after the header
-            raise ValueError(f"{self.path}, line {line}: damaged results file (run_rows is not an integer).")
+        run_rows = self._numeric(df, "run_rows", integer=True)
         counts = df.groupby(RUN_KEY)["run_rows"].transform("size")
-        return df, counts == run_rows.astype(int)
+        return df, counts == run_rows
 
     def _repair(self) -> int:
         r"""Drop a torn line and incomplete runs; returns the number of rows dropped."""

@@ -195,7 +195,7 @@ def test_damaged_file_error_names_the_file_and_the_line(tmp_path):
     fields[-1] = "x"  # run_rows of line 6 is not an integer
     lines[5] = ",".join(fields)
     store.path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=r"results\.csv, line 6: damaged results file \(run_rows"):
+    with pytest.raises(ValueError, match=r"results\.csv, line 6: column .run_rows. must hold an integer, got .x.\.$"):
         ResultsStore(tmp_path, read_only=True).read()
 
 
