@@ -49,6 +49,7 @@ def time_import(module: str, pythonpath: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", _TIMER.format(module=module, heavy=HEAVY)],
         env=env, capture_output=True, text=True, check=True,
+        cwd=pythonpath,  # `python -c` puts the working directory first on sys.path
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
