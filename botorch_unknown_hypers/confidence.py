@@ -43,6 +43,18 @@ from typing import Any, Optional, Union
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import (
+    AT_LEAST_ONE,
+    NONNEGATIVE,
+    POSITIVE,
+    PROBABILITY,
+    check_entries,
+    check_int,
+    check_number,
+    check_probability,
+    require,
+)
+
 __all__ = [
     "Number",
     "upper_confidence_bound",
@@ -64,7 +76,7 @@ _PI_SQ = math.pi**2
 
 
 # --------------------------------------------------------------------------- #
-# argument checks (shared with regret_bounds.py)
+# argument conversion (shared with regret_bounds.py; the checks are in checks.py)
 # --------------------------------------------------------------------------- #
 
 
@@ -107,46 +119,6 @@ def as_tensors(_broadcast: bool = True, **named: Number) -> dict[str, Tensor]:
     return out
 
 
-def require(name: str, ok: Tensor, requirement: str, value: Tensor) -> None:
-    """Raise ``ValueError`` naming ``name`` unless ``ok`` holds everywhere.
-
-    ``ok`` must be phrased positively so that NaN entries fail the check.
-    """
-    if not bool(torch.all(ok)):
-        ok, value = torch.broadcast_tensors(ok, value)
-        shown = value.detach().cpu()
-        if shown.numel() > 8:
-            shown = shown.flatten()[~ok.detach().cpu().flatten()][:8]
-        raise ValueError(f"{name} must be {requirement}; got {shown.tolist()}")
-
-
-def check_dim(dim: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        if isinstance(dim, float) and dim.is_integer():
-            dim = int(dim)
-        else:
-            raise ValueError(f"dim must be a positive integer; got {dim!r}")
-    if dim < 1:
-        raise ValueError(f"dim must be a positive integer; got {dim!r}")
-    return dim
-
-
-def check_t(name: str, t: Tensor) -> None:
-    require(name, t >= 1, ">= 1 (iterations are counted from 1)", t)
-
-
-def check_delta(name: str, delta: Tensor) -> None:
-    require(name, (delta > 0) & (delta < 1), "in the open interval (0, 1)", delta)
-
-
-def check_positive(name: str, value: Tensor) -> None:
-    require(name, value > 0, "positive", value)
-
-
-def check_nonnegative(name: str, value: Tensor) -> None:
-    require(name, value >= 0, "non-negative", value)
-
-
 # --------------------------------------------------------------------------- #
 # confidence multipliers (beta = MULTIPLIER OF SIGMA)
 # --------------------------------------------------------------------------- #
@@ -176,9 +148,9 @@ def bayesian_beta_finite(t: Number, num_points: Number, delta: Number) -> Tensor
         Tensor of the broadcast shape of the inputs.
     """
     v = as_tensors(t=t, num_points=num_points, delta=delta)
-    check_t("t", v["t"])
-    require("num_points", v["num_points"] >= 1, ">= 1", v["num_points"])
-    check_delta("delta", v["delta"])
+    check_entries("t", v["t"], AT_LEAST_ONE)
+    check_entries("num_points", v["num_points"], AT_LEAST_ONE)
+    check_entries("delta", v["delta"], PROBABILITY)
     arg = v["num_points"] * v["t"].square() * _PI_SQ / (6.0 * v["delta"])
     return torch.sqrt(2.0 * torch.log(arg))
 
@@ -209,12 +181,12 @@ def bayesian_beta_continuous(
     Returns:
         Tensor of the broadcast shape of the inputs.
     """
-    d = check_dim(dim)
+    d = check_int("dim", dim, 1)
     v = as_tensors(t=t, delta=delta, a=a, b=b, r=r)
-    check_t("t", v["t"])
-    check_delta("delta", v["delta"])
+    check_entries("t", v["t"], AT_LEAST_ONE)
+    check_entries("delta", v["delta"], PROBABILITY)
     for name in ("a", "b", "r"):
-        check_positive(name, v[name])
+        check_entries(name, v[name], POSITIVE)
     inner = 4.0 * d * v["a"] / v["delta"]
     require("a", inner > 1, "large enough that 4 * dim * a / delta > 1", v["a"])
     first = 2.0 * torch.log(2.0 * v["t"].square() * _PI_SQ / (3.0 * v["delta"]))
@@ -242,10 +214,10 @@ def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Numb
         Tensor of the broadcast shape of the inputs.
     """
     v = as_tensors(information_gain=information_gain, B=B, R=R, delta=delta)
-    check_nonnegative("information_gain", v["information_gain"])
-    check_nonnegative("B", v["B"])
-    check_nonnegative("R", v["R"])
-    check_delta("delta", v["delta"])
+    check_entries("information_gain", v["information_gain"], NONNEGATIVE)
+    check_entries("B", v["B"], NONNEGATIVE)
+    check_entries("R", v["R"], NONNEGATIVE)
+    check_entries("delta", v["delta"], PROBABILITY)
     log_term = torch.log(1.0 / v["delta"])
     return v["B"] + v["R"] * torch.sqrt(2.0 * (v["information_gain"] + 1.0 + log_term))
 
@@ -261,9 +233,9 @@ def practical_beta(t: Number, dim: int) -> Tensor:
         t: The 1-based round, ``>= 1``.
         dim: The input dimension :math:`d`.
     """
-    d = check_dim(dim)
+    d = check_int("dim", dim, 1)
     v = as_tensors(t=t)
-    check_t("t", v["t"])
+    check_entries("t", v["t"], AT_LEAST_ONE)
     return torch.sqrt(0.2 * d * torch.log(2.0 * v["t"]))
 
 
@@ -286,10 +258,10 @@ def xi(t: Number, num_candidates: Number, R: Number, delta: Number) -> Tensor:
         Tensor of the broadcast shape of the inputs.
     """
     v = as_tensors(t=t, num_candidates=num_candidates, R=R, delta=delta)
-    check_t("t", v["t"])
-    require("num_candidates", v["num_candidates"] >= 1, ">= 1", v["num_candidates"])
-    check_nonnegative("R", v["R"])
-    check_delta("delta", v["delta"])
+    check_entries("t", v["t"], AT_LEAST_ONE)
+    check_entries("num_candidates", v["num_candidates"], AT_LEAST_ONE)
+    check_entries("R", v["R"], NONNEGATIVE)
+    check_entries("delta", v["delta"], PROBABILITY)
     arg = v["num_candidates"] * _PI_SQ * v["t"].square() / (6.0 * v["delta"])
     return 2.0 * v["R"].square() * torch.log(arg)
 
@@ -376,12 +348,13 @@ def box_num_arms(t: int, dim: int, delta: float, a: float = 1.0, b: float = 1.0,
         >>> round(box_num_arms(1, 1, 0.05), 3)  # d = 1, a = b = r = 1
         2.093
     """
-    if t < 1 or dim < 1:
-        raise ValueError(f"t and dim must be >= 1, got {t} and {dim}.")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}.")
-    if not (a > 0 and b > 0 and r > 0 and 4.0 * dim * a / delta > 1):
-        raise ValueError(f"a, b, r must be positive with 4 * dim * a / delta > 1, got {a}, {b}, {r}.")
+    check_int("t", t, 1)
+    check_int("dim", dim, 1)
+    check_probability("delta", delta)
+    for name, value in (("a", a), ("b", b), ("r", r)):
+        check_number(name, value, POSITIVE)
+    if not 4.0 * dim * a / delta > 1:
+        raise ValueError(f"a must be large enough that 4 * dim * a / delta > 1, got a = {a} (dim = {dim}, delta = {delta}).")
     tau = dim * t**2 * b * r * math.sqrt(math.log(4.0 * dim * a / delta))
     return max(tau, 1.0) ** dim
 
@@ -399,8 +372,8 @@ def pe_beta(t: int, num_arms: float, num_priors: int, delta: float) -> float:
         >>> round(pe_beta(1, 500, 6, 0.05), 2)  # the kernel task at t = 1
         25.77
     """
-    if t < 1 or num_arms < 1 or num_priors < 1:
-        raise ValueError(f"t, num_arms and num_priors must be >= 1, got {t}, {num_arms}, {num_priors}.")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}.")
+    check_int("t", t, 1)
+    check_number("num_arms", num_arms, AT_LEAST_ONE)
+    check_int("num_priors", num_priors, 1)
+    check_probability("delta", delta)
     return 2.0 * math.log(2.0 * num_arms * num_priors * math.pi**2 * t**2 / (3.0 * delta))

@@ -40,6 +40,8 @@ import torch
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_nonnegative
+
 PERTURBATIONS = ("box", "ball")
 r"""Neighbourhood shapes of robust rules: :math:`L_\infty` (``"box"``) or :math:`L_2` (``"ball"``)."""
 
@@ -231,8 +233,7 @@ class FiniteDomain:
         """
         if kind not in PERTURBATIONS:
             raise ValueError(f"perturbation must be one of {PERTURBATIONS}, got {kind!r}.")
-        if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
-            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}.")
+        check_nonnegative("epsilon", epsilon)
         p = 2.0 if kind == "ball" else float("inf")
         return torch.cdist(self.points, self.points, p=p) <= epsilon * (1 + 1e-12)
 

@@ -270,10 +270,8 @@ class ProcessExecutor(Executor):
         start_method: str | None = None,
         threads_per_worker: int | None = None,
     ) -> None:
-        if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a positive integer, got {workers!r}.")
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries must be a non-negative integer, got {max_retries!r}.")
+        check_int("workers", workers, 1)
+        check_int("max_retries", max_retries, 0)
         if threads_per_worker is None:
             omp = os.environ.get("OMP_NUM_THREADS", "")
             from_env = int(omp) if omp.isdigit() else 0
@@ -429,8 +427,7 @@ class RayExecutor(Executor):
     ) -> None:
         if not 0.0 <= gpus_per_run <= 1.0:
             raise ValueError(f"gpus_per_run must be in [0, 1], got {gpus_per_run}.")
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries must be a non-negative integer, got {max_retries!r}.")
+        check_int("max_retries", max_retries, 0)
         if address is not None and num_cpus is not None:
             raise ValueError("num_cpus applies to a local Ray instance only, not to a cluster at an address.")
         self.ray = import_ray()

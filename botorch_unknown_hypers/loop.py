@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
-import pandas as pd
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.domains import Domain, check_observations, check_points
+from botorch_unknown_hypers.checks import check_int
+from botorch_unknown_hypers.domains import Domain, FiniteDomain, check_domain, check_observations, check_points
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.pending_plays import match_pending
 from botorch_unknown_hypers.policies.tasks import TaskInfo
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RESULT_COLUMNS = [
     "problem",
@@ -102,11 +105,36 @@ def initial_design(domain: Domain, n: int, seed: int) -> Tensor:
     r"""``n x d`` initial points: scrambled Sobol on a box, without replacement on a pool.
 
     Raises:
-        ValueError: if ``n < 1`` or a pool has fewer than ``n`` points.
+        ValueError: if ``domain`` is not a domain, ``n`` is not an integer ``>= 1``, ``seed`` is not
+            an integer ``>= 0``, or a pool has fewer than ``n`` points.
     """
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}.")
+    check_domain(domain)
+    check_int("n", n, 1)
+    check_int("seed", seed, 0)
     return domain.sample(n, seed)
+
+
+def check_policy(policy: Any, name: str = "policy") -> Policy:
+    r"""``policy`` itself if it is a :class:`~botorch_unknown_hypers.policies.base.Policy`, else a
+    ``ValueError`` that says how to build one (a method name is not a policy)."""
+    if not isinstance(policy, Policy):
+        hint = f" (build one: make_policy({policy!r}, domain))" if isinstance(policy, str) else " (e.g. make_policy(name, domain))"
+        raise ValueError(f"{name} must be a Policy{hint}, got {type(policy).__name__}.")
+    return policy
+
+
+def check_black_box(problem: Any, name: str = "problem") -> BlackBox:
+    r"""``problem`` itself if it has what :func:`run` needs of a black box (:class:`BlackBox`),
+    else a ``ValueError`` that names what is missing."""
+    needed = ["name", "domain", "optimal_value", "n_init", "evaluate", "instance", "to", "task_info"]
+    missing = [a for a in needed if not hasattr(problem, a)]
+    if missing:
+        raise ValueError(
+            f"{name} must be a black box (e.g. get_problem('branin')) with {', '.join(needed)}; "
+            f"got {type(problem).__name__}, which lacks {', '.join(missing)}."
+        )
+    check_domain(problem.domain, f"{name}.domain")
+    return problem
 
 
 class AskTellOptimizer:
@@ -121,7 +149,7 @@ class AskTellOptimizer:
     """
 
     def __init__(self, policy: Policy) -> None:
-        self.policy = policy
+        self.policy = check_policy(policy)
         self.domain = policy.domain
         d = self.domain.dim
         self.train_X = torch.empty(0, d, dtype=policy.dtype, device=policy.device)
@@ -161,6 +189,8 @@ class AskTellOptimizer:
         any order and grouping: the rows told leave the pending points, the others stay
         pending. Nothing changes if the input is rejected.
         """
+        if initial is not None and not isinstance(initial, bool):
+            raise ValueError(f"initial must be a bool or None (the first tell() is the initial design), got {initial!r}.")
         X, Y = check_observations(self.domain, X, Y)
         X = X.to(self.train_X)
         Y = Y.to(self.train_Y)
@@ -208,6 +238,21 @@ class AskTellOptimizer:
         self._pending_initial = bool(state.get("pending_initial", X.shape[0] == 0))
 
 
+def _check_inside(problem_domain: Domain, policy_domain: Domain) -> None:
+    r"""The policy's domain must lie in the problem's: its pool points, or its box's corners,
+    are points of the problem's domain (a box policy on a pool problem never is)."""
+    if isinstance(problem_domain, FiniteDomain) and not isinstance(policy_domain, FiniteDomain):
+        raise ValueError("policy.domain must lie in the problem's domain: the policy's box is not a pool (build the policy on problem.domain).")
+    if isinstance(policy_domain, FiniteDomain):
+        points, what = policy_domain.points, "the policy's pool points"
+    else:
+        points, what = policy_domain.bounds, "the policy's box corners"
+    try:
+        check_points(problem_domain, points.to(dtype=problem_domain.bounds.dtype), "policy.domain")
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"policy.domain must lie in the problem's domain: {what} do not ({e})") from None
+
+
 def _format_x(x: Tensor) -> str:
     return ";".join(f"{v:.10g}" for v in x.tolist())
 
@@ -237,16 +282,28 @@ def run(
     Returns:
         A ``DataFrame`` with one row per evaluated point and the columns of
         :data:`RESULT_COLUMNS`.
+
+    Raises:
+        ValueError: naming the argument, before anything is evaluated or the policy is touched:
+            a ``problem`` that is not a black box, a ``policy`` that is not a
+            :class:`~botorch_unknown_hypers.policies.base.Policy`, domains of different
+            dimensions, counts that are not integers (``iterations``, ``n_init``, ``seed`` ``>= 0``;
+            ``batch_size >= 1``), a ``method`` that is not a string or a ``callback`` that is
+            not callable.
     """
-    if iterations < 0:
-        raise ValueError(f"iterations must be non-negative, got {iterations}.")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+    check_black_box(problem)
+    check_policy(policy)
+    check_int("iterations", iterations, 0)
+    check_int("seed", seed, 0)
+    check_int("batch_size", batch_size, 1)
     if problem.domain.dim != policy.domain.dim:
         raise ValueError(f"problem has d = {problem.domain.dim} but the policy's domain has d = {policy.domain.dim}.")
-    n_init = problem.n_init if n_init is None else n_init
-    if n_init < 0:
-        raise ValueError(f"n_init must be non-negative, got {n_init}.")
+    _check_inside(problem.domain, policy.domain)
+    n_init = check_int("n_init", problem.n_init if n_init is None else n_init, 0)
+    if method is not None and not isinstance(method, str):
+        raise ValueError(f"method must be a string (the name written in the results) or None, got {method!r}.")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable (it is called with the round number) or None, got {callback!r}.")
     problem = problem.instance(seed).to(device=policy.device, dtype=policy.dtype)
     policy.bind_task(problem.task_info())  # e.g. an oracle learns the true prior of this seed
     robust = isinstance(problem, RobustBlackBox)
@@ -308,4 +365,6 @@ def run(
         record(X, y, f, t, wall)
         if callback is not None:
             callback(t)
+    import pandas as pd  # the history table's only use of pandas: not loaded by importing the package
+
     return pd.DataFrame(rows, columns=RESULT_COLUMNS)

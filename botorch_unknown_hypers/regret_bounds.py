@@ -37,7 +37,8 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.confidence import Number, as_tensors, check_dim, check_nonnegative, check_positive, check_t
+from botorch_unknown_hypers.checks import AT_LEAST_ONE, NONNEGATIVE, POSITIVE, check_entries, check_int
+from botorch_unknown_hypers.confidence import Number, as_tensors
 from botorch_unknown_hypers.kernels import KERNELS
 
 __all__ = [
@@ -82,7 +83,7 @@ def information_gain(covariance: Tensor, noise_variance: Number) -> Tensor:
         )
     v = as_tensors(False, covariance=covariance, noise_variance=noise_variance)
     K, s2 = v["covariance"], v["noise_variance"]
-    check_positive("noise_variance", s2)
+    check_entries("noise_variance", s2, POSITIVE)
     try:
         batch = torch.broadcast_shapes(K.shape[:-2], s2.shape)
     except RuntimeError as err:
@@ -172,7 +173,7 @@ def information_gain_of_model(model: Any, X: Optional[Tensor] = None, noise_vari
         s2 = noise.squeeze(-1) if noise.dim() > 0 else noise
         return information_gain(K, s2)
     if use_train and noise.shape[-1] == n:
-        check_positive("noise_variance", noise)
+        check_entries("noise_variance", noise, POSITIVE)
         inv_sd = noise.rsqrt()
         K_white = inv_sd[..., :, None] * K * inv_sd[..., None, :]
         return information_gain(K_white, 1.0)
@@ -194,14 +195,14 @@ def paper_rbf_lengthscale(gpytorch_lengthscale: Number) -> Tensor:
     GPyTorch: :math:`\exp(-r^2/(2\ell^2))`; LB paper: :math:`\exp(-r^2/\theta^2)`.
     """
     v = as_tensors(gpytorch_lengthscale=gpytorch_lengthscale)
-    check_positive("gpytorch_lengthscale", v["gpytorch_lengthscale"])
+    check_entries("gpytorch_lengthscale", v["gpytorch_lengthscale"], POSITIVE)
     return math.sqrt(2.0) * v["gpytorch_lengthscale"]
 
 
 def gpytorch_rbf_lengthscale(paper_lengthscale: Number) -> Tensor:
     r"""Inverse of :func:`paper_rbf_lengthscale`: :math:`\ell = \theta/\sqrt2`."""
     v = as_tensors(paper_lengthscale=paper_lengthscale)
-    check_positive("paper_lengthscale", v["paper_lengthscale"])
+    check_entries("paper_lengthscale", v["paper_lengthscale"], POSITIVE)
     return v["paper_lengthscale"] / math.sqrt(2.0)
 
 
@@ -215,10 +216,10 @@ def gamma_rbf(T: Number, lengthscale: Number, dim: int) -> Tensor:
             scale with :func:`paper_rbf_lengthscale`.
         dim: Input dimension :math:`d \ge 1`.
     """
-    d = check_dim(dim)
+    d = check_int("dim", dim, 1)
     v = as_tensors(T=T, lengthscale=lengthscale)
-    check_t("T", v["T"])
-    check_positive("lengthscale", v["lengthscale"])
+    check_entries("T", v["T"], AT_LEAST_ONE)
+    check_entries("lengthscale", v["lengthscale"], POSITIVE)
     return v["lengthscale"].pow(-d) * torch.log(v["T"]).pow(d + 1)
 
 
@@ -240,14 +241,14 @@ def gamma_matern(
         nu: Smoothness :math:`\nu > 0`.
         form: ``"main"`` or ``"proof"``.
     """
-    d = check_dim(dim)
+    d = check_int("dim", dim, 1)
     if isinstance(nu, bool) or not isinstance(nu, (int, float)) or not nu > 0:
         raise ValueError(f"nu must be a positive number; got {nu!r}")
     if form not in ("main", "proof"):
         raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
     v = as_tensors(T=T, lengthscale=lengthscale)
-    check_t("T", v["T"])
-    check_positive("lengthscale", v["lengthscale"])
+    check_entries("T", v["T"], AT_LEAST_ONE)
+    check_entries("lengthscale", v["lengthscale"], POSITIVE)
     nu = float(nu)
     if form == "main":
         t_exp = d * (d + 1) / (2.0 * nu + d * (d + 1))
@@ -290,7 +291,7 @@ def suspected_regret_bound(
         form: Matérn rate form, see :func:`gamma_matern`.
     """
     v = as_tensors(T=T, lengthscale=lengthscale, B=B)
-    check_nonnegative("B", v["B"])
+    check_entries("B", v["B"], NONNEGATIVE)
     g = gamma(v["T"], v["lengthscale"], dim, kernel, form=form)
     return torch.sqrt(v["T"]) * (v["B"] * torch.sqrt(g) + g)
 
@@ -304,9 +305,9 @@ def norm_bound(lengthscale: Number, theta0: Number, N: Number, dim: int) -> Tens
         N: Norm bound under :math:`\theta_0`, ``>= 0``.
         dim: Input dimension :math:`d \ge 1`.
     """
-    d = check_dim(dim)
+    d = check_int("dim", dim, 1)
     v = as_tensors(lengthscale=lengthscale, theta0=theta0, N=N)
-    check_positive("lengthscale", v["lengthscale"])
-    check_positive("theta0", v["theta0"])
-    check_nonnegative("N", v["N"])
+    check_entries("lengthscale", v["lengthscale"], POSITIVE)
+    check_entries("theta0", v["theta0"], POSITIVE)
+    check_entries("N", v["N"], NONNEGATIVE)
     return (v["theta0"] / v["lengthscale"]).pow(d / 2.0) * v["N"]

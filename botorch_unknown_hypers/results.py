@@ -21,6 +21,10 @@ from botorch_unknown_hypers.loop import RESULT_COLUMNS
 
 STORE_COLUMNS = RESULT_COLUMNS + ["horizon", "batch_size", "run_rows"]
 RUN_KEY = ["problem", "method", "seed"]
+INTEGER_COLUMNS = ["seed", "iteration", "batch_index", "n_candidates", "horizon", "batch_size", "run_rows"]
+REAL_COLUMNS = ["y", "f", "simple_regret", "cumulative_regret", "wall_time_s"]
+r"""The numeric columns of a results file: every value of them must parse as a number (an
+integer where stated; ``nan``, written as an empty field, and ``inf`` are real numbers)."""
 
 
 class ResultsStore:
@@ -72,13 +76,9 @@ class ResultsStore:
         missing = set(STORE_COLUMNS) - set(df.columns)
         if missing:
             raise ValueError(f"{self.path}, line 1: not a buh results file (missing columns {sorted(missing)}).")
-        run_rows = pd.to_numeric(df["run_rows"], errors="coerce")
-        bad = run_rows.isna() | (run_rows != run_rows.round())
-        if bad.any():
-            line = int(bad.to_numpy().argmax()) + 2  # 1-based, after the header
-            raise ValueError(f"{self.path}, line {line}: damaged results file (run_rows is not an integer).")
+        run_rows = self._numeric(df, "run_rows", integer=True)
         counts = df.groupby(RUN_KEY)["run_rows"].transform("size")
-        return df, counts == run_rows.astype(int)
+        return df, counts == run_rows
 
     def _repair(self) -> int:
         r"""Drop a torn line and incomplete runs; returns the number of rows dropped."""
@@ -101,12 +101,35 @@ class ResultsStore:
         return dropped
 
     def read(self) -> pd.DataFrame:
-        r"""All rows of complete runs (empty frame with the store's columns if there are none)."""
+        r"""All rows of complete runs (empty frame with the store's columns if there are none).
+
+        Raises:
+            ValueError: naming the file, line, column and value, if a value of a numeric
+                column (:data:`INTEGER_COLUMNS`, :data:`REAL_COLUMNS`) is not a number.
+        """
         text = self._read_text()
         if not text.strip():
             return pd.DataFrame(columns=STORE_COLUMNS)
         df, complete = self._parse(text)
+        for column in INTEGER_COLUMNS + REAL_COLUMNS:
+            df[column] = self._numeric(df, column, integer=column in INTEGER_COLUMNS)
         return df[complete].reset_index(drop=True)
+
+    def _numeric(self, df: pd.DataFrame, column: str, integer: bool) -> pd.Series:
+        r"""``df[column]`` as numbers; a ``ValueError`` naming the file, line and value otherwise."""
+        text = df[column].astype(str).str.strip()
+        values = pd.to_numeric(text, errors="coerce").astype(float)  # "nan", "inf", "-inf" parse
+        if integer:
+            bad = ~(values.abs() < float("inf")) | (values != values.round())
+        else:
+            bad = values.isna() & ~text.str.lower().isin(["", "nan"])  # pandas writes NaN as ""
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            kind = "an integer" if integer else "a number"
+            raise ValueError(
+                f"{self.path}, line {row + 2}: column {column!r} must hold {kind}, got {text.iloc[row]!r}."
+            )
+        return values.astype("int64") if integer else values.astype(float)
 
     def completed(self) -> dict[tuple[str, str, int], tuple[int, int]]:
         r"""``(problem, method, seed) -> (horizon, batch_size)`` of every complete run."""

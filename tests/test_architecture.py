@@ -3,10 +3,13 @@ r"""The package's architecture: the import-layers contract, module sizes, one pl
 The layers (``pyproject.toml``, ``[tool.importlinter]``) point down only:
 ``domains`` -> ``candidates``/``confidence`` -> ``models`` -> ``acquisition`` -> ``policies``
 -> ``loop`` -> ``problems`` -> the harness (``cli``, ``report``, ``integrations``, ...).
+A second contract keeps the package's own ``__init__`` light: it imports neither the harness
+nor pandas, Pyro, matplotlib, Ax or Ray.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -33,28 +36,69 @@ def lint_imports(package_parent: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_layers_contract_is_kept():
+def test_the_contracts_are_kept():
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 @pytest.mark.parametrize(
-    ("module", "bad_import"),
+    ("module", "bad_import", "broken"),
     [
-        ("domains.py", "import botorch_unknown_hypers.problems"),  # the bottom imports the harness
-        ("policies/base.py", "from botorch_unknown_hypers.problems import get_problem"),  # the library imports its benchmarks
-        ("models/candidate_gp.py", "import botorch_unknown_hypers.acquisition.ucb"),  # a model imports an acquisition
+        ("domains.py", "import botorch_unknown_hypers.problems", 2),  # the bottom imports the harness
+        ("policies/base.py", "from botorch_unknown_hypers.problems import get_problem", 2),  # the library imports its benchmarks
+        ("models/candidate_gp.py", "import botorch_unknown_hypers.acquisition.ucb", 1),  # a model imports an acquisition
+        ("__init__.py", "from botorch_unknown_hypers.problems import get_problem", 1),  # the harness at import again
+        ("loop.py", "import matplotlib.pyplot", 1),  # a plotting library at import
+        ("policies/registry.py", "from botorch_unknown_hypers.policies.nuts import NUTSGPUCB", 1),  # Pyro's NUTS at import
     ],
 )
-def test_a_wrong_import_breaks_the_contract(tmp_path, module, bad_import):
+def test_a_wrong_import_breaks_a_contract(tmp_path, module, bad_import, broken):
     copy = tmp_path / "botorch_unknown_hypers"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     target = copy / module
     target.write_text(target.read_text() + f"\n{bad_import}  # deliberately wrong\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0
-    assert "BROKEN" in result.stdout and "0 kept, 1 broken" in result.stdout
+    assert "BROKEN" in result.stdout and f"{2 - broken} kept, {broken} broken" in result.stdout
+
+
+HEAVY = ["botorch_unknown_hypers.problems", "pandas", "pyro", "scipy.signal", "matplotlib", "ax", "ray"]
+
+
+def _loaded_after(statement: str) -> dict[str, list[str]]:
+    r"""Per heavy module, the names of it (the module and its submodules) in ``sys.modules`` after
+    ``statement`` in a fresh interpreter."""
+    code = (
+        f"import json, sys\n{statement}\n"
+        f"print(json.dumps({{h: sorted(m for m in sys.modules if m == h or m.startswith(h + '.')) for h in {HEAVY!r}}}))"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_package_loads_no_harness_and_no_heavy_dependency():
+    after_botorch = _loaded_after("import botorch")
+    after_package = _loaded_after("import botorch_unknown_hypers")
+    for heavy in HEAVY:
+        # GPyTorch (and so `import botorch`) imports Pyro itself where it is installed: the
+        # package must add none of it (e.g. pyro.infer's NUTS of nuts-gp-ucb).
+        assert after_package[heavy] == after_botorch[heavy], heavy
+    for heavy in ["botorch_unknown_hypers.problems", "pandas", "scipy.signal", "matplotlib", "ax", "ray"]:
+        assert after_package[heavy] == [], heavy
+
+
+def test_the_public_names_import_as_before():
+    after = _loaded_after(
+        "import botorch_unknown_hypers as buh\n"
+        "from botorch_unknown_hypers import *\n"
+        "assert get_problem is buh.get_problem and callable(get_problem)\n"
+        "assert set(buh.__all__) <= set(dir(buh))\n"
+        "assert len(buh.policies.METHODS) >= 30"
+    )
+    assert after["botorch_unknown_hypers.problems"]  # get_problem is imported on first use
 
 
 def _modules() -> list[Path]:

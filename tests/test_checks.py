@@ -1,4 +1,4 @@
-"""Tests for botorch_unknown_hypers.checks (scalar option checks shared by every layer)."""
+"""Tests for botorch_unknown_hypers.checks (the argument checks shared by every layer)."""
 
 from __future__ import annotations
 
@@ -103,3 +103,80 @@ def test_check_bool_returns_the_flag(value):
 def test_check_bool_refuses_anything_but_a_bool(value):
     with pytest.raises(ValueError, match=r"^share_data must be a bool, got "):
         check_bool("share_data", value)
+
+
+# --------------------------------------------------------------------------- #
+# check_probability, Interval, check_entries, check_device
+# --------------------------------------------------------------------------- #
+
+from botorch_unknown_hypers.checks import (  # noqa: E402
+    AT_LEAST_ONE,
+    POSITIVE,
+    PROBABILITY,
+    Interval,
+    check_device,
+    check_entries,
+    check_probability,
+)
+
+
+@pytest.mark.parametrize("value", [1e-12, 0.05, 0.5, 1 - 1e-12])
+def test_check_probability_accepts_the_open_unit_interval(value):
+    assert check_probability("delta", value) == value
+
+
+@pytest.mark.parametrize("value", [0, 0.0, 1, 1.0, -0.1, 1.5, math.nan, math.inf, True, "0.1", None, torch.tensor(0.1)], ids=repr)
+def test_check_probability_refuses_the_ends_and_non_numbers(value):
+    with pytest.raises(ValueError, match=r"^delta must be a finite number > 0 and < 1, got "):
+        check_probability("delta", value)
+
+
+def test_check_probability_closed_ends_are_included_where_asked():
+    assert check_probability("p", 0.0, closed_low=True) == 0.0
+    assert check_probability("p", 1, closed_high=True) == 1.0
+    with pytest.raises(ValueError, match=r"^p must be a finite number >= 0 and < 1, got 1\.$"):
+        check_probability("p", 1, closed_low=True)
+
+
+def test_an_interval_has_one_meaning_for_numbers_and_tensors():
+    values = [-1.0, 0.0, 0.5, 1.0, 2.0, math.nan, math.inf]
+    for interval in (POSITIVE, PROBABILITY, AT_LEAST_ONE, Interval(0, 1, closed_low=True, closed_high=True)):
+        entrywise = interval.holds(torch.tensor(values, dtype=torch.float64)).tolist()
+        for value, inside in zip(values, entrywise):
+            try:
+                from botorch_unknown_hypers.checks import check_number
+
+                check_number("x", value, interval)
+                scalar = True
+            except ValueError:
+                scalar = False
+            assert scalar == inside, (interval, value)
+
+
+def test_check_entries_names_the_argument_and_shows_the_offending_entries():
+    t = torch.tensor([1.0, 2.0, 3.0])
+    assert check_entries("t", t, AT_LEAST_ONE) is t
+    with pytest.raises(ValueError, match=r"^t must be a finite number >= 1 everywhere, got \[0\.5\]\.$"):
+        check_entries("t", torch.tensor([1.0, 2.0, 0.5, 3.0]), AT_LEAST_ONE)
+    with pytest.raises(ValueError, match=r"^delta must be a finite number > 0 and < 1 everywhere"):
+        check_entries("delta", torch.tensor([0.1, float("nan")]), PROBABILITY)
+    with pytest.raises(ValueError, match=r"^delta must be a real tensor"):
+        check_entries("delta", torch.tensor([True]), PROBABILITY)
+
+
+def test_check_device_accepts_cpu_and_none():
+    assert check_device("device", None) is None
+    assert check_device("device", "cpu") == torch.device("cpu")
+    assert check_device("device", torch.device("cpu")) == torch.device("cpu")
+
+
+@pytest.mark.parametrize("value", ["bogus", "cpu:x", 3, 1.5, ["cpu"]], ids=repr)
+def test_check_device_refuses_what_torch_cannot_use(value):
+    with pytest.raises(ValueError, match=r"^device must be"):
+        check_device("device", value)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_check_device_refuses_an_absent_gpu():
+    with pytest.raises(ValueError, match=r"^device must be a device torch can use, got 'cuda'"):
+        check_device("device", "cuda")

@@ -86,3 +86,21 @@ def test_bad_invocation_exits_2_naming_the_option(args, names, tmp_path, capsys)
 
 def test_the_table_has_at_least_40_invocations():
     assert len(BAD) >= 40
+
+
+def test_report_on_a_non_numeric_value_is_one_line_naming_file_column_and_line(tmp_path, capsys):
+    import pandas as pd
+
+    from botorch_unknown_hypers.results import ResultsStore
+    from tests.test_results import fake_history
+
+    store = ResultsStore(tmp_path)
+    store.append_run(fake_history("p", "m", 0, 3), horizon=3, batch_size=1)
+    df = pd.read_csv(store.path, dtype=str, keep_default_na=False)
+    df.loc[4, "cumulative_regret"] = "n/a"
+    df.to_csv(store.path, index=False)
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"{store.path}, line 6: column 'cumulative_regret' must hold a number, got 'n/a'." in err
+    assert not (tmp_path / "summary.csv").exists()

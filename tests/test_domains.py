@@ -248,7 +248,7 @@ def test_finite_neighbourhood_radius_includes_its_boundary():
 
 @pytest.mark.parametrize("epsilon", [-0.1, math.inf, math.nan, "0.1", None])
 def test_finite_neighbourhoods_refuse_a_bad_radius(epsilon):
-    with pytest.raises(ValueError, match="epsilon must be finite and >= 0"):
+    with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
         FiniteDomain(torch.eye(2, dtype=torch.float64)).neighbourhoods(epsilon)
 
 

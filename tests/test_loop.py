@@ -377,3 +377,89 @@ def test_skip_initial_design():
     restored = AskTellOptimizer(make_policy("random", problem.domain, seed=0))
     restored.load_state_dict(json.loads(json.dumps(opt.state_dict())))
     assert torch.equal(restored.ask(), opt.ask())
+
+
+# --------------------------------------------------------------------------- #
+# boundary: what a new user gets wrong, refused before anything is touched
+# --------------------------------------------------------------------------- #
+
+BOX2 = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("bad", [None, "lb-gp-ucb", BOX2, RandomPolicy], ids=repr)
+def test_ask_tell_optimizer_refuses_anything_but_a_policy(bad):
+    with pytest.raises(ValueError, match=r"^policy must be a Policy") as info:
+        AskTellOptimizer(bad)
+    if isinstance(bad, str):
+        assert "make_policy('lb-gp-ucb', domain)" in str(info.value)
+
+
+def _state(pol) -> str:
+    return json.dumps(pol.state_dict(), sort_keys=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(problem=None), r"^problem must be a black box .*got NoneType, which lacks name, domain"),
+        (dict(problem="branin"), r"^problem must be a black box"),
+        (dict(policy=None), r"^policy must be a Policy"),
+        (dict(policy="random"), r"^policy must be a Policy \(build one: make_policy\('random', domain\)\)"),
+        (dict(iterations="5"), r"^iterations must be an integer >= 0, got '5'\.$"),
+        (dict(iterations=2.5), r"^iterations must be an integer >= 0, got 2\.5\.$"),
+        (dict(iterations=True), r"^iterations must be an integer"),
+        (dict(iterations=-1), r"^iterations must be an integer >= 0, got -1\.$"),
+        (dict(seed="0"), r"^seed must be an integer >= 0"),
+        (dict(seed=-1), r"^seed must be an integer >= 0"),
+        (dict(batch_size=1.5), r"^batch_size must be an integer >= 1"),
+        (dict(batch_size=0), r"^batch_size must be an integer >= 1"),
+        (dict(n_init=1.5), r"^n_init must be an integer >= 0"),
+        (dict(n_init=-1), r"^n_init must be an integer >= 0"),
+        (dict(method=3), r"^method must be a string"),
+        (dict(callback=3), r"^callback must be callable"),
+    ],
+    ids=lambda v: repr(v) if isinstance(v, dict) else "",
+)
+def test_run_refuses_bad_arguments_naming_them_with_the_policy_untouched(kwargs, match):
+    problem = PoolProblem()
+    pol = RandomPolicy(problem.domain, seed=0)
+    before = _state(pol)
+    args = dict(problem=problem, policy=pol, iterations=2)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        run(args.pop("problem"), args.pop("policy"), **args)
+    assert _state(pol) == before and pol.num_observed == 0
+
+
+@pytest.mark.parametrize(
+    "domain, what",
+    [
+        (FiniteDomain(torch.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=torch.float64)), "pool points"),  # not the problem's pool
+        (BOX2, "box is not a pool"),  # a box on a pool problem (its corners are pool points)
+    ],
+)
+def test_run_refuses_a_policy_whose_domain_is_not_in_the_problem(domain, what):
+    pol = RandomPolicy(domain, seed=0)
+    with pytest.raises(ValueError, match=rf"^policy.domain must lie in the problem's domain: the policy's {what}"):
+        run(PoolProblem(), pol, iterations=1)
+
+
+def test_run_accepts_a_pool_inside_a_box_problem():
+    problem = get_problem("branin")
+    pool = FiniteDomain(problem.domain.sample(20, 0))
+    history = run(problem, RandomPolicy(pool, seed=0), iterations=2, n_init=2)
+    assert len(history) == 4
+
+
+def test_initial_design_refuses_non_integers():
+    with pytest.raises(ValueError, match=r"^n must be an integer >= 1, got 2\.0\.$"):
+        initial_design(BOX2, 2.0, 0)
+    with pytest.raises(ValueError, match=r"^domain must be a BoxDomain or a FiniteDomain, got NoneType\.$"):
+        initial_design(None, 2, 0)
+
+
+def test_tell_refuses_a_non_bool_initial_flag_with_nothing_told():
+    opt = AskTellOptimizer(RandomPolicy(BOX2, seed=0))
+    with pytest.raises(ValueError, match=r"^initial must be a bool or None"):
+        opt.tell(BOX2.sample(2, 0), torch.zeros(2, 1, dtype=torch.float64), initial="yes")
+    assert opt.train_X.shape[0] == 0 and opt._pending_initial

@@ -195,7 +195,7 @@ def test_damaged_file_error_names_the_file_and_the_line(tmp_path):
     fields[-1] = "x"  # run_rows of line 6 is not an integer
     lines[5] = ",".join(fields)
     store.path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=r"results\.csv, line 6: damaged results file \(run_rows"):
+    with pytest.raises(ValueError, match=r"results\.csv, line 6: column .run_rows. must hold an integer, got .x.\.$"):
         ResultsStore(tmp_path, read_only=True).read()
 
 
@@ -213,3 +213,28 @@ def test_output_directory_that_is_a_file_or_unwritable(tmp_path):
             ResultsStore(locked)
     finally:
         locked.chmod(0o700)
+
+
+@pytest.mark.parametrize(
+    "column, value, kind",
+    [("simple_regret", "abc", "a number"), ("y", "1.0.0", "a number"), ("seed", "1.5", "an integer"), ("iteration", "x", "an integer")],
+)
+def test_a_non_numeric_value_is_named_by_file_line_and_column(tmp_path, column, value, kind):
+    store = ResultsStore(tmp_path)
+    store.append_run(fake_history("p", "m", 0, 2), horizon=2, batch_size=1)
+    df = pd.read_csv(store.path, dtype=str, keep_default_na=False)
+    df.loc[2, column] = value
+    df.to_csv(store.path, index=False)
+    with pytest.raises(ValueError) as info:
+        ResultsStore(tmp_path, read_only=True).read()
+    assert str(info.value) == f"{store.path}, line 4: column {column!r} must hold {kind}, got {value!r}."
+
+
+def test_nan_and_inf_are_numbers_in_a_results_file(tmp_path):
+    store = ResultsStore(tmp_path)
+    history = fake_history("p", "m", 0, 2)
+    history.loc[1, "y"] = float("nan")
+    history.loc[2, "f"] = float("-inf")
+    store.append_run(history, horizon=2, batch_size=1)
+    df = ResultsStore(tmp_path, read_only=True).read()
+    assert pd.isna(df.loc[1, "y"]) and df.loc[2, "f"] == float("-inf") and df["seed"].dtype == "int64"

@@ -59,7 +59,7 @@ from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.checks import check_positive, check_probability
 from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -143,7 +143,7 @@ class AutoSettings:
             raise ValueError(f"growth must be a finite number > 1, got {self.growth}.")
         check_positive("B", self.B)
         check_positive("R", self.R)
-        check_positive("delta", self.delta, upper=1.0)
+        check_probability("delta", self.delta)
         return self
 
 

@@ -38,7 +38,7 @@ from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
 from botorch.models import SingleTaskGP
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.checks import check_positive, check_probability
 from botorch_unknown_hypers.acquisition.thompson import thompson_maximizers
 from botorch_unknown_hypers.confidence import frequentist_beta
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
@@ -156,7 +156,7 @@ class MLEGPUCB(FittedGPPolicy):
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
         if beta is not None and not beta >= 0:
             raise ValueError(f"beta must be non-negative, got {beta}.")
-        check_positive("delta", delta, upper=1.0)
+        check_probability("delta", delta)
         self.beta, self.B, self.R, self.delta = beta, B, R, delta
 
     def current_beta(self, model: SingleTaskGP) -> float:

@@ -61,7 +61,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.optimize import maximize
 from botorch_unknown_hypers.acquisition.pending import ConditionalLogEI, ConditionalUCB, ConditionalVariance
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
-from botorch_unknown_hypers.checks import check_bool, check_int, check_positive
+from botorch_unknown_hypers.checks import check_bool, check_int, check_probability
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.surrogate import SurrogatePolicy
@@ -85,12 +85,9 @@ def bucb_beta(num_points: int, t: int, delta: float = BUCB_DELTA) -> float:
         t: The 1-based round index (``t >= 1``; ``t = 0`` is the code's ``log 0`` bug).
         delta: Confidence parameter in ``(0, 1)``.
     """
-    if not isinstance(t, int) or t < 1:
-        raise ValueError(f"t must be an integer >= 1 (the 1-based round index), got {t!r}.")
-    if not isinstance(num_points, int) or num_points < 1:
-        raise ValueError(f"num_points must be a positive integer, got {num_points!r}.")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    check_int("t", t, 1)
+    check_int("num_points", num_points, 1)
+    check_probability("delta", delta)
     return 0.1 * 2.0 * math.log(num_points * t**2 * math.pi**2 / (6.0 * delta))
 
 
@@ -189,7 +186,7 @@ class BUCB(BatchBaselinePolicy):
                  dtype: torch.dtype = torch.float64, num_points: int = 1000, delta: float = BUCB_DELTA,
                  **kwargs: Any) -> None:
         check_int("num_points", num_points, 1)
-        check_positive("delta", delta, upper=1.0)
+        check_probability("delta", delta)
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
         self.num_points = num_points
         self.delta = float(delta)

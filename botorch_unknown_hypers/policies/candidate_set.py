@@ -36,6 +36,7 @@ from botorch.models.transforms import Normalize
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
+from botorch_unknown_hypers.checks import POSITIVE, check_nonnegative, check_pair, check_probability
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, frequentist_beta, xi
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -142,10 +143,8 @@ class CandidateSetPolicy(Policy):
                 raise ValueError("beta='bayesian-finite' needs a finite domain (a pool).")
         elif not (float(beta) >= 0 and math.isfinite(float(beta))):
             raise ValueError(f"beta must be a finite non-negative number, got {beta}.")
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}.")
-        if not B >= 0:
-            raise ValueError(f"B must be >= 0, got {B}.")
+        check_probability("delta", delta)
+        check_nonnegative("B", B)
         if candidates is None:
             ls = torch.tensor(DEFAULT_LENGTHSCALES, dtype=dtype)
             candidates = KernelCandidates.from_lengthscales(ls, kernel="matern52", noise=noise_std**2)
@@ -156,7 +155,7 @@ class CandidateSetPolicy(Policy):
         self.beta = beta if isinstance(beta, str) else float(beta)
         self.B = float(B)
         self.delta = float(delta)
-        self.lipschitz = (float(lipschitz[0]), float(lipschitz[1]))
+        self.lipschitz = check_pair("lipschitz", lipschitz, POSITIVE)
 
     def _model(self, train_X: Tensor, train_Y: Tensor, indices: list[int], points: Tensor | None = None) -> CandidateGP:
         r"""One batched GP over the candidates at ``indices`` (unit-cube inputs, raw outputs), on

@@ -97,8 +97,8 @@ class HEGPUCB(CandidateSetPolicy):
     r"""Any batch (slots filled one at a time)."""
     supports_pending = True
 
-    min_observations = 0
-    r"""Starts from its prior: no observation is needed."""
+    min_observations = 1
+    r"""One observation at least (the candidates' factor path has no empty-data case), as every candidate-set rule."""
 
     name = "he-gp-ucb"
 

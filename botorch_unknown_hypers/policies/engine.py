@@ -42,13 +42,6 @@ from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.policies.slots import fill_slots
 
 
-def check_delta(delta: float) -> float:
-    r""":math:`\delta \in (0, 1)` of a rule run by :class:`CandidateSetRound` (its one check)."""
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
-    return float(delta)
-
-
 @dataclass(frozen=True)
 class RoundData:
     r"""What the pieces of one round share.
@@ -214,5 +207,4 @@ __all__ = [
     "Slot",
     "Test",
     "Widths",
-    "check_delta",
 ]

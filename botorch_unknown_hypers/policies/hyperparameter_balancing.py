@@ -47,7 +47,7 @@ from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
-from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.checks import check_positive, check_probability
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
@@ -223,7 +223,7 @@ class HyperparameterBalancing(Policy):
             raise ValueError(f"xi_delta_split must be 1 or 2, got {xi_delta_split!r}.")
         if not (noise_std >= 0 and math.isfinite(noise_std)):
             raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
-        check_positive("delta", delta, upper=1.0)
+        check_probability("delta", delta)
         check_positive("width_factor", width_factor)
         if propose is not None and not callable(propose):
             raise ValueError("propose must be callable (t, policy) -> (spec, norms) | None.")

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.ucb import KernelRidgeUCB
-from botorch_unknown_hypers.checks import check_nonnegative, check_positive
+from botorch_unknown_hypers.checks import check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.misspecification import confidence_width
 from botorch_unknown_hypers.models.kernel_ridge import KernelRidge, group_counts_sums, make_known_kernel
@@ -71,7 +71,7 @@ class KnownKernelPolicy(Policy):
         check_positive("lam (lambda)", lam)
         check_nonnegative("noise_std", noise_std)
         check_nonnegative("B", B)
-        check_positive("delta", delta, upper=1.0)
+        check_probability("delta", delta)
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.outputscale = outputscale

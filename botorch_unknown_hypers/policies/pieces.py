@@ -28,13 +28,14 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, fixed_raw_points, joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.confidence import elimination_statistics, frequentist_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.candidate_set import elimination_xi
-from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Widths, check_delta
+from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Widths
 from botorch_unknown_hypers.policies.pending_plays import play_record, take_plays
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ class FrequentistWidths(Widths):
     noise: float | None = None
 
     def __post_init__(self) -> None:
-        check_delta(self.delta)
+        check_probability("delta", self.delta)
 
     def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
         gain = rule.information_gain(model, info, self.noise)
@@ -194,7 +195,7 @@ class PrequentialElimination(Test):
     delta: float
 
     def __post_init__(self) -> None:
-        check_delta(self.delta)
+        check_probability("delta", self.delta)
 
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
         st = rule.state

@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch, ucb_prior_argmax
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
@@ -102,8 +103,7 @@ class PEGPTS(PriorSelectionPolicy):
         lipschitz: tuple[float, float] = (1.0, 1.0),
         **kwargs: Any,
     ) -> None:
-        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+        check_probability("delta", delta)
         if num_arms_equivalent is not None and not (
             isinstance(num_arms_equivalent, (int, float))
             and math.isfinite(num_arms_equivalent)
@@ -112,7 +112,7 @@ class PEGPTS(PriorSelectionPolicy):
             raise ValueError(f"num_arms_equivalent must be None or a finite number >= 1, got {num_arms_equivalent!r}.")
         self.delta = float(delta)
         self.num_arms_equivalent = None if num_arms_equivalent is None else float(num_arms_equivalent)
-        self.lipschitz = (float(lipschitz[0]), float(lipschitz[1]))
+        self.lipschitz = check_pair("lipschitz", lipschitz, POSITIVE)
         box_num_arms(1, domain.dim, self.delta, *self.lipschitz)  # rejects bad (a, b) early
         super().__init__(domain, **kwargs)
 

@@ -1,84 +1,138 @@
-r"""Registry of method names (the ``buh`` contract) to policy classes."""
+r"""Registry of method names (the ``buh`` contract) to policy classes.
+
+The built-in methods are registered as ``"module:Class"`` paths (:data:`METHOD_PATHS`) and
+imported when a method is first built, looked up in :data:`METHODS` or its limits asked
+(:func:`method_limits`): ``import botorch_unknown_hypers`` loads none of the rules' modules
+(nor what they import, e.g. Pyro for ``nuts-gp-ucb``), and ``buh list`` still lists every
+name. :func:`register_method` takes a factory ``factory(domain, seed=..., device=...,
+dtype=..., **options)`` (a policy class or any callable).
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
 from typing import Any, Callable
 
 import torch
 
-from botorch_unknown_hypers.policies.auto import HEGPUCBAuto, LBGPUCBAuto
-from botorch_unknown_hypers.policies.balancing import AGPUCB, LBGPUCB
+from botorch_unknown_hypers.checks import check_device
+from botorch_unknown_hypers.domains import Domain, check_domain
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.batch import TSRSR
-from botorch_unknown_hypers.policies.batch_baselines import BUCB, UCBPE, KrigingBelieverEI, QLogNEI
-from botorch_unknown_hypers.policies.batch_sampling import BatchThompsonSampling, DPPThompsonSampling, StochasticPolicy
-from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
-from botorch_unknown_hypers.policies.candidate_baselines import ExpectedUCB, MLECandidates
-from botorch_unknown_hypers.policies.elimination import HEGPUCB
-from botorch_unknown_hypers.policies.hyperparameter_balancing import HyperparameterBalancing
-from botorch_unknown_hypers.policies.misspecified import ECGPUCB, PhasedGPUS, RegretBalancing
-from botorch_unknown_hypers.policies.norm_balancing import LNBGPUCB
-from botorch_unknown_hypers.policies.hyperprior import HPGPTS, MAPGPTS
-from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB, OracleGPTS, OracleGPUCB
-from botorch_unknown_hypers.policies.nuts import NUTSGPUCB
-from botorch_unknown_hypers.policies.stableopt import HEStableOpt, StableOptMLE
-from botorch_unknown_hypers.domains import Domain
 
 PolicyFactory = Callable[..., Policy]
 
-METHODS: dict[str, PolicyFactory] = {
-    "random": RandomPolicy,
-    "mle-gp-ucb": MLEGPUCB,
-    "mle-gp-ts": GPThompsonSampling,
-    "lb-gp-ucb": LBGPUCB,
-    "lb-gp-ucb-auto": LBGPUCBAuto,
-    "a-gp-ucb": AGPUCB,
-    "lnb-gp-ucb": LNBGPUCB,
-    "nuts-gp-ucb": NUTSGPUCB,
-    "hb-gp-ucb": HyperparameterBalancing,
-    "he-gp-ucb": HEGPUCB,
-    "he-gp-ucb-auto": HEGPUCBAuto,
-    "mle-candidates": MLECandidates,
-    "expected-ucb": ExpectedUCB,
-    "he-stableopt": HEStableOpt,
-    "stableopt-mle": StableOptMLE,
-    "pe-gp-ts": PEGPTS,
-    "pe-gp-ucb": PEGPUCB,
-    "hp-gp-ts": HPGPTS,
-    "map-gp-ts": MAPGPTS,
-    "oracle-gp-ts": OracleGPTS,
-    "oracle-gp-ucb": OracleGPUCB,
-    "ts-rsr": TSRSR,
-    "gp-ts": BatchThompsonSampling,
-    "bucb": BUCB,
-    "ucbpe": UCBPE,
-    "sp": StochasticPolicy,
-    "kb-ei": KrigingBelieverEI,
-    "dpp-ts": DPPThompsonSampling,
-    "qlognei": QLogNEI,
-    "ec-gp-ucb": ECGPUCB,
-    "phased-gp-us": PhasedGPUS,
-    "regret-balancing": RegretBalancing,
+_POLICIES = "botorch_unknown_hypers.policies"
+
+METHOD_PATHS: dict[str, str] = {
+    "random": f"{_POLICIES}.baselines:RandomPolicy",
+    "mle-gp-ucb": f"{_POLICIES}.baselines:MLEGPUCB",
+    "mle-gp-ts": f"{_POLICIES}.baselines:GPThompsonSampling",
+    "lb-gp-ucb": f"{_POLICIES}.balancing:LBGPUCB",
+    "lb-gp-ucb-auto": f"{_POLICIES}.auto:LBGPUCBAuto",
+    "a-gp-ucb": f"{_POLICIES}.balancing:AGPUCB",
+    "lnb-gp-ucb": f"{_POLICIES}.norm_balancing:LNBGPUCB",
+    "nuts-gp-ucb": f"{_POLICIES}.nuts:NUTSGPUCB",
+    "hb-gp-ucb": f"{_POLICIES}.hyperparameter_balancing:HyperparameterBalancing",
+    "he-gp-ucb": f"{_POLICIES}.elimination:HEGPUCB",
+    "he-gp-ucb-auto": f"{_POLICIES}.auto:HEGPUCBAuto",
+    "mle-candidates": f"{_POLICIES}.candidate_baselines:MLECandidates",
+    "expected-ucb": f"{_POLICIES}.candidate_baselines:ExpectedUCB",
+    "he-stableopt": f"{_POLICIES}.stableopt:HEStableOpt",
+    "stableopt-mle": f"{_POLICIES}.stableopt:StableOptMLE",
+    "pe-gp-ts": f"{_POLICIES}.prior_elimination:PEGPTS",
+    "pe-gp-ucb": f"{_POLICIES}.prior_elimination:PEGPUCB",
+    "hp-gp-ts": f"{_POLICIES}.hyperprior:HPGPTS",
+    "map-gp-ts": f"{_POLICIES}.hyperprior:MAPGPTS",
+    "oracle-gp-ts": f"{_POLICIES}.prior_elimination:OracleGPTS",
+    "oracle-gp-ucb": f"{_POLICIES}.prior_elimination:OracleGPUCB",
+    "ts-rsr": f"{_POLICIES}.batch:TSRSR",
+    "gp-ts": f"{_POLICIES}.batch_sampling:BatchThompsonSampling",
+    "bucb": f"{_POLICIES}.batch_baselines:BUCB",
+    "ucbpe": f"{_POLICIES}.batch_baselines:UCBPE",
+    "sp": f"{_POLICIES}.batch_sampling:StochasticPolicy",
+    "kb-ei": f"{_POLICIES}.batch_baselines:KrigingBelieverEI",
+    "dpp-ts": f"{_POLICIES}.batch_sampling:DPPThompsonSampling",
+    "qlognei": f"{_POLICIES}.batch_baselines:QLogNEI",
+    "ec-gp-ucb": f"{_POLICIES}.misspecified:ECGPUCB",
+    "phased-gp-us": f"{_POLICIES}.misspecified:PhasedGPUS",
+    "regret-balancing": f"{_POLICIES}.misspecified:RegretBalancing",
 }
+r"""The built-in methods: name to ``"module:Class"`` (the one place a rule's module is named)."""
+
+
+def _resolve(path: str) -> PolicyFactory:
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+class MethodRegistry(MutableMapping):
+    r"""Method name to factory; an entry given as a ``"module:Class"`` path is imported on first
+    lookup (and kept), so iterating, ``in`` and ``len`` import nothing."""
+
+    def __init__(self, entries: dict[str, PolicyFactory | str]) -> None:
+        self._entries: dict[str, PolicyFactory | str] = dict(entries)
+
+    def __getitem__(self, name: str) -> PolicyFactory:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            entry = self._entries[name] = _resolve(entry)
+        return entry
+
+    def __setitem__(self, name: str, factory: PolicyFactory | str) -> None:
+        self._entries[name] = factory
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __repr__(self) -> str:
+        return f"MethodRegistry({sorted(self._entries)})"
+
+
+METHODS: MutableMapping[str, PolicyFactory] = MethodRegistry(METHOD_PATHS)
+r"""Every registered method, name to factory (the built-ins imported on first lookup)."""
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(list_methods())}.")
+    return name
 
 
 def register_method(name: str, factory: PolicyFactory, overwrite: bool = False) -> None:
-    r"""Register ``factory(domain, seed=..., device=..., dtype=..., **options)`` under ``name``."""
+    r"""Register ``factory(domain, seed=..., device=..., dtype=..., **options)`` under ``name``.
+
+    Raises:
+        ValueError: if ``name`` is taken (and not ``overwrite``), is not a non-empty string, or
+            ``factory`` is not callable.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}.")
+    if not callable(factory):
+        raise ValueError(f"factory must be callable (a Policy class or a function), got {factory!r}.")
     if name in METHODS and not overwrite:
         raise ValueError(f"method {name!r} is already registered.")
     METHODS[name] = factory
 
 
 def list_methods() -> list[str]:
+    r"""Every registered method name, sorted (imports no rule's module)."""
     return sorted(METHODS)
 
 
 def method_limits(name: str) -> tuple[int | None, int]:
     r"""``(max_batch_size, min_observations)`` of the method registered as ``name``
     (``(None, 0)`` for a factory that declares neither), known before any policy is built."""
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(list_methods())}.")
-    factory = METHODS[name]
+    factory = METHODS[_check_name(name)]
     return getattr(factory, "max_batch_size", None), getattr(factory, "min_observations", 0)
 
 
@@ -93,8 +147,15 @@ def make_policy(
     r"""Build the policy registered as ``name``.
 
     Raises:
-        ValueError: for an unknown name (the message lists the valid ones).
+        ValueError: for an unknown name (the message lists the valid ones), a ``domain`` that
+            is not a :class:`~botorch_unknown_hypers.domains.Domain`, a ``device`` torch does not
+            know or cannot use, a ``dtype`` other than ``torch.float64``/``torch.float32``, or
+            any option the rule refuses.
+        TypeError: for an option the rule does not take.
     """
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(list_methods())}.")
-    return METHODS[name](domain, seed=seed, device=device, dtype=dtype, **options)
+    factory = METHODS[_check_name(name)]
+    check_domain(domain)
+    check_device("device", device)
+    if dtype not in (torch.float64, torch.float32):
+        raise ValueError(f"dtype must be torch.float64 or torch.float32 (the GP algebra needs one of them), got {dtype!r}.")
+    return factory(domain, seed=seed, device=device, dtype=dtype, **options)

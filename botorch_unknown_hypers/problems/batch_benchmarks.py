@@ -59,6 +59,7 @@ from botorch.test_functions.synthetic import (
 )
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_nonnegative
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.problems.synthetic import BoTorchTestProblem
@@ -263,8 +264,7 @@ def synthetic_benchmark(name: str, noise_std: float = 0.0) -> BoTorchTestProblem
     """
     if name not in SYNTHETIC_BENCHMARKS:
         raise ValueError(f"name must be one of {', '.join(SYNTHETIC_BENCHMARKS)}; got {name!r}.")
-    if not (math.isfinite(noise_std) and noise_std >= 0):
-        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
+    check_nonnegative("noise_std", noise_std)
     spec = SYNTHETIC_BENCHMARKS[name]
     box = [tuple(b) for b in spec.box]
     lengthscale = list(spec.lengthscale) if isinstance(spec.lengthscale, tuple) else spec.lengthscale
@@ -424,8 +424,7 @@ class GPPriorGridProblem(Problem):
                 raise ValueError(f"{label} must be an int, got {value!r}.")
         if n_init < 0:
             raise ValueError(f"n_init must be >= 0, got {n_init}.")
-        if not (math.isfinite(noise_std) and noise_std >= 0):
-            raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
+        check_nonnegative("noise_std", noise_std)
 
         nodes = [torch.linspace(float(lo), float(hi), n, dtype=torch.float64) for lo, hi, n in zip(*bounds, sizes)]
         gen = torch.Generator().manual_seed(seed_offset + seed)

@@ -46,6 +46,7 @@ import math
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.models.kernel_ridge import make_known_kernel
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
@@ -173,8 +174,7 @@ class MisspecifiedProblem(Problem):
         noise_std: float = 0.1,
         dtype: torch.dtype = torch.float64,
     ) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
-            raise ValueError(f"dim must be a positive int, got {dim!r}.")
+        check_int("dim", dim, 1)
         if kind not in PERTURBATIONS:
             raise ValueError(f"kind must be one of {PERTURBATIONS}, got {kind!r}.")
         if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not math.isfinite(eps) or eps < 0:

@@ -41,11 +41,10 @@ References:
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_nonnegative
 from botorch_unknown_hypers.models.tabular import TabularPriorGP
 from botorch_unknown_hypers.problems.prior_tasks import PAPER_NOISE, PAPER_NUM_ARMS, hill_task_priors, kernel_task_priors, lengthscale_task_priors
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
@@ -123,8 +122,7 @@ class PriorSelectionProblem(Problem):
         num_arms: int = PAPER_NUM_ARMS,
         dtype: torch.dtype = torch.float64,
     ) -> None:
-        if not (math.isfinite(noise_std) and noise_std >= 0):
-            raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
+        check_nonnegative("noise_std", noise_std)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise ValueError(f"seed must be an int, got {seed!r}.")
         noise = noise_std**2 if noise_std > 0 else PAPER_NOISE

@@ -48,6 +48,7 @@ from types import ModuleType
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_int, check_nonnegative, check_positive
 from botorch_unknown_hypers.problems.base import Problem
 from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.problems.batch_benchmarks import (
@@ -194,16 +195,11 @@ class RobotPushProblem(Problem):
             raise ValueError(f"dim must be 3 or 4, got {dim!r}.")
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ValueError(f"seed must be an int, got {seed!r}.")
-        if not (math.isfinite(angle_upper) and angle_upper > 0):
-            raise ValueError(f"angle_upper must be finite and > 0, got {angle_upper}.")
-        if not (math.isfinite(push_speed) and push_speed > 0):
-            raise ValueError(f"push_speed must be finite and > 0, got {push_speed}.")
-        if not (math.isfinite(velocity_noise_std) and velocity_noise_std >= 0):
-            raise ValueError(f"velocity_noise_std must be finite and >= 0, got {velocity_noise_std}.")
-        if not (math.isfinite(noise_std) and noise_std >= 0):
-            raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
-        if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 0:
-            raise ValueError(f"n_init must be an int >= 0, got {n_init!r}.")
+        check_positive("angle_upper", angle_upper)
+        check_positive("push_speed", push_speed)
+        check_nonnegative("velocity_noise_std", velocity_noise_std)
+        check_nonnegative("noise_std", noise_std)
+        check_int("n_init", n_init, 0)
         if goal is None:
             gen = torch.Generator().manual_seed(_SEED_OFFSETS[dim] + seed)
             goal_tensor = 10.0 * torch.rand(2, generator=gen, dtype=torch.float64) - 5.0

@@ -18,7 +18,8 @@ from botorch_unknown_hypers.domains import FiniteDomain
 from botorch_unknown_hypers.policies import registry
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import HEGPUCB, EliminationState
-from botorch_unknown_hypers.policies.engine import CandidateSetRound, check_delta
+from botorch_unknown_hypers.checks import check_probability
+from botorch_unknown_hypers.policies.engine import CandidateSetRound
 from botorch_unknown_hypers.policies.pieces import (
     CandidateSetWidths,
     DoublyOptimisticUCB,
@@ -64,11 +65,11 @@ def test_a_configuration_of_the_pieces_is_the_rule():
 
 @pytest.mark.parametrize("delta", [0.0, 1.0, -0.1, float("nan"), True, "0.1"])
 def test_delta_is_checked_once_by_the_pieces_that_use_it(delta):
-    with pytest.raises(ValueError, match="delta must lie in"):
-        check_delta(delta)
-    with pytest.raises(ValueError, match="delta must lie in"):
+    with pytest.raises(ValueError, match="delta must be"):
+        check_probability("delta", delta)
+    with pytest.raises(ValueError, match="delta must be"):
         PrequentialElimination(0.1, delta)
-    with pytest.raises(ValueError, match="delta must lie in"):
+    with pytest.raises(ValueError, match="delta must be"):
         FrequentistWidths(1.0, 0.1, delta)
 
 

@@ -351,7 +351,7 @@ def test_box_validation():
     assert policy.xi(1) == pytest.approx(elimination_xi(1, 2, 0.2, 0.05))
     with pytest.raises(ValueError, match="num_arms_equivalent"):
         PEGPTS(domain, priors=mixed, noise_std=0.2, num_arms_equivalent=0.5)
-    with pytest.raises(ValueError, match="a, b"):
+    with pytest.raises(ValueError, match=r"^lipschitz\[0\] must be a finite number > 0"):
         PEGPTS(domain, priors=mixed, noise_std=0.2, lipschitz=(-1.0, 1.0))
     with pytest.raises(ValueError, match="num_features"):
         HPGPTS(domain, priors=mixed, noise_std=0.2, num_features=7)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
 from botorch_unknown_hypers.policies import METHODS, Policy, list_methods, make_policy, register_method
+from botorch_unknown_hypers.policies.registry import method_limits
 from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
-from botorch_unknown_hypers.domains import BoxDomain
+from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
 DOMAIN = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=torch.float64))
 
@@ -58,3 +61,101 @@ def test_register_method():
     finally:
         METHODS.pop("test-mine", None)
     assert "test-mine" not in list_methods()
+
+
+def test_every_registered_path_is_a_policy_of_that_name():
+    for name in list_methods():
+        factory = METHODS[name]
+        assert isinstance(factory, type) and issubclass(factory, Policy), name
+        assert factory.name == name
+
+
+def test_a_rule_module_is_imported_when_first_built_or_asked(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import sys
+from botorch_unknown_hypers.policies.registry import METHODS, list_methods, method_limits
+nuts = "botorch_unknown_hypers.policies.nuts"
+assert "nuts-gp-ucb" in list_methods() and "nuts-gp-ucb" in METHODS and len(METHODS) == len(list_methods())
+assert nuts not in sys.modules and "botorch_unknown_hypers.policies.elimination" not in sys.modules
+assert method_limits("nuts-gp-ucb") == (1, 1)
+assert nuts in sys.modules
+"""
+    root = Path(__file__).resolve().parents[2]
+    env = {"PYTHONPATH": str(root), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize(
+    "name, factory, match",
+    [("", RandomPolicy, "name must be a non-empty string"), (3, RandomPolicy, "name must be"), ("x", "random", "factory must be callable")],
+)
+def test_register_method_refuses_bad_input(name, factory, match):
+    before = dict.fromkeys(METHODS)
+    with pytest.raises(ValueError, match=match):
+        register_method(name, factory)
+    assert dict.fromkeys(METHODS) == before
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(domain=None), r"^domain must be a BoxDomain or a FiniteDomain, got NoneType\.$"),
+        (dict(domain="box"), r"^domain must be a BoxDomain or a FiniteDomain, got str\.$"),
+        (dict(device="bogus"), r"^device must be a device torch can use, got 'bogus'"),
+        (dict(device=0), r"^device must be a torch\.device, a device string"),
+        (dict(dtype=torch.float16), r"^dtype must be torch\.float64 or torch\.float32"),
+        (dict(dtype="float64"), r"^dtype must be torch\.float64 or torch\.float32"),
+        (dict(name=None), r"^unknown method None"),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb", "random"])
+def test_make_policy_refuses_bad_arguments_naming_them(method, kwargs, match):
+    args = dict(name=method, domain=DOMAIN)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        make_policy(args.pop("name"), args.pop("domain"), **args)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_make_policy_refuses_an_absent_gpu():
+    with pytest.raises(ValueError, match=r"^device must be a device torch can use, got 'cuda'"):
+        make_policy("lb-gp-ucb", DOMAIN, device="cuda")
+
+
+def test_every_rule_that_needs_no_data_suggests_from_none_on_a_box_and_a_pool():
+    import warnings
+
+    from tests.golden.cases import CASES
+
+    tried = set()
+    for case in CASES:
+        if case.problem == "hills" or method_limits(case.method)[1] != 0:
+            continue
+        problem = case.make_problem()
+        policy = make_policy(case.method, problem.domain, seed=0, **case.make_options())
+        if getattr(problem, "task_info", None) is not None:
+            policy.bind_task(problem.task_info())
+        d = problem.domain.dim
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            X = policy.suggest(torch.empty(0, d, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
+        assert X.shape == (1, d), case.key
+        tried.add(case.method)
+    assert {"random", "pe-gp-ts", "ec-gp-ucb"} <= tried
+
+
+@pytest.mark.parametrize("pool", [False, True])
+def test_he_gp_ucb_needs_one_observation(pool):
+    domain = DOMAIN if not pool else FiniteDomain(DOMAIN.sample(12, 0))
+    policy = make_policy("he-gp-ucb", domain)
+    before = json.dumps(policy.state_dict(), sort_keys=True)
+    with pytest.raises(ValueError, match=r"^train_X must hold at least 1 observation\(s\) for 'he-gp-ucb'"):
+        policy.suggest(torch.empty(0, 2, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
+    assert json.dumps(policy.state_dict(), sort_keys=True) == before
+    assert method_limits("he-gp-ucb") == (None, 1)

@@ -1,0 +1,97 @@
+r"""Import time of the package on top of BoTorch's own, measured in one run.
+
+Each sample is a fresh interpreter that times one statement, in wall-clock time
+(``time.perf_counter``) and in CPU time of the process (``time.process_time``, which a busy
+machine inflates far less), the interpreter's start-up excluded: ``import botorch`` alone, and ``import
+botorch_unknown_hypers`` (which imports BoTorch itself). Samples of the statements are
+interleaved (one of each per repeat) so that a change of load on the machine hits all of
+them alike, and the median over ``--repeats`` is reported with the difference
+
+.. math:: \Delta = \operatorname{median}(t_{\text{buh}}) - \operatorname{median}(t_{\text{botorch}}),
+
+the time ``import botorch_unknown_hypers`` adds to ``import botorch`` (target: at most 0.5 s).
+Each fresh interpreter also lists which of the heavy modules the import left in
+``sys.modules`` (the benchmark harness, pandas, Pyro, ``scipy.signal``, matplotlib, Ax, Ray).
+
+With ``--checkout DIR`` (repeatable) the same is measured for other checkouts of the package
+(e.g. an older commit), interleaved in the same run; the default is this script's checkout.
+
+Usage::
+
+    OMP_NUM_THREADS=1 python benchmarks/import_time.py --repeats 9 --checkout . --checkout ../old
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ["botorch_unknown_hypers.problems", "pandas", "pyro", "scipy.signal", "matplotlib", "ax", "ray"]
+
+_TIMER = """
+import json, sys, time
+start, cpu = time.perf_counter(), time.process_time()
+import {module}
+wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(json.dumps({{"wall": wall, "cpu": cpu, "loaded": [m for m in {heavy!r} if m in sys.modules]}}))
+"""
+
+
+def time_import(module: str, pythonpath: str) -> dict:
+    r"""Wall and CPU seconds to ``import module`` in a fresh interpreter with ``PYTHONPATH=pythonpath``, and the
+    heavy modules it left loaded."""
+    env = {**os.environ, "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", _TIMER.format(module=module, heavy=HEAVY)],
+        env=env, capture_output=True, text=True, check=True,
+        cwd=pythonpath,  # `python -c` puts the working directory first on sys.path
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7, help="fresh interpreters per statement (median)")
+    parser.add_argument("--checkout", action="append", default=None, help="a checkout of the package (repeatable)")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}.")
+    checkouts = [str(Path(c).resolve()) for c in (args.checkout or [Path(__file__).resolve().parents[1]])]
+    print(f"python {sys.version.split()[0]}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+          f"{os.cpu_count()} CPUs, {args.repeats} repeats (median)")
+    # warm the file-system cache once per statement so that the first sample is not an outlier
+    for path in checkouts:
+        time_import("botorch_unknown_hypers", path)
+    samples: dict[tuple[str, str, str], list[float]] = {}
+    loaded: dict[str, list[str]] = {}
+    for _ in range(args.repeats):
+        for path in checkouts:
+            for module in ("botorch", "botorch_unknown_hypers"):
+                result = time_import(module, path)
+                for clock in ("wall", "cpu"):
+                    samples.setdefault((module, path, clock), []).append(result[clock])
+            loaded[path] = result["loaded"]
+    base = time_import("botorch", checkouts[0])["loaded"]
+    print(f"heavy modules loaded by `import botorch` itself: {', '.join(base) or 'none'}")
+    for path in checkouts:
+        print(f"\ncheckout {path}")
+        print(f"  {'median seconds':32s} {'wall':>7s} {'cpu':>7s}")
+        med = {
+            (module, clock): statistics.median(samples[(module, path, clock)])
+            for module in ("botorch", "botorch_unknown_hypers") for clock in ("wall", "cpu")
+        }
+        for module in ("botorch", "botorch_unknown_hypers"):
+            print(f"  {'import ' + module:32s} {med[(module, 'wall')]:7.3f} {med[(module, 'cpu')]:7.3f}")
+        added = {clock: med[("botorch_unknown_hypers", clock)] - med[("botorch", clock)] for clock in ("wall", "cpu")}
+        print(f"  {'added (target <= 0.5 s)':32s} {added['wall']:7.3f} {added['cpu']:7.3f}")
+        print(f"  heavy modules loaded: {', '.join(loaded[path]) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
