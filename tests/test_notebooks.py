@@ -22,7 +22,7 @@ def _require(module: str):
 
 def test_notebooks_exist():
     names = [p.stem for p in NOTEBOOKS]
-    assert names == ["01_quickstart", "02_any_hyperparameter", "03_batch_ts_rsr", "04_reproduce_a_figure"]
+    assert names == ["01_quickstart", "02_any_hyperparameter", "03_batch_ts_rsr", "04_reproduce_a_figure", "auto_presets"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

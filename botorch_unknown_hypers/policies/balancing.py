@@ -274,7 +274,7 @@ class AGPUCB(LBGPUCB):
         theta0: Fixed :math:`\theta_0` (unit-cube units) instead of the initial MLE.
         growth_floor: Override the preset's floor :math:`g_0` of :math:`g`.
         snap: Candidate length scales; :math:`\theta_t` is replaced by the nearest one (in log scale).
-        Other args: as :class:`LBGPUCB`.
+        **kwargs: As :class:`LBGPUCB`.
     """
 
     max_batch_size = 1

@@ -69,7 +69,7 @@ class HPGPTS(PriorSelectionPolicy):
     Args:
         domain: A pool of the priors' arms, or a box (``priors`` a ``CandidateSpec``).
         hyperprior: :math:`P_0` as K positive weights (normalised); ``None``: uniform.
-        Other args: as :class:`~botorch_unknown_hypers.policies.prior_selection.PriorSelectionPolicy`.
+        **kwargs: As :class:`~botorch_unknown_hypers.policies.prior_selection.PriorSelectionPolicy`.
     """
 
     max_batch_size = None

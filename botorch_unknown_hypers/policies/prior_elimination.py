@@ -80,7 +80,7 @@ class PEGPTS(PriorSelectionPolicy):
             grid that resolves the box); ``None`` (default): the pool size, or on a box
             :func:`~botorch_unknown_hypers.confidence.box_num_arms`.
         lipschitz: ``(a, b)`` of ``box_num_arms`` (box only), for :math:`f` on the unit cube.
-        Other args: as :class:`~botorch_unknown_hypers.policies.prior_selection.PriorSelectionPolicy`.
+        **kwargs: As :class:`~botorch_unknown_hypers.policies.prior_selection.PriorSelectionPolicy`.
 
     Example:
         >>> problem = get_problem("gp-kernel")

@@ -83,7 +83,7 @@ class HEStableOpt(CandidateSetPolicy):
             (the perturbation set must be exact: discretise it into a grid).
         epsilon: Perturbation radius :math:`\epsilon` (domain units).
         perturbation: ``"box"`` (:math:`L_\infty`) or ``"ball"`` (:math:`L_2`).
-        Other args: as :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy`.
+        **kwargs: As :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy`.
     """
 
     max_batch_size = 1
