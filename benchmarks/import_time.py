@@ -15,6 +15,8 @@ Each fresh interpreter also lists which of the heavy modules the import left in
 
 With ``--checkout DIR`` (repeatable) the same is measured for other checkouts of the package
 (e.g. an older commit), interleaved in the same run; the default is this script's checkout.
+Each checkout's package is copied to a scratch folder and compiled to bytecode first, so that
+every checkout is timed alike (from bytecode) and none is written to.
 
 Usage::
 
@@ -26,9 +28,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HEAVY = ["botorch_unknown_hypers.problems", "pandas", "pyro", "scipy.signal", "matplotlib", "ax", "ray"]
@@ -45,13 +49,22 @@ print(json.dumps({{"wall": wall, "cpu": cpu, "loaded": [m for m in {heavy!r} if 
 def time_import(module: str, pythonpath: str) -> dict:
     r"""Wall and CPU seconds to ``import module`` in a fresh interpreter with ``PYTHONPATH=pythonpath``, and the
     heavy modules it left loaded."""
-    env = {**os.environ, "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONPATH": pythonpath}
     out = subprocess.run(
         [sys.executable, "-c", _TIMER.format(module=module, heavy=HEAVY)],
         env=env, capture_output=True, text=True, check=True,
         cwd=pythonpath,  # `python -c` puts the working directory first on sys.path
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compiled_copy(checkout: str, into: Path) -> str:
+    r"""A copy of ``checkout``'s package under ``into`` with its bytecode compiled, so that every
+    checkout (a read-only one too) is timed from bytecode, and nothing is written to it."""
+    shutil.copytree(Path(checkout) / "botorch_unknown_hypers", into / "botorch_unknown_hypers",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into)], check=True)
+    return str(into)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,21 +75,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}.")
     checkouts = [str(Path(c).resolve()) for c in (args.checkout or [Path(__file__).resolve().parents[1]])]
+    scratch = Path(tempfile.mkdtemp(prefix="import_time_"))
+    copies = {path: compiled_copy(path, scratch / str(i)) for i, path in enumerate(checkouts)}
     print(f"python {sys.version.split()[0]}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
           f"{os.cpu_count()} CPUs, {args.repeats} repeats (median)")
-    # warm the file-system cache once per statement so that the first sample is not an outlier
+    # compile and cache the bytecode, and warm the file-system cache, before any sample
     for path in checkouts:
-        time_import("botorch_unknown_hypers", path)
+        time_import("botorch_unknown_hypers", copies[path])
+        time_import("botorch", copies[path])
     samples: dict[tuple[str, str, str], list[float]] = {}
     loaded: dict[str, list[str]] = {}
     for _ in range(args.repeats):
         for path in checkouts:
             for module in ("botorch", "botorch_unknown_hypers"):
-                result = time_import(module, path)
+                result = time_import(module, copies[path])
                 for clock in ("wall", "cpu"):
                     samples.setdefault((module, path, clock), []).append(result[clock])
             loaded[path] = result["loaded"]
-    base = time_import("botorch", checkouts[0])["loaded"]
+    base = time_import("botorch", copies[checkouts[0]])["loaded"]
+    shutil.rmtree(scratch)
     print(f"heavy modules loaded by `import botorch` itself: {', '.join(base) or 'none'}")
     for path in checkouts:
         print(f"\ncheckout {path}")
