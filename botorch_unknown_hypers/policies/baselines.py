@@ -38,7 +38,7 @@ from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
 from botorch.models import SingleTaskGP
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_positive, check_probability
+from botorch_unknown_hypers.checks import check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.acquisition.thompson import thompson_maximizers
 from botorch_unknown_hypers.confidence import frequentist_beta
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
@@ -154,8 +154,8 @@ class MLEGPUCB(FittedGPPolicy):
         **kwargs: Any,
     ) -> None:
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **kwargs)
-        if beta is not None and not beta >= 0:
-            raise ValueError(f"beta must be non-negative, got {beta}.")
+        beta = None if beta is None else check_nonnegative("beta", beta)
+        B, R = check_nonnegative("B", B), check_nonnegative("R", R)
         check_probability("delta", delta)
         self.beta, self.B, self.R, self.delta = beta, B, R, delta
 
