@@ -20,6 +20,18 @@ from tests.golden.cases import FAST, GoldenPool
 CASES = json.loads((Path(__file__).parent / "v3_states" / "states_v3.json").read_text())
 
 
+@pytest.fixture
+def one_thread():
+    r"""The states were recorded with one intra-op thread, and so are they replayed: the
+    ``gp-kernel`` function (a prior draw from an eigen-factor of a nearly singular covariance)
+    changes with the order of a reduction, and with it the prior rules' suggestions."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.usefixtures("one_thread")
 @pytest.mark.parametrize("case", CASES, ids=[c["method"] for c in CASES])
 def test_a_v3_state_with_pending_plays_resumes_with_the_same_suggestion(case):
     assert case["state"]["version"] == 3

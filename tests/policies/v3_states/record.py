@@ -1,6 +1,7 @@
 r"""Record saved states of the release with ``STATE_VERSION`` 3, plays still pending.
 
-Run from a checkout of that release (``PYTHONPATH=<checkout> python record.py OUT.json``). For
+Run from a checkout of that release (``PYTHONPATH=<checkout> python record.py OUT.json``), with
+one intra-op thread. For
 each case: two played rounds from an initial design, then a batch suggested and (for a batch
 of two) one of its values told, so that the saved state holds pending plays; then the rest of
 the batch is told and the next batch suggested. ``test_v3_states.py`` loads the saved state into
@@ -79,6 +80,7 @@ def record(method: str, problem_name: str, q: int) -> dict:
 
 
 if __name__ == "__main__":
+    torch.set_num_threads(1)  # as the test replays them: the gp-kernel draw depends on the reduction order
     out = [record(*case) for case in CASES]
     assert all(o["state"]["version"] == 3 for o in out)
     with open(sys.argv[1], "w") as f:
