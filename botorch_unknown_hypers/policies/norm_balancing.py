@@ -45,6 +45,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import KernelCandidates
@@ -115,8 +116,8 @@ class LengthScaleNormPairs(LengthScaleLadder):
         st = rule.state
         st.pair_theta.extend(theta_idx)
         st.pair_norm.extend(norm_idx)
-        theta = rule._tensor([st.thetas[i] for i in theta_idx])
-        N = rule._tensor([st.norm_values[j] for j in norm_idx])
+        theta = torch.tensor([st.thetas[i] for i in theta_idx], dtype=rule.dtype, device=rule.device)
+        N = torch.tensor([st.norm_values[j] for j in norm_idx], dtype=rule.dtype, device=rule.device)
         return rule.lengthscale_candidates(theta.tolist()), norm_bound(theta, rule.theta0, N, rule.domain.dim)
 
     def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
