@@ -97,8 +97,8 @@ class LBGPUCB(LengthScalePolicy):
             model=UnitCubeModel(standardise=True, info_noise=R2),  # theta_t's GP, factors kept for all
             widths=BalancingWidths(self.noise_std, self.delta, R2),  # line 4's beta_t (Thm 2.1)
             selector=PlayedUCB(),  # line 4: argmax_x UCB of theta_t, slot by slot
-            ledger=PlayLedger(self.noisy_sigma),  # line 5: w_t = beta_t sigma_t(x_t) at play time
-            test=BalancingElimination(  # lines 9-11, then lines 14-16 of the source
+            ledger=PlayLedger(self.noisy_sigma),  # w_t = beta_t sigma_{t-1}(x_t), recorded at play time
+            test=BalancingElimination(  # lines 9-12, then lines 14-16 of the source
                 self.noise_std, self.delta, self.width_factor, self.xi_count, self.xi_delta_split, source
             ),
         )
