@@ -27,7 +27,9 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   On a box it is maximised from BoTorch's raw samples and restarts plus two starts: the incumbent
   and the maximiser of the posterior mean.
 
-**LB** (:class:`LBGPUCBAuto`): the played candidate is :math:`\arg\min_u R^u(|S^u|+1)` (Thm 2.3 at
+Both are configurations of the engine
+(:class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound`) with the candidate source
+:class:`ProposedCandidates`. **LB** (:class:`LBGPUCBAuto`): the played candidate is :math:`\arg\min_u R^u(|S^u|+1)` (Thm 2.3 at
 the candidate's geometric-mean length scale) and its recorded width :math:`\beta^u_t\sigma^u_{t-1}(x_t)`
 enters the elimination test of Alg. 2 unchanged. **HE** (:class:`HEGPUCBAuto`): the joint argmax
 over :math:`(x, u)` of the acquisition over surviving candidates; the played candidate's
@@ -68,7 +70,15 @@ from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import EliminationState
 from botorch_unknown_hypers.policies.engine import CandidateSetRound, CandidateSource, RoundData, Selector, Slot
 from botorch_unknown_hypers.policies.pieces import FrequentistWidths, PrequentialElimination, UnitCubeModel
-from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState, HyperparameterBalancing
+from botorch_unknown_hypers.policies.balancing_pieces import (
+    BalancingElimination,
+    BalancingWidths,
+    LeastSuspectedBound,
+    PlayLedger,
+    kernel_regret_bounds,
+)
+from botorch_unknown_hypers.policies.balancing_policy import BalancingPolicy, BalancingState
+from botorch_unknown_hypers.policies.candidate_set import XI_DELTA_SPLIT
 
 ACQUISITIONS = ("logei", "ucb")
 HE_REDUCTIONS = ("max", "evidence")
@@ -223,8 +233,62 @@ class AutoBalancingState(BalancingState):
         check_retired(self.active, self.retired_at)
 
 
-class LBGPUCBAuto(HyperparameterBalancing):
-    r"""Length-scale balancing over proposed ARD candidates (see the module docstring).
+@dataclass(frozen=True)
+class ProposedCandidates(CandidateSource):
+    r"""Candidates proposed from the data (:func:`propose_candidates`), re-proposed once the data
+    have grown by ``settings.growth`` (:func:`due`); with ``settings.restart`` the earlier ones
+    retire. The set lives in the rule's state (``candidates``, ``alive``, ``proposed_at``); a
+    balancing state also keeps each proposal's norm bound ``settings.B`` (``norms``)."""
+
+    settings: AutoSettings
+    norms: bool = False
+
+    def spec(self, rule: Policy) -> KernelCandidates:
+        return rule.state.candidates
+
+    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
+        st, n = rule.state, train_X.shape[0]
+        if due(st.proposed_at, n, self.settings.growth):  # a(t) on D_t, as round t + 1 starts
+            spec = propose_candidates(rule, self.settings, train_X, train_Y)
+            if self.settings.restart:
+                retire(st.alive, st.retired_at, st.round)
+            if self.norms:
+                st.add(spec, torch.full((len(spec),), self.settings.B, dtype=rule.dtype, device=rule.device))
+            else:
+                st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
+                st.alive.extend([True] * len(spec))
+            st.proposed_at.append(n)
+        return [u for u, a in enumerate(st.alive) if a]
+
+    def diagnostics(self, rule: Policy) -> dict[str, Any]:
+        st = rule.state
+        out: dict[str, Any] = {"proposed_at": list(st.proposed_at)}
+        if self.norms:
+            out.update(candidates=st.candidates.labels(), norms=st.norms.tolist())
+        return out
+
+
+@dataclass(frozen=True)
+class PlayedAcquisition(Selector):
+    r"""LogEI or practical UCB (:func:`acquisition`) of the played candidate, the round's one,
+    maximised with the incumbent and its posterior-mean maximiser as extra starts."""
+
+    settings: AutoSettings
+
+    def start(self, rule: Policy, data: RoundData) -> Tensor | None:
+        return extra_starts(rule, data.model, 0, data.train_X, data.train_Y)
+
+    def __call__(
+        self, rule: Policy, data: RoundData, prepared: Tensor | None, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=0, fixed=fixed)
+        x, warm = rule.maximize_slot(acqf, fixed, prepared, warm)
+        return Slot(x, 0), warm
+
+
+class LBGPUCBAuto(BalancingPolicy):
+    r"""Length-scale balancing over proposed ARD candidates (see the module docstring): Alg. 2 of
+    Ziomek et al. 2024 on the engine, with :math:`a(t)` the proposals from the data.
 
     Args:
         domain: Box or pool.
@@ -249,70 +313,25 @@ class LBGPUCBAuto(HyperparameterBalancing):
     ) -> None:
         settings = AutoSettings.from_options(**{**LB_DEFAULTS, **options})
         super().__init__(
-            domain,
-            seed=seed,
-            device=device,
-            dtype=dtype,
-            norms=settings.B,
-            noise_std=settings.R,
-            delta=settings.delta,
-            width_factor=2.0,
-            noisy_sigma=False,
-            num_restarts=num_restarts,
-            raw_samples=raw_samples,
+            domain, seed=seed, device=device, dtype=dtype, noise_std=settings.R, delta=settings.delta,
+            width_factor=2.0, noisy_sigma=False, num_restarts=num_restarts, raw_samples=raw_samples,
         )
         self.settings = settings
+        source = ProposedCandidates(settings, norms=True)  # a(t): MAP length scales, re-proposed as the data double
+        R2 = settings.R**2
+        self.engine = CandidateSetRound(
+            source=source,
+            choice=LeastSuspectedBound(),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
+            model=UnitCubeModel(standardise=True, info_noise=R2),  # u_t's GP on D_{t-1}, standardised
+            widths=BalancingWidths(settings.R, settings.delta, R2),  # Thm 2.1's beta^u_t, for the test
+            selector=PlayedAcquisition(settings),  # line 4 with LogEI / practical UCB
+            ledger=PlayLedger(),  # w = beta sigma (latent) at play time
+            test=BalancingElimination(settings.R, settings.delta, 2.0, "introduced", XI_DELTA_SPLIT, source),  # lines 9-11
+        )
 
-    def _initial_candidates(self, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
-        spec = propose_candidates(self, self.settings, train_X, train_Y)
-        self.state.proposed_at.append(train_X.shape[0])
-        return spec, torch.full((len(spec),), self.settings.B, dtype=self.dtype, device=self.device)
-
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        st = self.state
-        if st.candidates is not None and due(st.proposed_at, train_X.shape[0], self.settings.growth):
-            # a(t) of Alg. 2 on D_t, evaluated as round t + 1 starts (where the data are at hand)
-            if self.settings.restart:
-                retire(st.active, st.retired_at, st.round)
-            self._add(*self._initial_candidates(train_X, train_Y))
-        X = super()._suggest(train_X, train_Y, q)
-        self.diagnostics["proposed_at"] = list(st.proposed_at)
-        return X
-
-    def _info_noise(self) -> float:
-        return self.settings.R**2
-
-    def _starts(self, model: CandidateGP, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
-        return extra_starts(self, model, 0, train_X, train_Y)
-
-    def _acquisition(self, model: CandidateGP, beta: float, train_Y: Tensor, fixed: Tensor | None = None) -> AcquisitionFunction:
-        return acquisition(model, self.settings, self.state.round + 1, train_Y, reduction="select", index=0, fixed=fixed)
-
-
-@dataclass(frozen=True)
-class ProposedCandidates(CandidateSource):
-    r"""Candidates proposed from the data (:func:`propose_candidates`), re-proposed once the data
-    have grown by ``settings.growth`` (:func:`due`); with ``settings.restart`` the earlier ones
-    retire. The set lives in the rule's state (``candidates``, ``alive``, ``proposed_at``)."""
-
-    settings: AutoSettings
-
-    def spec(self, rule: Policy) -> KernelCandidates:
-        return rule.state.candidates
-
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        st, n = rule.state, train_X.shape[0]
-        if due(st.proposed_at, n, self.settings.growth):
-            spec = propose_candidates(rule, self.settings, train_X, train_Y)
-            if self.settings.restart:
-                retire(st.alive, st.retired_at, st.round)
-            st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
-            st.alive.extend([True] * len(spec))
-            st.proposed_at.append(n)
-        return [u for u, a in enumerate(st.alive) if a]
-
-    def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        return {"proposed_at": list(rule.state.proposed_at)}
+    def suspected_bounds(self, counts: Tensor) -> Tensor:
+        r""":math:`R^u(|S^u| + 1)` (Thm 2.3 at each candidate's geometric-mean length scale)."""
+        return kernel_regret_bounds(self, counts)
 
 
 @dataclass(frozen=True)

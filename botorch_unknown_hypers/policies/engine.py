@@ -3,24 +3,30 @@ r"""The round of a candidate-set rule, written once, and the pieces it is config
 A candidate-set rule keeps a finite set :math:`U` of GP hyperparameters and, every round
 :math:`t`, runs the same skeleton (:class:`CandidateSetRound`):
 
-1. **candidates** (:class:`CandidateSource`): the survivors :math:`U_{t-1}` of a fixed list, or
-   of candidates proposed from the data (the proposing function :math:`a(t)` of Alg. 2 of
-   Ziomek et al. 2024);
-2. **the round's model** (:class:`RoundModel`): one batched
-   :class:`~botorch_unknown_hypers.models.CandidateGP` of the survivors on all data
-   :math:`D_{t-1}`, on Cholesky factors kept across rounds;
-3. **widths** (:class:`Widths`): :math:`\beta^u_t` per survivor;
-4. **selector and acquisition** (:class:`Selector`): which candidate plays and where, one slot at
+1. **candidates** (:class:`CandidateSource`): the survivors :math:`U_{t-1}` of a fixed list, of a
+   ladder, or of candidates proposed from the data (the proposing function :math:`a(t)` of
+   Alg. 2 of Ziomek et al. 2024, :meth:`CandidateSource.propose`);
+2. **choice** (:class:`Choice`): which survivors the round's model holds, chosen before it is
+   built: all of them (:class:`AllCandidates`, the default) or one (balancing's least suspected
+   regret bound);
+3. **the round's model** (:class:`RoundModel`): one batched
+   :class:`~botorch_unknown_hypers.models.CandidateGP` of the chosen candidates on all data
+   :math:`D_{t-1}`, on Cholesky factors kept across rounds (those of every survivor kept);
+4. **widths** (:class:`Widths`): :math:`\beta^u_t` per chosen candidate;
+5. **selector and acquisition** (:class:`Selector`): which candidate plays and where, one slot at
    a time on the pending-conditioned model
    (:func:`~botorch_unknown_hypers.policies.slots.fill_slots`);
-5. **the ledger**: each slot is a
+6. **the ledger** (:class:`Ledger`): each slot is a
    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay` recording, on the data
-   observed (never on the fantasy), :math:`\mu^{u}_{t-1}(x)` and :math:`\beta^u_t\sigma^u_{t-1}(x)`;
-6. **the test** (:class:`Test`) when values arrive, matched to their plays by point.
+   observed (never on the fantasy), :math:`\beta^u_t\sigma^u_{t-1}(x)` and what the test reads
+   (:math:`\mu^{u}_{t-1}(x)` for elimination, :class:`PredictionLedger`, the default; the
+   round's outcome scaler for balancing);
+7. **the test** (:class:`Test`) when values arrive, matched to their plays by point.
 
 A rule is a configuration: a short module that picks one piece of each kind and names the
 paper's lines (:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`,
-:class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`); ``docs/architecture.md`` writes a
+:class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`, the balancing family of
+:mod:`~botorch_unknown_hypers.policies.balancing_pieces`); ``docs/architecture.md`` writes a
 new rule in a few lines. The pieces live in :mod:`~botorch_unknown_hypers.policies.pieces`.
 """
 
@@ -55,6 +61,7 @@ class RoundData:
         raw_points: Raw samples fixed for the campaign (box only), else ``None``.
         betas: :math:`\beta^u_t` of the round's candidates (``K``).
         y_std: The outputs' scale of the round's model (1 in raw units).
+        y_mean: The outputs' mean removed by the round's model (0 in raw units).
     """
 
     train_X: Tensor
@@ -66,6 +73,7 @@ class RoundData:
     raw_points: Tensor | None
     betas: Tensor
     y_std: float
+    y_mean: float = 0.0
 
 
 class Slot(NamedTuple):
@@ -90,8 +98,36 @@ class CandidateSource(ABC):
     def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
         r"""Update the set for round :math:`t` (e.g. add proposals) and return the indices in play."""
 
+    def propose(self, rule: Policy, t: int) -> None:
+        r"""The proposing function :math:`a(t)` after the observed play of round ``t`` (a test
+        that runs per play calls it; default: nothing is added)."""
+
     def diagnostics(self, rule: Policy) -> dict[str, Any]:
         return {}
+
+
+class Choice(ABC):
+    r"""Which of the survivors the round's model holds, chosen before the model is built."""
+
+    @abstractmethod
+    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        r"""The chosen indices (a sub-list of ``indices``, the model's order) and the diagnostics
+        of the choice."""
+
+    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        r"""Diagnostics known once the slots are filled (default none)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class AllCandidates(Choice):
+    r"""Every survivor (the selector chooses among them slot by slot, e.g. HE's joint argmax)."""
+
+    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        return indices, {"alive": list(rule.state.alive)}
+
+    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        return {"played": data.candidates[slots[0].local], "betas": data.betas.tolist()}
 
 
 class RoundModel(ABC):
@@ -104,6 +140,13 @@ class RoundModel(ABC):
         r"""The model of ``spec`` on the data, the factors of its information gain (``None``:
         its own) and the campaign's fixed raw points (``None`` where there are none)."""
 
+    def build(
+        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
+    ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
+        r"""As :meth:`__call__`, with ``keep`` the survivors whose cached factors stay (``None``:
+        ``spec``'s own); a model without a factor cache ignores it (the default)."""
+        return self(rule, spec, train_X, train_Y)
+
 
 class Widths(ABC):
     r""":math:`\beta^u_t` of the round's candidates."""
@@ -111,6 +154,11 @@ class Widths(ABC):
     @abstractmethod
     def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
         r"""``K`` widths multipliers."""
+
+    def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
+        r"""As :meth:`__call__`, told the indices of the model's candidates in the rule's set
+        (widths that depend on a candidate's own constant, e.g. its norm bound, read them)."""
+        return self(rule, model, info, t)
 
 
 class Selector(ABC):
@@ -132,6 +180,38 @@ class Selector(ABC):
         return {}
 
 
+class Ledger(ABC):
+    r"""How each slot of the round waits for its value."""
+
+    @abstractmethod
+    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+        r"""Append a :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay` per slot
+        to ``rule.state.pending``; the slots with :math:`\mu` and :math:`\sigma` filled in where
+        the ledger computed them."""
+
+
+@dataclass(frozen=True)
+class PredictionLedger(Ledger):
+    r"""Each slot records :math:`m = \mu^u_{t-1}(x)` and :math:`w = \beta^u_t\sigma^u_{t-1}(x)` (latent
+    :math:`\sigma`) on the data observed, in the units of the round's model (a prequential
+    test's residual :math:`y - m`)."""
+
+    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+        out = []
+        for s in slots:
+            if s.mean is None:  # on the data observed, not on the fantasy
+                with torch.no_grad():
+                    mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
+                sigma = float(variance[s.local, 0].clamp_min(0).sqrt())
+                s = s._replace(mean=float(mean[s.local, 0]), sigma=sigma)
+            beta = float(data.betas[s.local])
+            rule.state.pending.append(
+                PendingPlay(data.candidates[s.local], s.x[0].tolist(), s.mean, beta * s.sigma, beta, y_std=data.y_std)
+            )
+            out.append(s)
+        return out
+
+
 class Test(ABC):
     r"""What the rule does when values arrive."""
 
@@ -151,6 +231,8 @@ class CandidateSetRound:
     widths: Widths
     selector: Selector
     test: Test
+    choice: Choice = AllCandidates()
+    ledger: Ledger = PredictionLedger()
 
     def suggest(self, rule: Policy, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         r"""Round :math:`t`'s ``q x d`` batch; records its plays and sets the rule's ``selected``,
@@ -159,35 +241,31 @@ class CandidateSetRound:
         indices = self.source.survivors(rule, train_X, train_Y)
         every = self.source.spec(rule)
         labels = every.labels()
-        model, info, raw = self.model(rule, every.subset(indices), train_X, train_Y)
-        betas = self.widths(rule, model, info, st.round + 1)
+        chosen, chosen_diagnostics = self.choice(rule, indices)
+        keep = None if chosen == indices else every.subset(indices)
+        model, info, raw = self.model.build(rule, every.subset(chosen), train_X, train_Y, keep)
+        betas = self.widths.of(rule, model, info, st.round + 1, chosen)
         scaler = getattr(model, "outcome_transform", None)
         y_std = 1.0 if scaler is None else float(scaler.stdvs.squeeze())
-        data = RoundData(train_X, train_Y, st.round + 1, indices, model, info, raw, betas, y_std)
+        y_mean = 0.0 if scaler is None else float(scaler.means.squeeze())
+        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean)
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
 
         def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
             choice, warm = self.selector(rule, data, prepared, view, fixed, warm)
-            if choice.mean is None or fixed is not None:  # record on the data observed, not on the fantasy
-                with torch.no_grad():
-                    mean, variance = model.marginal_mean_variance(choice.x.unsqueeze(0))
-                sigma = float(variance[choice.local, 0].clamp_min(0).sqrt())
-                choice = choice._replace(mean=float(mean[choice.local, 0]), sigma=sigma)
-            beta = float(betas[choice.local])
-            st.pending.append(
-                PendingPlay(indices[choice.local], choice.x[0].tolist(), choice.mean, beta * choice.sigma, beta, y_std=y_std)
-            )
+            if fixed is not None:  # the ledger records on the data observed, not on the fantasy
+                choice = choice._replace(mean=None, sigma=None)
             slots.append(choice)
             return choice.x, warm
 
         X = fill_slots(model, rule.X_pending, q, slot)
-        rule.selected = [labels[indices[s.local]] for s in slots]
+        slots = self.ledger.record(rule, data, slots)
+        rule.selected = [labels[chosen[s.local]] for s in slots]
         rule.n_candidates = len(indices)
         rule.diagnostics = {
-            "alive": list(st.alive),
-            "played": indices[slots[0].local],
-            "betas": betas.tolist(),
+            **chosen_diagnostics,
+            **self.choice.diagnostics(rule, data, slots),
             **self.selector.diagnostics(slots),
             **self.source.diagnostics(rule),
         }
@@ -199,7 +277,11 @@ class CandidateSetRound:
 
 
 __all__ = [
+    "AllCandidates",
     "CandidateSetRound",
+    "Choice",
+    "Ledger",
+    "PredictionLedger",
     "CandidateSource",
     "RoundData",
     "RoundModel",

@@ -10,8 +10,9 @@ pairs :math:`u = (\theta, N)` from two ladders,
 with norm bound :math:`B(\theta, N) = (\theta_0/\theta)^{d/2} N` (Lemma 2.1), width
 :math:`\beta^u_t = B(\theta, N) + \sigma_N\sqrt{2(I^\theta_{t-1} + 1 + \ln(2/\delta))}`
 and suspected bound :math:`R^u(T) = \sqrt T(B(\theta, N)\sqrt{\gamma_T(\theta)} + \gamma_T(\theta))`.
-Selection, play-time widths and elimination are those of Alg. 2
-(:class:`~botorch_unknown_hypers.policies.hyperparameter_balancing.HyperparameterBalancing`).
+Selection, play-time widths and elimination are those of Alg. 2: the round of
+:class:`~botorch_unknown_hypers.policies.balancing.LBGPUCB` with the set of pairs
+(:class:`LengthScaleNormPairs`) as its source.
 After round :math:`t`:
 
 - (lines 14-16) if the next length scale :math:`\theta_L / r` is still above
@@ -44,20 +45,23 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.regret_bounds import norm_bound
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.balancing import (
-    LBGPUCB,
+from botorch_unknown_hypers.policies.balancing import LBGPUCB
+from botorch_unknown_hypers.policies.balancing_policy import BalancingState
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.length_scales import (
+    LengthScaleLadder,
     LengthScaleState,
     growth,
     initial_ladder,
     next_candidate,
 )
-from botorch_unknown_hypers.policies.hyperparameter_balancing import BalancingState
+from botorch_unknown_hypers.regret_bounds import norm_bound
 
 
 def next_norm(num_norms: int, N0: float, b_next: float) -> float | None:
@@ -94,8 +98,66 @@ class NormBalancingState(LengthScaleState):
             raise ValueError("the (theta, N) pairs must index positive ladder values.")
 
 
+@dataclass(frozen=True)
+class LengthScaleNormPairs(LengthScaleLadder):
+    r"""LNB's set of pairs :math:`(\theta, N)`: :math:`a(0)` the LB start set crossed with
+    :math:`\{N_0\}`; after round :math:`t`, a new length scale (lines 14-16) pairs with every norm
+    and a new norm :math:`v(|\mathcal B|)` below :math:`N_0 b(t+1)` (lines 18-20) with every length
+    scale, :math:`b(t) = \max(1, t^{a_b})`."""
+
+    N0: float = 1.0
+    norm_growth_exponent: float = 0.5
+
+    def b(self, t: float) -> float:
+        return growth(t, 1.0, self.norm_growth_exponent)
+
+    def pairs(self, rule: Policy, theta_idx: list[int], norm_idx: list[int]) -> tuple[KernelCandidates, Tensor]:
+        r"""Candidates and norm bounds :math:`B(\theta, N)` for the given index pairs (recorded)."""
+        st = rule.state
+        st.pair_theta.extend(theta_idx)
+        st.pair_norm.extend(norm_idx)
+        theta = torch.tensor([st.thetas[i] for i in theta_idx], dtype=rule.dtype, device=rule.device)
+        N = torch.tensor([st.norm_values[j] for j in norm_idx], dtype=rule.dtype, device=rule.device)
+        return rule.lengthscale_candidates(theta.tolist()), norm_bound(theta, rule.theta0, N, rule.domain.dim)
+
+    def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
+        super().start(rule, train_X, train_Y)  # sets theta0
+        st = rule.state
+        st.thetas = initial_ladder(rule.theta0, rule.constants.ratio, rule.g(1))
+        st.norm_values = [self.N0]
+        return self.pairs(rule, list(range(len(st.thetas))), [0] * len(st.thetas))
+
+    def propose(self, rule: Policy, t: int) -> None:
+        st = rule.state
+        theta_idx: list[int] = []
+        norm_idx: list[int] = []
+        nxt = next_candidate(st.thetas[-1], rule.theta0, rule.constants.ratio, rule.g(t + 1))
+        if nxt is not None:  # lines 14-16: new theta x every norm
+            st.thetas.append(nxt)
+            theta_idx += [len(st.thetas) - 1] * len(st.norm_values)
+            norm_idx += list(range(len(st.norm_values)))
+        new_norm = next_norm(len(st.norm_values), self.N0, self.b(t + 1))
+        if new_norm is not None:  # lines 18-20: new norm x every theta (incl. one just added)
+            st.norm_values.append(new_norm)
+            theta_idx += list(range(len(st.thetas)))
+            norm_idx += [len(st.norm_values) - 1] * len(st.thetas)
+        if theta_idx:
+            st.add(*self.pairs(rule, theta_idx, norm_idx))
+
+    def diagnostics(self, rule: Policy) -> dict[str, Any]:
+        st = rule.state
+        return {
+            **super().diagnostics(rule),
+            "thetas": list(st.thetas),
+            "norm_values": list(st.norm_values),
+            "pairs": [[i, j] for i, j in zip(st.pair_theta, st.pair_norm)],
+            "norm_lower": self.N0 * self.b(st.round + 1),
+        }
+
+
 class LNBGPUCB(LBGPUCB):
-    r"""LNB-GP-UCB (Ziomek et al. 2024, Alg. 3); see the module docstring.
+    r"""LNB-GP-UCB (Ziomek et al. 2024, Alg. 3): LB's round over the pairs of
+    :class:`LengthScaleNormPairs`; see the module docstring.
 
     Args:
         domain: Box or pool.
@@ -115,48 +177,7 @@ class LNBGPUCB(LBGPUCB):
         super().__init__(domain, **kwargs)
         self.N0 = float(N0)
         self.norm_growth_exponent = float(norm_growth_exponent)
+        self.engine = self.balancing_round(LengthScaleNormPairs(self.N0, self.norm_growth_exponent))  # Alg. 3's set
 
-    def _b(self, t: float) -> float:
-        return growth(t, 1.0, self.norm_growth_exponent)
 
-    def _pairs(self, theta_idx: list[int], norm_idx: list[int]) -> tuple[KernelCandidates, Tensor]:
-        r"""Candidates and norm bounds :math:`B(\theta, N)` for the given index pairs (recorded)."""
-        st = self.state
-        st.pair_theta.extend(theta_idx)
-        st.pair_norm.extend(norm_idx)
-        theta = self._tensor([st.thetas[i] for i in theta_idx])
-        N = self._tensor([st.norm_values[j] for j in norm_idx])
-        return self._spec(theta.tolist()), norm_bound(theta, self.theta0, N, self.domain.dim)
-
-    def _initial_candidates(self, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
-        super()._initial_candidates(train_X, train_Y)  # sets theta0
-        st = self.state
-        st.thetas = initial_ladder(self.theta0, self.constants.ratio, self._g(1))
-        st.norm_values = [self.N0]
-        return self._pairs(list(range(len(st.thetas))), [0] * len(st.thetas))
-
-    def _propose(self, t: int) -> tuple[KernelCandidates, Tensor] | None:
-        st = self.state
-        theta_idx: list[int] = []
-        norm_idx: list[int] = []
-        nxt = next_candidate(st.thetas[-1], self.theta0, self.constants.ratio, self._g(t + 1))
-        if nxt is not None:  # lines 14-16: new theta x every norm
-            st.thetas.append(nxt)
-            theta_idx += [len(st.thetas) - 1] * len(st.norm_values)
-            norm_idx += list(range(len(st.norm_values)))
-        new_norm = next_norm(len(st.norm_values), self.N0, self._b(t + 1))
-        if new_norm is not None:  # lines 18-20: new norm x every theta (incl. one just added)
-            st.norm_values.append(new_norm)
-            theta_idx += list(range(len(st.thetas)))
-            norm_idx += [len(st.norm_values) - 1] * len(st.thetas)
-        return self._pairs(theta_idx, norm_idx) if theta_idx else None
-
-    def _diagnostics(self, t: int) -> dict[str, Any]:
-        st = self.state
-        return {
-            **super()._diagnostics(t),
-            "thetas": list(st.thetas),
-            "norm_values": list(st.norm_values),
-            "pairs": [[i, j] for i, j in zip(st.pair_theta, st.pair_norm)],
-            "norm_lower": self.N0 * self._b(t),
-        }
+__all__ = ["LNBGPUCB", "LengthScaleNormPairs", "NormBalancingState", "next_norm"]

@@ -65,14 +65,22 @@ class UnitCubeModel(RoundModel):
         fixed_raw_points: On a box, raw samples drawn once per campaign from the seed
             ``rule.state.raw_seed`` (drawn from the rule's generator at the first round), whose
             posterior every factor keeps up to date.
+        cache: Keep the factors across rounds (else the model factorises itself: a candidate
+            that changes every round, A-GP-UCB's :math:`\theta_0/g(t)`, gains nothing from a cache).
     """
 
     standardise: bool = False
     info_noise: float | None = None
     fixed_raw_points: bool = False
+    cache: bool = True
 
     def __call__(
         self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor
+    ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
+        return self.build(rule, spec, train_X, train_Y)
+
+    def build(
+        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
     ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
         raw = None
         if self.fixed_raw_points:
@@ -80,7 +88,7 @@ class UnitCubeModel(RoundModel):
                 rule.state.raw_seed = draw_raw_seed(rule.domain, rule.generator)
             seed = rule.state.raw_seed
             raw = None if seed is None else fixed_raw_points(rule.domain, rule.raw_samples, seed)
-        factors = rule.candidate_factors(spec, train_X, points=raw)
+        factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep) if self.cache else None
         model = CandidateGP(
             train_X,
             train_Y,
@@ -92,7 +100,7 @@ class UnitCubeModel(RoundModel):
         )
         info = None
         if self.info_noise is not None and factors is not None:
-            info = rule.candidate_factors(spec, train_X, self.info_noise)
+            info = rule.candidate_factors(spec, train_X, self.info_noise, keep=keep)
         return model, info, raw
 
 

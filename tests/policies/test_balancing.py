@@ -8,6 +8,7 @@ from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies.balancing import LBGPUCB, growth, initial_ladder, next_candidate, preset_constants
+from botorch_unknown_hypers.policies.balancing_policy import standardised_candidate_gp
 from botorch_unknown_hypers.confidence import balancing_keep
 from botorch_unknown_hypers.problems import get_problem
 
@@ -108,7 +109,7 @@ def test_recorded_width_is_play_time_posterior():
     Y0 = problem.evaluate(X0)[0].unsqueeze(-1)
     X = policy.suggest(X0, Y0)
     k = policy.state.pending[-1].candidate
-    model = policy._build_model(X0, Y0, policy.state.candidates.subset([k]))
+    model = standardised_candidate_gp(problem.domain, X0, Y0, policy.state.candidates.subset([k]))
     _, var = model.marginal_mean_variance(X.unsqueeze(0), observation_noise=True)
     sigma_std = float(var.sqrt()) / float(Y0.std())
     assert policy.state.pending[-1].width == pytest.approx(policy.state.pending[-1].beta * sigma_std, rel=1e-9)

@@ -1,0 +1,275 @@
+r"""The pieces of a balancing round (Ziomek et al. 2024, Alg. 2) for the engine.
+
+Hyperparameter balancing runs on :class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound`
+with a :class:`~botorch_unknown_hypers.policies.balancing_policy.BalancingState`:
+
+- :class:`BalancingCandidates`: the set :math:`U_t` of a balancing rule, :math:`a(0)` at the
+  first round (:meth:`~BalancingCandidates.start`) and :math:`a(t)` after each play (line 13,
+  :meth:`~botorch_unknown_hypers.policies.engine.CandidateSource.propose`);
+- :class:`LeastSuspectedBound` (line 3): :math:`u_t = \arg\min_{u \in U_t} R^u(|S^u_{t-1}| + 1)`,
+  the counts with the plays still pending; the round's model is :math:`u_t` alone, on factors
+  kept for every active candidate; :class:`SoleCandidate`: a set of one (A-GP-UCB);
+- :class:`BalancingWidths` (Thm 2.1): :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`;
+- :class:`PlayedUCB` (line 4): :math:`x_t = \arg\max_x \mu^{u_t}_{t-1}(x) + \beta^{u_t}_t\sigma^{u_t}_{t-1}(x)`,
+  slot by slot on the pending-conditioned model;
+- :class:`PlayLedger`: each slot waits as a play with :math:`w = \beta\sigma/s_t` (standardised
+  units of its round, :math:`\sigma` with the likelihood noise if ``noisy_sigma``) and the round's
+  outcome scaler;
+- :class:`BalancingElimination` (lines 9-13): per observed play, once every active candidate was
+  played, keep :math:`u` iff :func:`~botorch_unknown_hypers.confidence.balancing_keep`, then
+  :math:`a(t)`; :class:`CountRounds`: no test (A-GP-UCB), rounds counted.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.optimize import Restarts
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
+from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.checks import check_probability
+from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.engine import (
+    CandidateSource,
+    Choice,
+    Ledger,
+    RoundData,
+    Selector,
+    Slot,
+    Test,
+    Widths,
+)
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_plays
+from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
+
+
+class BalancingCandidates(CandidateSource):
+    r"""The candidates introduced so far (``rule.state.candidates``), those still active in play;
+    :meth:`start` gives :math:`a(0)` at the first round."""
+
+    @abstractmethod
+    def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, Tensor]:
+        r""":math:`a(0)`: the candidates and norm bounds the rule starts from."""
+
+    def spec(self, rule: Policy) -> CandidateSpec:
+        return rule.state.candidates
+
+    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
+        st = rule.state
+        if st.candidates is None:
+            st.add(*self.start(rule, train_X, train_Y))
+        return [u for u, a in enumerate(st.active) if a]
+
+
+def effective_lengthscale(spec: CandidateSpec) -> Tensor:
+    r"""Isotropic :math:`\theta` with :math:`\theta^{-d} = \prod_i \ell_i^{-1}` (geometric mean for ARD)."""
+    ls = getattr(spec, "lengthscale", None)
+    if not isinstance(ls, Tensor):
+        raise ValueError(
+            f"candidates: the default suspected bound needs length scales; pass bound=... for a {type(spec).__name__}."
+        )
+    return ls.log().mean(-1).exp()
+
+
+def kernel_regret_bounds(rule: Policy, counts: Tensor) -> Tensor:
+    r"""Thm 2.3's :math:`R^u(|S^u| + 1) = \sqrt T(B^u\sqrt{\gamma_T} + \gamma_T)` of every candidate
+    introduced, :math:`\gamma_T` of the candidates' kernel at each one's (geometric-mean) length scale."""
+    candidates = rule.state.candidates
+    kernel = getattr(candidates, "kernel", "matern52")
+    return suspected_regret_bound(counts + 1, effective_lengthscale(candidates), rule.domain.dim, kernel, rule.state.norms)
+
+
+@dataclass(frozen=True)
+class LeastSuspectedBound(Choice):
+    r"""Line 3: the active candidate of least ``rule.suspected_bounds(counts)``, the counts
+    :math:`|S^u|` with the plays still pending (first index on ties; :math:`R^u(1) = 0`, so a
+    fresh candidate is played next)."""
+
+    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        st = rule.state
+        active = torch.tensor(st.active, device=rule.device)
+        counts = rule.counts(pending=True)
+        bounds = rule.suspected_bounds(counts)
+        k = int(torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf))))
+        return [k], {
+            "played": k,
+            "active": list(st.active),
+            "counts": counts.tolist(),
+            "suspected_bounds": [float(v) if math.isfinite(v) else None for v in bounds.tolist()],
+        }
+
+    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        return {"beta": float(data.betas[0])}
+
+
+@dataclass(frozen=True)
+class SoleCandidate(Choice):
+    r"""A set of one candidate (A-GP-UCB's :math:`\theta_0/g(t)`): nothing to choose."""
+
+    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        return indices, {}
+
+    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        return {"beta": float(data.betas[0])}
+
+
+@dataclass(frozen=True)
+class BalancingWidths(Widths):
+    r"""Thm 2.1: :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
+    :math:`\delta_A = \delta/2`, :math:`B^u` the candidate's norm bound (``rule.state.norms``),
+    :math:`I^u_{t-1}` at the noise variance ``noise`` (the GP's own where ``None``)."""
+
+    R: float
+    delta: float
+    noise: float | None = None
+
+    def __post_init__(self) -> None:
+        check_probability("delta", self.delta)
+
+    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
+        return self.of(rule, model, info, t, list(range(model.num_candidates)))
+
+    def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
+        gains = rule.information_gain(model, info, self.noise).reshape(-1).tolist()
+        norms = rule.state.norms[candidates].tolist()
+        betas = [float(frequentist_beta(g, B=b, R=self.R, delta=self.delta / 2)) for g, b in zip(gains, norms)]
+        return torch.tensor(betas, dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class PlayedUCB(Selector):
+    r"""Line 4: the played candidate's GP-UCB with :math:`\beta^{u_t}_t` on the pending-conditioned
+    model (the round's model holds that one candidate)."""
+
+    def __call__(
+        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        acqf = CandidateUCB(view, beta=float(data.betas[0]), reduction="select", index=0)
+        x, warm = rule.maximize_slot(acqf, fixed, prepared, warm)
+        return Slot(x, 0), warm
+
+
+@dataclass(frozen=True)
+class PlayLedger(Ledger):
+    r"""Each slot a play with :math:`w = \beta\sigma_{t-1}(x)/s_t` on the data observed, :math:`s_t`
+    (and the mean) of the round's outcome scaler; balancing records the observation, not a
+    residual (``mean = 0``). ``noisy_sigma``: :math:`\sigma` with the likelihood noise."""
+
+    noisy_sigma: bool = False
+
+    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+        X = torch.cat([s.x for s in slots])
+        with torch.no_grad():  # sigma on the data observed: a valid width for every slot
+            _, var = data.model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)
+        for j, (s, x) in enumerate(zip(slots, X)):
+            beta = float(data.betas[s.local])
+            width = beta * float(var[s.local, j].sqrt()) / data.y_std
+            rule.state.pending.append(
+                PendingPlay(data.candidates[s.local], x.tolist(), width=width, beta=beta, y_mean=data.y_mean, y_std=data.y_std)
+            )
+        return slots
+
+
+@dataclass(frozen=True)
+class NoRecord(Ledger):
+    r"""Nothing waits for its value (a rule without a test)."""
+
+    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+        return slots
+
+
+@dataclass(frozen=True)
+class BalancingElimination(Test):
+    r"""Lines 9-13, per observed play: record the observation and width; once every active
+    candidate was played, keep :math:`u` iff
+    :math:`\bar y_u + \sqrt{\xi_t/|S^u|} + \tfrac{c}{|S^u|}\sum w \ge \max_{u'}\bar y_{u'} - \sqrt{\xi_t/|S^{u'}|}`
+    (rewards re-standardised with the scaler of the play just observed), with
+    :math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`|A|` every candidate introduced
+    or the active ones (``xi_count``), :math:`\delta_B = \delta/` ``xi_delta_split``; then
+    :math:`a(t)` of ``source``."""
+
+    R: float
+    delta: float
+    width_factor: float
+    xi_count: str
+    xi_delta_split: float
+    source: CandidateSource
+
+    def __post_init__(self) -> None:
+        check_probability("delta", self.delta)
+
+    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for play, y in zip(take_plays(rule.state, X, rule.domain), Y.reshape(-1)):
+            if play is not None:  # rows without a play enter D but no S^u
+                out.update(self.play(rule, play, float(y)))
+        return out
+
+    def play(self, rule: Policy, pending: PendingPlay, y: float) -> dict[str, Any]:
+        r"""One observed play: its record, the elimination test and :math:`a(t)`; the diagnostics."""
+        st = rule.state
+        st.round += 1
+        t = st.round
+        candidate, observation, width = play_record(pending, y)  # balancing predicts nothing: the observation
+        st.play_candidate.append(candidate)
+        st.play_y.append(observation)
+        st.play_width.append(width)
+        out: dict[str, Any] = {}
+        counts = rule.counts()
+        active = torch.tensor(st.active, device=rule.device)
+        xi_t = None
+        if bool((counts[active] > 0).all()):  # lines 9-11 once every current candidate was played
+            idx = torch.tensor(st.play_candidate, dtype=torch.long, device=rule.device)
+            plays_y = torch.tensor(st.play_y, dtype=rule.dtype, device=rule.device)
+            y_std = (plays_y - pending.y_mean) / pending.y_std
+            zeros = torch.zeros(len(st.active), dtype=rule.dtype, device=rule.device)
+            reward_sum = zeros.clone().index_add_(0, idx, y_std)
+            widths = torch.tensor(st.play_width, dtype=rule.dtype, device=rule.device)
+            width_sum = zeros.clone().index_add_(0, idx, widths)
+            count = sum(st.active) if self.xi_count == "active" else len(st.active)
+            xi_t = elimination_xi(t, count, self.R, self.delta, self.xi_delta_split)
+            keep, lower = balancing_keep(reward_sum[active], counts[active], width_sum[active], xi_t, self.width_factor)
+            active_idx = active.nonzero().flatten().tolist()
+            for j, i in enumerate(active_idx):
+                if not bool(keep[j]):
+                    st.active[i] = False
+                    st.eliminated_at[i] = t
+            out["lower_bounds"] = dict(zip(active_idx, lower.tolist()))
+        out["xi"] = xi_t
+        out["eliminated"] = {str(k): v for k, v in st.eliminated_at.items()}
+        self.source.propose(rule, t)  # line 13: optional proposals
+        return out
+
+
+@dataclass(frozen=True)
+class CountRounds(Test):
+    r"""No test: each observed batch is one more round (A-GP-UCB's schedule :math:`g(t)`)."""
+
+    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        rule.state.round += 1
+        return {}
+
+
+__all__ = [
+    "BalancingCandidates",
+    "BalancingElimination",
+    "BalancingWidths",
+    "CountRounds",
+    "LeastSuspectedBound",
+    "NoRecord",
+    "PlayLedger",
+    "PlayedUCB",
+    "SoleCandidate",
+    "effective_lengthscale",
+    "kernel_regret_bounds",
+]
