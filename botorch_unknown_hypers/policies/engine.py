@@ -16,19 +16,27 @@ A candidate-set rule keeps a finite set :math:`U` of GP hyperparameters and, eve
 5. **the ledger**: each slot is a
    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay` recording, on the data
    observed (never on the fantasy), :math:`\mu^{u}_{t-1}(x)` and :math:`\beta^u_t\sigma^u_{t-1}(x)`;
-6. **the test** (:class:`Test`) when values arrive, matched to their plays by point.
+6. **the test** (:class:`Test`) when values arrive, matched to their plays by point;
+
+and reports the round in the rule's diagnostics (:class:`Report`, default :class:`SurvivorReport`).
+A model of every candidate kept across rounds (``RoundModel.whole_set``) and slots drawn
+independently with the pending points only excluded (``Selector.conditioned = False``) are
+options of the same skeleton (prior elimination).
 
 A rule is a configuration: a short module that picks one piece of each kind and names the
 paper's lines (:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`,
-:class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`); ``docs/architecture.md`` writes a
-new rule in a few lines. The pieces live in :mod:`~botorch_unknown_hypers.policies.pieces`.
+:class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`,
+:class:`~botorch_unknown_hypers.policies.prior_elimination.PEGPTS` and ``PEGPUCB``);
+``docs/architecture.md`` writes a new rule in a few lines. The pieces live in
+:mod:`~botorch_unknown_hypers.policies.pieces` and
+:mod:`~botorch_unknown_hypers.policies.prior_pieces`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import torch
 from torch import Tensor
@@ -55,6 +63,7 @@ class RoundData:
         raw_points: Raw samples fixed for the campaign (box only), else ``None``.
         betas: :math:`\beta^u_t` of the round's candidates (``K``).
         y_std: The outputs' scale of the round's model (1 in raw units).
+        q: The batch size of the round.
     """
 
     train_X: Tensor
@@ -66,6 +75,7 @@ class RoundData:
     raw_points: Tensor | None
     betas: Tensor
     y_std: float
+    q: int = 1
 
 
 class Slot(NamedTuple):
@@ -95,7 +105,15 @@ class CandidateSource(ABC):
 
 
 class RoundModel(ABC):
-    r"""The one model of the round."""
+    r"""The one model of the round.
+
+    ``whole_set``: the model holds every candidate of the rule's set, kept and conditioned across
+    rounds, and is handed the whole set instead of the survivors' subset (prior elimination's
+    model of every prior); the round's candidates then index its rows and ``Slot.local`` their
+    positions among the survivors. Such a model's selector records :math:`\mu` and :math:`\sigma`
+    itself."""
+
+    whole_set: ClassVar[bool] = False
 
     @abstractmethod
     def __call__(
@@ -114,7 +132,14 @@ class Widths(ABC):
 
 
 class Selector(ABC):
-    r"""Which candidate plays and where: one slot on the pending-conditioned model."""
+    r"""Which candidate plays and where: one slot on the pending-conditioned model.
+
+    ``conditioned``: the slot is chosen on the model conditioned on the pending points and earlier
+    slots (BUCB's fantasy); ``False``: on the round's model itself, those points handed to the
+    slot only to be excluded (independent Thompson draws), and the slot's :math:`\mu` and
+    :math:`\sigma` are recorded as the selector gives them."""
+
+    conditioned: ClassVar[bool] = True
 
     def start(self, rule: Policy, data: RoundData) -> Any:
         r"""Work done once per round, before the first slot (e.g. extra starts); what it returns
@@ -132,6 +157,23 @@ class Selector(ABC):
         return {}
 
 
+class Report(ABC):
+    r"""What the round's first slot puts in the rule's ``diagnostics`` (before the selector's and
+    the source's own)."""
+
+    @abstractmethod
+    def __call__(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        r"""The diagnostics of a round whose slots are ``slots``."""
+
+
+@dataclass(frozen=True)
+class SurvivorReport(Report):
+    r"""The survivors' flags ``rule.state.alive``, the first slot's candidate and the widths."""
+
+    def __call__(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        return {"alive": list(rule.state.alive), "played": data.candidates[slots[0].local], "betas": data.betas.tolist()}
+
+
 class Test(ABC):
     r"""What the rule does when values arrive."""
 
@@ -142,15 +184,16 @@ class Test(ABC):
 
 @dataclass(frozen=True)
 class CandidateSetRound:
-    r"""The skeleton of a round (module docstring), run on a rule whose ``state`` has ``alive``
-    (one flag per candidate), ``round`` and ``pending`` (a list of
-    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`)."""
+    r"""The skeleton of a round (module docstring), run on a rule whose ``state`` has ``round``
+    and ``pending`` (a list of :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`)
+    and, for the default ``report``, ``alive`` (one flag per candidate)."""
 
     source: CandidateSource
     model: RoundModel
     widths: Widths
     selector: Selector
     test: Test
+    report: Report = SurvivorReport()
 
     def suggest(self, rule: Policy, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         r"""Round :math:`t`'s ``q x d`` batch; records its plays and sets the rule's ``selected``,
@@ -159,17 +202,17 @@ class CandidateSetRound:
         indices = self.source.survivors(rule, train_X, train_Y)
         every = self.source.spec(rule)
         labels = every.labels()
-        model, info, raw = self.model(rule, every.subset(indices), train_X, train_Y)
+        model, info, raw = self.model(rule, every if self.model.whole_set else every.subset(indices), train_X, train_Y)
         betas = self.widths(rule, model, info, st.round + 1)
         scaler = getattr(model, "outcome_transform", None)
         y_std = 1.0 if scaler is None else float(scaler.stdvs.squeeze())
-        data = RoundData(train_X, train_Y, st.round + 1, indices, model, info, raw, betas, y_std)
+        data = RoundData(train_X, train_Y, st.round + 1, indices, model, info, raw, betas, y_std, q)
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
 
         def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
             choice, warm = self.selector(rule, data, prepared, view, fixed, warm)
-            if choice.mean is None or fixed is not None:  # record on the data observed, not on the fantasy
+            if choice.mean is None or (fixed is not None and self.selector.conditioned):  # on the data observed, not the fantasy
                 with torch.no_grad():
                     mean, variance = model.marginal_mean_variance(choice.x.unsqueeze(0))
                 sigma = float(variance[choice.local, 0].clamp_min(0).sqrt())
@@ -181,13 +224,11 @@ class CandidateSetRound:
             slots.append(choice)
             return choice.x, warm
 
-        X = fill_slots(model, rule.X_pending, q, slot)
+        X = fill_slots(model, rule.X_pending, q, slot, condition=self.selector.conditioned)
         rule.selected = [labels[indices[s.local]] for s in slots]
         rule.n_candidates = len(indices)
         rule.diagnostics = {
-            "alive": list(st.alive),
-            "played": indices[slots[0].local],
-            "betas": betas.tolist(),
+            **self.report(rule, data, slots),
             **self.selector.diagnostics(slots),
             **self.source.diagnostics(rule),
         }
@@ -202,9 +243,11 @@ __all__ = [
     "CandidateSetRound",
     "CandidateSource",
     "RoundData",
+    "Report",
     "RoundModel",
     "Selector",
     "Slot",
+    "SurvivorReport",
     "Test",
     "Widths",
 ]
