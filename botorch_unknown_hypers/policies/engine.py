@@ -26,7 +26,8 @@ options of the same skeleton (prior elimination).
 A rule is a configuration: a short module that picks one piece of each kind and names the
 paper's lines (:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`,
 :class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`,
-:class:`~botorch_unknown_hypers.policies.prior_elimination.PEGPTS` and ``PEGPUCB``);
+:class:`~botorch_unknown_hypers.policies.prior_elimination.PEGPTS` and ``PEGPUCB``,
+:class:`~botorch_unknown_hypers.policies.stableopt.HEStableOpt`);
 ``docs/architecture.md`` writes a new rule in a few lines. The pieces live in
 :mod:`~botorch_unknown_hypers.policies.pieces` and
 :mod:`~botorch_unknown_hypers.policies.prior_pieces`.
@@ -81,12 +82,17 @@ class RoundData:
 class Slot(NamedTuple):
     r"""One slot's choice: the ``1 x d`` point, the played candidate's position in the round's
     model and, when the selector computed them on the unconditioned model, :math:`\mu` and
-    :math:`\sigma` there (else ``None``: the round computes them)."""
+    :math:`\sigma` there (else ``None``: the round computes them). ``record``: the play as the
+    selector recorded it, for a rule that records more than one candidate at the point
+    (HE-StableOpt's pessimistic :math:`v_t`; ``None``: the round records it); ``info``: what the
+    selector reports about the slot (``None``: nothing)."""
 
     x: Tensor
     local: int
     mean: float | None = None
     sigma: float | None = None
+    record: PendingPlay | None = None
+    info: dict[str, Any] | None = None
 
 
 class CandidateSource(ABC):
@@ -158,8 +164,8 @@ class Selector(ABC):
 
 
 class Report(ABC):
-    r"""What the round's first slot puts in the rule's ``diagnostics`` (before the selector's and
-    the source's own)."""
+    r"""What the round puts in the rule's ``diagnostics`` (before the selector's and the
+    source's own)."""
 
     @abstractmethod
     def __call__(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
@@ -212,6 +218,10 @@ class CandidateSetRound:
 
         def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
             choice, warm = self.selector(rule, data, prepared, view, fixed, warm)
+            if choice.record is not None:  # the selector's own record
+                st.pending.append(choice.record)
+                slots.append(choice)
+                return choice.x, warm
             if choice.mean is None or (fixed is not None and self.selector.conditioned):  # on the data observed, not the fantasy
                 with torch.no_grad():
                     mean, variance = model.marginal_mean_variance(choice.x.unsqueeze(0))
