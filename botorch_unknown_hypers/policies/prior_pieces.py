@@ -1,32 +1,16 @@
 r"""The pieces of prior elimination's round on :class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound`.
 
-Sandberg & Haghir Chehreghani, Algorithm 1 (PE-GP-TS), and its doubly optimistic variant
-PE-GP-UCB (Ziomek et al. 2024b), run on the rule's one model of all K priors
-(:func:`~botorch_unknown_hypers.models.prior_model.prior_model`, conditioned on every
-observation and kept across rounds: ``whole_set``). Round :math:`t`:
+Sandberg & Haghir Chehreghani, Algorithm 1 (PE-GP-TS), and PE-GP-UCB (Ziomek et al. 2024b), on
+the rule's one model of all K priors, conditioned on every observation and kept across rounds
+(``whole_set``); the math and constants are in :mod:`~botorch_unknown_hypers.policies.prior_elimination`.
 
-- :class:`ActivePriors`: the active set :math:`\mathcal{P}_{t-1}` (:math:`\mathcal{P}_0 = \mathcal{P}`);
-- :class:`PriorsOnData`: the model of every prior, synchronised with :math:`D_{t-1}`;
-- :class:`PriorEliminationWidths`: :math:`\sqrt{\beta_t}`, Theorem 4.1's
-  :math:`\beta_t = 2\log(2|\mathcal{X}||\mathcal{P}|\pi^2t^2/(3\delta))`, one for every active prior;
-- :class:`JointThompson` (lines 3-4 per slot): one independent posterior sample
-  :math:`\tilde f_{t,p}` per (slot, active prior), all drawn in one call, and
-  :math:`(x_t, p_t) = \arg\max_{(x, p)} \tilde f_{t,p}(x)`, no slot within ``EXCLUDE_TOL`` of a
-  pending point or an earlier slot; :class:`DoublyOptimisticPrior`:
-  :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)` (one slot);
-- both record (lines 7-8) :math:`\mu_{t,p_t}(x_t)` and :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)` at
-  selection time, on the data observed (latent :math:`\sigma`);
-- :class:`PriorEliminationTest` (lines 5-10), per arriving value in any order:
-  :math:`S_{p_t} \leftarrow S_{p_t} \cup \{t\}`, :math:`\eta_t = y_t - \mu_{t,p_t}(x_t)`, and only
-  :math:`p_t` is tested, eliminated iff (strict)
-  :math:`|\sum_{i \in S_{p_t}} \eta_i| > \sqrt{\xi_t |S_{p_t}|} + \sum_{i \in S_{p_t}} \sqrt{\beta_i}\sigma_{i,p_t}(x_i)`,
-  :math:`\xi_t = 2\sigma^2\log(|\mathcal{P}|\pi^2t^2/(3\delta))`; the last active prior is never
-  eliminated (the round is logged);
-- :class:`SelectedPrior`: the diagnostics of the round (the played prior in the prior set).
-
-:math:`|\mathcal{X}|` and :math:`|\mathcal{P}|` are the original sizes (on a box :math:`|\mathcal{X}|`
-is Srinivas et al.'s discretisation size, :func:`~botorch_unknown_hypers.confidence.box_num_arms`).
-The rule reads these pieces from its state (``survivors``, ``play_*``, ``round``, ``pending``).
+- :class:`ActivePriors`: the active set :math:`\mathcal{P}_{t-1}`; :class:`PriorsOnData`: the model on :math:`D_{t-1}`;
+- :class:`PriorEliminationWidths`: :math:`\sqrt{\beta_t}` of Theorem 4.1, one for every active prior;
+- :class:`JointThompson` (lines 3-4 per slot, the batch drawn in one call, pending points
+  excluded) or :class:`DoublyOptimisticPrior` (PE-GP-UCB, one slot); both record lines 7-8's
+  :math:`\mu_{t,p_t}(x_t)` and :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)` on the data observed;
+- :class:`PriorEliminationTest`: lines 5-10 per value as it arrives, only :math:`p_t` tested;
+- :class:`SelectedPrior`: the round's diagnostics (the played prior in the prior set).
 """
 
 from __future__ import annotations
