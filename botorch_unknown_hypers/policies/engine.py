@@ -23,18 +23,26 @@ A candidate-set rule keeps a finite set :math:`U` of GP hyperparameters and, eve
    round's outcome scaler for balancing);
 7. **the test** (:class:`Test`) when values arrive, matched to their plays by point.
 
+A model of every candidate kept across rounds (``RoundModel.whole_set``) and slots drawn
+independently with the pending points only excluded (``Selector.conditioned = False``) are
+options of the same skeleton (prior elimination); a selector may record its own play
+(``Slot.record``, HE-StableOpt's pessimistic candidate).
+
 A rule is a configuration: a short module that picks one piece of each kind and names the
 paper's lines (:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`,
 :class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`, the balancing family of
-:mod:`~botorch_unknown_hypers.policies.balancing_pieces`); ``docs/architecture.md`` writes a
-new rule in a few lines. The pieces live in :mod:`~botorch_unknown_hypers.policies.pieces`.
+:mod:`~botorch_unknown_hypers.policies.balancing_pieces`,
+:class:`~botorch_unknown_hypers.policies.prior_elimination.PEGPTS` and ``PEGPUCB``,
+:class:`~botorch_unknown_hypers.policies.stableopt.HEStableOpt`); ``docs/architecture.md`` writes
+a new rule in a few lines. The shared pieces live in :mod:`~botorch_unknown_hypers.policies.pieces`,
+those of prior elimination in :mod:`~botorch_unknown_hypers.policies.prior_pieces`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import torch
 from torch import Tensor
@@ -62,6 +70,7 @@ class RoundData:
         betas: :math:`\beta^u_t` of the round's candidates (``K``).
         y_std: The outputs' scale of the round's model (1 in raw units).
         y_mean: The outputs' mean removed by the round's model (0 in raw units).
+        q: The batch size of the round.
     """
 
     train_X: Tensor
@@ -74,17 +83,23 @@ class RoundData:
     betas: Tensor
     y_std: float
     y_mean: float = 0.0
+    q: int = 1
 
 
 class Slot(NamedTuple):
     r"""One slot's choice: the ``1 x d`` point, the played candidate's position in the round's
     model and, when the selector computed them on the unconditioned model, :math:`\mu` and
-    :math:`\sigma` there (else ``None``: the round computes them)."""
+    :math:`\sigma` there (else ``None``: the round computes them). ``record``: the play as the
+    selector recorded it, for a rule that records more than one candidate at the point
+    (HE-StableOpt's pessimistic :math:`v_t`; ``None``: the ledger records it); ``info``: what the
+    selector reports about the slot (``None``: nothing)."""
 
     x: Tensor
     local: int
     mean: float | None = None
     sigma: float | None = None
+    record: PendingPlay | None = None
+    info: dict[str, Any] | None = None
 
 
 class CandidateSource(ABC):
@@ -131,7 +146,14 @@ class AllCandidates(Choice):
 
 
 class RoundModel(ABC):
-    r"""The one model of the round."""
+    r"""The one model of the round.
+
+    ``whole_set``: the model holds every candidate of the rule's set, kept and conditioned across
+    rounds, and is handed the whole set instead of the chosen subset (prior elimination's model of
+    every prior); the round's candidates then index its rows and ``Slot.local`` their positions
+    among the survivors. Such a model's selector records :math:`\mu` and :math:`\sigma` itself."""
+
+    whole_set: ClassVar[bool] = False
 
     @abstractmethod
     def __call__(
@@ -162,7 +184,14 @@ class Widths(ABC):
 
 
 class Selector(ABC):
-    r"""Which candidate plays and where: one slot on the pending-conditioned model."""
+    r"""Which candidate plays and where: one slot on the pending-conditioned model.
+
+    ``conditioned``: the slot is chosen on the model conditioned on the pending points and earlier
+    slots (BUCB's fantasy); ``False``: on the round's model itself, those points handed to the
+    slot only to be excluded (independent Thompson draws), and the slot's :math:`\mu` and
+    :math:`\sigma` are recorded as the selector gives them."""
+
+    conditioned: ClassVar[bool] = True
 
     def start(self, rule: Policy, data: RoundData) -> Any:
         r"""Work done once per round, before the first slot (e.g. extra starts); what it returns
@@ -199,6 +228,10 @@ class PredictionLedger(Ledger):
     def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
         out = []
         for s in slots:
+            if s.record is not None:  # the selector's own record
+                rule.state.pending.append(s.record)
+                out.append(s)
+                continue
             if s.mean is None:  # on the data observed, not on the fantasy
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
@@ -222,9 +255,9 @@ class Test(ABC):
 
 @dataclass(frozen=True)
 class CandidateSetRound:
-    r"""The skeleton of a round (module docstring), run on a rule whose ``state`` has ``alive``
-    (one flag per candidate), ``round`` and ``pending`` (a list of
-    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`)."""
+    r"""The skeleton of a round (module docstring), run on a rule whose ``state`` has ``round``
+    and ``pending`` (a list of :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`)
+    and, for the default ``choice``, ``alive`` (one flag per candidate)."""
 
     source: CandidateSource
     model: RoundModel
@@ -243,23 +276,24 @@ class CandidateSetRound:
         labels = every.labels()
         chosen, chosen_diagnostics = self.choice(rule, indices)
         keep = None if chosen == indices else every.subset(indices)
-        model, info, raw = self.model.build(rule, every.subset(chosen), train_X, train_Y, keep)
+        spec = every if self.model.whole_set else every.subset(chosen)
+        model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
         betas = self.widths.of(rule, model, info, st.round + 1, chosen)
         scaler = getattr(model, "outcome_transform", None)
         y_std = 1.0 if scaler is None else float(scaler.stdvs.squeeze())
         y_mean = 0.0 if scaler is None else float(scaler.means.squeeze())
-        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean)
+        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean, q)
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
 
         def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
             choice, warm = self.selector(rule, data, prepared, view, fixed, warm)
-            if fixed is not None:  # the ledger records on the data observed, not on the fantasy
+            if fixed is not None and self.selector.conditioned:  # the ledger records on the data observed
                 choice = choice._replace(mean=None, sigma=None)
             slots.append(choice)
             return choice.x, warm
 
-        X = fill_slots(model, rule.X_pending, q, slot)
+        X = fill_slots(model, rule.X_pending, q, slot, condition=self.selector.conditioned)
         slots = self.ledger.record(rule, data, slots)
         rule.selected = [labels[chosen[s.local]] for s in slots]
         rule.n_candidates = len(indices)

@@ -193,11 +193,9 @@ def record_plays(state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain
 
 
 @dataclass(frozen=True)
-class PrequentialElimination(Test):
-    r"""Prequential elimination (Ziomek et al. 2025, Alg. 1 lines 10-12): each observed play
-    records :math:`\eta = y - \mu^{u}_{t-1}(x)` and its width; once the batch is in, every
-    candidate played is eliminated iff :math:`|\sum_{S^u}\eta| > \sqrt{\xi_t|S^u|} + \sum_{S^u} w`,
-    :math:`\xi_t` with :math:`|U|` every candidate ever in the set, at :math:`\delta_B = \delta/2`."""
+class EliminationTest(Test):
+    r"""A test at :math:`\xi_t = 2R^2\log(|U|\pi^2t^2/(3\delta_B))` (Lemma 5.1 of Ziomek et al.
+    2025, :math:`\delta_B = \delta/2`), :math:`R` the sub-Gaussian scale of the noise."""
 
     R: float
     delta: float
@@ -205,14 +203,27 @@ class PrequentialElimination(Test):
     def __post_init__(self) -> None:
         check_probability("delta", self.delta)
 
+    def xi(self, t: int, num_candidates: int) -> float:
+        r""":math:`\xi_t` for :math:`|U|` = ``num_candidates``."""
+        return elimination_xi(t, num_candidates, self.R, self.delta)
+
+
+@dataclass(frozen=True)
+class PrequentialElimination(EliminationTest):
+    r"""Prequential elimination (Ziomek et al. 2025, Alg. 1 lines 10-12): each observed play
+    records :math:`\eta = y - \mu^{u}_{t-1}(x)` and its width; once the batch is in, every
+    candidate played is eliminated iff :math:`|\sum_{S^u}\eta| > \sqrt{\xi_t|S^u|} + \sum_{S^u} w`,
+    :math:`\xi_t` with :math:`|U|` every candidate ever in the set."""
+
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
         st = rule.state
-        return record_plays(st, X, Y, rule.domain, lambda t: elimination_xi(t, len(st.alive), self.R, self.delta))
+        return record_plays(st, X, Y, rule.domain, lambda t: self.xi(t, len(st.alive)))
 
 
 __all__ = [
     "CandidateSetWidths",
     "DoublyOptimisticUCB",
+    "EliminationTest",
     "FixedCandidates",
     "FrequentistWidths",
     "PrequentialElimination",

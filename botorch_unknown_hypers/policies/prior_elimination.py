@@ -17,6 +17,10 @@ Sandberg & Haghir Chehreghani, Algorithm 1. An active set :math:`\mathcal{P}_{t-
   (:func:`~botorch_unknown_hypers.confidence.elimination_statistics`); the last active prior is
   never eliminated (the round is logged).
 
+The round is the candidate-set engine
+(:class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound`) configured with the pieces
+of :mod:`~botorch_unknown_hypers.policies.prior_pieces`, one per line above.
+
 A batch of :math:`q` slots (PE-GP-TS and its oracle) takes lines 3-4 once per slot with
 independent samples drawn in one call, none within ``EXCLUDE_TOL`` of a pending point or an
 earlier slot; each arriving value is one play (lines 5-10), in any order.
@@ -42,15 +46,22 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
-from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch, ucb_prior_argmax
-from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
+from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.candidate_set import SurvivorState, elimination_xi
-from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record
+from botorch_unknown_hypers.policies.candidate_set import SurvivorState
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, Selector
+from botorch_unknown_hypers.policies.prior_pieces import (
+    ActivePriors,
+    DoublyOptimisticPrior,
+    JointThompson,
+    PriorEliminationTest,
+    PriorEliminationWidths,
+    PriorsOnData,
+    SelectedPrior,
+)
 from botorch_unknown_hypers.policies.prior_selection import PriorSelectionPolicy, PriorState
 
 
@@ -93,7 +104,8 @@ class PEGPTS(PriorSelectionPolicy):
 
     name = "pe-gp-ts"
     state_type: ClassVar[type[PriorState]] = PriorEliminationState
-    optimistic: ClassVar[bool] = False  # True: PE-GP-UCB's selection
+    selection: ClassVar[Selector] = JointThompson()
+    r"""Alg. 1 lines 3-4: joint Thompson sampling over (point, active prior), per slot."""
 
     def __init__(
         self,
@@ -115,6 +127,14 @@ class PEGPTS(PriorSelectionPolicy):
         self.lipschitz = check_pair("lipschitz", lipschitz, POSITIVE)
         box_num_arms(1, domain.dim, self.delta, *self.lipschitz)  # rejects bad (a, b) early
         super().__init__(domain, **kwargs)
+        self.engine = CandidateSetRound(
+            source=ActivePriors(),  # P_{t-1}, P_0 = P
+            model=PriorsOnData(),  # every prior conditioned on every observation, kept across rounds
+            widths=PriorEliminationWidths(self.delta, self.num_arms_equivalent, self.lipschitz),  # sqrt(beta_t), Thm 4.1
+            selector=self.selection,  # lines 3-4 (or PE-GP-UCB's doubly optimistic pair), line 7-8's record
+            test=PriorEliminationTest(self.delta),  # lines 5-10, per value as it arrives
+            choice=SelectedPrior(),
+        )
 
     def _start(self, num_priors: int) -> None:
         st = self.state
@@ -124,18 +144,15 @@ class PEGPTS(PriorSelectionPolicy):
     def num_arms(self, t: int) -> float:
         r""":math:`|\mathcal{X}|` in :math:`\beta_t`: ``num_arms_equivalent`` if given, else the pool
         size, or on a box Srinivas' discretisation size at round ``t`` (:math:`r = 1`)."""
-        if self.num_arms_equivalent is not None:
-            return self.num_arms_equivalent
-        size = self.domain.size
-        return size if math.isfinite(size) else box_num_arms(t, self.domain.dim, self.delta, *self.lipschitz)
+        return self.engine.widths.num_arms(self.domain, t)
 
     def sqrt_beta(self, t: int) -> float:
         r""":math:`\sqrt{\beta_t}` with :meth:`num_arms` and the model's :math:`|\mathcal{P}|`."""
-        return math.sqrt(pe_beta(t, self.num_arms(t), self.model.num_priors, self.delta))
+        return self.engine.widths.sqrt_beta(self.domain, self.model.num_priors, t)
 
     def xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))` (Theorem 4.1)."""
-        return elimination_xi(t, self.model.num_priors, self.noise_std, self.delta)
+        return self.engine.test.xi(self, t)
 
     def statistics(self, t: int | None = None) -> dict[str, list[float]]:
         r"""Per model prior: :math:`|\sum_{i \in S_p} \eta_i|` and the threshold at round ``t``
@@ -147,58 +164,10 @@ class PEGPTS(PriorSelectionPolicy):
         return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        model = self._sync(train_X, train_Y)
-        st = self.state
-        t = st.round + 1
-        active = [p for p, alive in enumerate(st.survivors.alive) if alive]
-        sqrt_beta = self.sqrt_beta(t)
-        options = (self.generator, self.num_restarts, self.raw_samples)
-        if self.optimistic:  # PE-GP-UCB: the doubly optimistic (point, prior)
-            X, local = ucb_prior_argmax(model, active, sqrt_beta, *options)
-            locals_ = [local]
-        else:  # Alg. 1 lines 3-4 per slot: one independent sample per active prior, the best pair
-            X, locals_ = thompson_prior_batch(
-                model, [active] * q, *options, num_features=self.num_features, exclude=self.X_pending
-            )
-        # Alg. 1 lines 7-8: mu_{t,p_t}(x_t) and the width, at selection time, on the data observed
-        # (every slot in one posterior call: K' x q)
-        mean, variance = model.mean_variance_points(X, active)
-        slot = torch.arange(len(locals_), device=mean.device)
-        local = torch.tensor(locals_, device=mean.device)
-        means, sigmas = mean[local, slot].tolist(), variance[local, slot].clamp_min(0).sqrt().tolist()
-        chosen = [active[j] for j in locals_]
-        st.pending.extend(
-            PendingPlay(p, x.tolist(), mean=m, width=sqrt_beta * s, beta=sqrt_beta) for p, x, m, s in zip(chosen, X, means, sigmas)
-        )
-        self._selected(*chosen)
-        self.n_candidates = len(active)
-        self.diagnostics.update({"sigma": sigmas[0], "sqrt_beta": sqrt_beta})
-        return X
+        return self.engine.suggest(self, train_X, train_Y, q)
 
-    def _play(self, pending: PendingPlay, y: float) -> None:
-        st = self.state
-        t = st.round
-        prior, eta, width = play_record(pending, y)  # Alg. 1 line 7: eta = y - mu_{t,p_t}(x_t)
-        st.play_prior.append(prior)  # line 5: t joins S_{p_t}
-        st.play_eta.append(eta)
-        st.play_width.append(width)
-        xi_t = self.xi(t)
-        stats, thresholds = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.model.num_priors, xi_t)
-        statistic, threshold = float(stats[prior]), float(thresholds[prior])  # line 8
-        eliminated, kept_last = None, False
-        if statistic > threshold:  # lines 9-10: strict, only p_t is tested
-            if st.survivors.eliminate(prior, t):
-                eliminated = st.prior_ids[prior]
-            else:
-                kept_last = True  # the last active prior is never eliminated
-        self.diagnostics.update(
-            {"eta": eta, "xi": xi_t, "statistic": statistic, "threshold": threshold,
-             "eliminated": eliminated, "kept_last": kept_last}
-        )
-
-    def _after_observe(self) -> None:
-        alive = self.state.survivors.alive
-        self.diagnostics.update({"active": list(alive), "n_active": sum(alive)})
+    def _observe(self, X: Tensor, Y: Tensor) -> None:
+        self.engine.observe(self, X, Y)
 
     def _check_rule_state(self, state: PriorEliminationState, num_priors: int) -> None:
         if len(state.survivors.alive) != num_priors:
@@ -215,7 +184,7 @@ class PEGPUCB(PEGPTS):
     supports_pending = False
 
     name = "pe-gp-ucb"
-    optimistic = True
+    selection: ClassVar[Selector] = DoublyOptimisticPrior()
     needs_paths = False
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import torch
 from torch import Tensor
@@ -132,9 +132,8 @@ class PriorSelectionPolicy(Policy):
     r"""Shared machinery of the prior-selection rules: one model holding all K priors.
 
     Subclasses implement ``_suggest`` and the hooks :meth:`_start` (fresh rule state for K
-    priors), :meth:`_play` (bookkeeping of a played round, before conditioning),
-    :meth:`_condition` (conditioning on one observation; a rule may update first) and
-    :meth:`_after_observe`.
+    priors), :meth:`_condition` (conditioning on one observation; a rule may update first) and
+    :meth:`_after_observe`; a test of the plays runs in :meth:`condition_plays`.
 
     Args:
         domain: A pool whose points are the priors' arms (in order), or a box.
@@ -277,14 +276,21 @@ class PriorSelectionPolicy(Policy):
         return model
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
+        self.condition_plays(X, Y)
+        self._after_observe()
+
+    def condition_plays(self, X: Tensor, Y: Tensor, play: Callable[[PendingPlay, float], None] | None = None) -> None:
+        r"""Condition every prior on the rows ``X`` (``m x d``), ``Y`` (``m x 1``) in order; a row
+        that matches a pending play is round :math:`t` (``state.round``), handed with its value
+        to ``play`` (a test) before the row is conditioned on."""
         self._ensure_model()
         st = self.state
-        for x, y, play in zip(X, Y.reshape(-1), take_plays(st, X, self.domain)):
-            if play is not None:  # a told point that was not suggested is data, not a play
+        for x, y, pending in zip(X, Y.reshape(-1), take_plays(st, X, self.domain)):
+            if pending is not None:  # a told point that was not suggested is data, not a play
                 st.round += 1
-                self._play(play, float(y))
+                if play is not None:
+                    play(pending, float(y))
             self._condition(x, y)
-        self._after_observe()
 
     def _condition(self, x: Tensor, y: Tensor) -> None:
         r"""Condition every prior on one observation (and record it in the history)."""
@@ -304,9 +310,6 @@ class PriorSelectionPolicy(Policy):
 
     def _restart(self) -> None:
         r"""The model was rebuilt from scratch: reset what depends on its data."""
-
-    def _play(self, pending: PendingPlay, y: float) -> None:
-        r"""Bookkeeping of a played round (``self.state.round`` is its ``t``), before conditioning."""
 
     def _after_observe(self) -> None:
         r"""Update the diagnostics once the observation is conditioned on."""

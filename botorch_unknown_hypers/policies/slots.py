@@ -40,7 +40,9 @@ conditioned on ``fixed``, the ``p x d`` pending points and earlier slots, ``None
 none; no point of ``fixed`` may be proposed again) and the warm start of the next slot."""
 
 
-def fill_slots(model: CandidateGP, X_pending: Tensor | None, q: int, maximise: SlotMaximiser[W]) -> Tensor:
+def fill_slots(
+    model: CandidateGP, X_pending: Tensor | None, q: int, maximise: SlotMaximiser[W], condition: bool = True
+) -> Tensor:
     r"""The ``q x d`` batch: slot :math:`j` maximised by ``maximise`` on ``model`` conditioned on
     ``X_pending`` (``p x d`` or ``None``) and the slots before :math:`j`.
 
@@ -49,12 +51,14 @@ def fill_slots(model: CandidateGP, X_pending: Tensor | None, q: int, maximise: S
         X_pending: Points still being evaluated (``p x d``) or ``None``.
         q: Batch size.
         maximise: One slot (:data:`SlotMaximiser`); the first slot gets ``warm = None``.
+        condition: Hand each slot the model conditioned on ``fixed``; ``False``: the model itself
+            (a rule whose slots are independent draws, ``fixed`` only excluded).
     """
     slots: list[Tensor] = []
     warm: W | None = None  # a later slot restarts from the previous slot's local optima
     for _ in range(q):  # sequential by construction: slot j conditions on slots < j
         fixed = stack_points(X_pending, *slots)
-        view = model if fixed is None else model.condition_on_pending(fixed)
+        view = model if fixed is None or not condition else model.condition_on_pending(fixed)
         x, warm = maximise(view, fixed, warm)
         slots.append(x)
     return torch.cat(slots)

@@ -22,6 +22,11 @@ is measured at :math:`x_t` (not at the queried point): the policy exposes
 ``robust_point`` and the run loop records the regret in the diagnostics when the
 problem has a ``robust_value``.
 
+The round is the candidate-set engine
+(:class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound`) configured with the pieces
+below (:class:`RobustUCB`, :class:`RobustElimination`; StableOpt-MLE swaps in
+:class:`RefittedLengthscale` and :class:`RobustRecords`).
+
 The perturbation set is exact on a **pool**: :math:`\Delta_\epsilon(x)` is the set of
 pool points within :math:`\epsilon` of :math:`x`, so both the inner min and the outer
 max are exhaustive (a box problem can be handed over as a dense grid). The
@@ -32,21 +37,23 @@ neighbourhood mask is ``N x N``; the robust UCB of all candidates is one
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.robust import robust_min
-from botorch_unknown_hypers.confidence import upper_confidence_bound
-from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.confidence import elimination_statistics
+from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
+from botorch_unknown_hypers.confidence import elimination_statistics, upper_confidence_bound
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
-from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState
+from botorch_unknown_hypers.policies.engine import AllCandidates, CandidateSetRound, CandidateSource, RoundData, Selector, Slot, Test
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_plays
+from botorch_unknown_hypers.policies.pieces import CandidateSetWidths, EliminationTest, FixedCandidates, UnitCubeModel
 
 
 @dataclass
@@ -75,6 +82,128 @@ class RobustEliminationState(SurvivorState):
             raise ValueError(f"candidate indices must lie in [0, {n}).")
 
 
+@dataclass(frozen=True)
+class RobustUCB(Selector):
+    r"""Lines 8-11 on a pool: the robust UCB's :math:`(x_t, u_t)` (line 8, the inner min per
+    candidate, one ``K x N x N`` masked min), the pessimistic :math:`(\delta_t, v_t)` (line 9, a
+    joint LCB argmin over :math:`x_t`'s neighbourhood), and (lines 10-11) :math:`\mu` and
+    :math:`\beta\sigma` of :math:`u_t` and of :math:`v_t` at the queried point :math:`x_t + \delta_t`,
+    recorded as one play with the pessimistic record attached. Sets the rule's ``robust_point``."""
+
+    def __call__(
+        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Any
+    ) -> tuple[Slot, Any]:
+        alive, points, betas = data.candidates, rule.domain.points, data.betas.unsqueeze(-1)
+        with torch.no_grad():
+            mean, var = view.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
+        mean, var, sigma = mean[0], var[0], var[0].clamp_min(0).sqrt()  # K x N
+        robust = robust_min(upper_confidence_bound(mean, var, betas), rule.mask)  # line 8: K x N
+        k_u, i = divmod(int(robust.argmax()), robust.shape[-1])
+        nb = rule.mask[i].nonzero().flatten()
+        lcb = upper_confidence_bound(mean[:, nb], var[:, nb], -betas)  # line 9: K x |nb|
+        k_v, j_local = divmod(int(lcb.argmin()), lcb.shape[-1])
+        j = int(nb[j_local])
+        pessimistic = PendingPlay(alive[k_v], mean=float(mean[k_v, j]), width=float(betas[k_v, 0] * sigma[k_v, j]))
+        record = PendingPlay(  # lines 10-11: mu and beta * sigma of u_t and of v_t at the queried point
+            alive[k_u], points[j].tolist(), mean=float(mean[k_u, j]), width=float(betas[k_u, 0] * sigma[k_u, j]),
+            pessimistic=pessimistic,
+        )
+        rule.robust_point = points[i].unsqueeze(0)
+        info = {"u": alive[k_u], "v": alive[k_v], "x_robust": points[i].tolist(),
+                "delta": (points[j] - points[i]).tolist(), "robust_ucb": float(robust[k_u, i])}
+        return Slot(points[j].unsqueeze(0), k_u, record.mean, float(sigma[k_u, j]), record, info), warm
+
+    def diagnostics(self, slots: list[Slot]) -> dict[str, Any]:
+        return dict(slots[0].info)
+
+
+@dataclass(frozen=True)
+class SurvivorFlags(AllCandidates):
+    r"""Every survivor in the model; reports their flags ``rule.state.alive`` (the selector reports
+    the rest)."""
+
+    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        return {}
+
+
+def record_robust_play(state: RobustEliminationState, X: Tensor, Y: Tensor, domain: Domain) -> tuple[int, int, int] | None:
+    r"""Lines 12-15: the observed play's :math:`\eta_t, \hat\eta_t` and widths join both records
+    (:math:`S^{u_t} \ni t`, :math:`\hat S^{v_t} \ni t`); ``(t, u_t, v_t)``, or ``None`` for data
+    without a play."""
+    played = [(play, float(y)) for play, y in zip(take_plays(state, X, domain), Y.reshape(-1)) if play is not None]
+    if not played:
+        return None  # data without a play
+    (p, y), = played
+    state.round += 1
+    u, eta, width_u = play_record(p, y)
+    v, eta_hat, width_v = play_record(p.pessimistic, y)
+    state.u.append(u)
+    state.eta.append(eta)
+    state.width_u.append(width_u)
+    state.v.append(v)
+    state.eta_hat.append(eta_hat)
+    state.width_v.append(width_v)
+    return state.round, u, v
+
+
+@dataclass(frozen=True)
+class RobustRecords(Test):
+    r"""Lines 12-15 only (StableOpt without elimination)."""
+
+    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        record_robust_play(rule.state, X, Y, rule.domain)
+        return {}
+
+
+@dataclass(frozen=True)
+class RobustElimination(EliminationTest):
+    r"""Lines 12-21: both records, then two elimination tests (as HE-GP-UCB's, :math:`\xi_t` with
+    :math:`\delta_B = \delta/2` and the original :math:`|U|`); both candidates go if both fire (the
+    printed line 20 overwrites line 17); the last survivor stays."""
+
+    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        st = rule.state
+        played = record_robust_play(st, X, Y, rule.domain)
+        if played is None:
+            return {}
+        t, u, v = played
+        n = len(st.alive)
+        xi_t = self.xi(t, n)
+        stats_u, thresholds_u = elimination_statistics(st.u, st.eta, st.width_u, n, xi_t)
+        stats_v, thresholds_v = elimination_statistics(st.v, st.eta_hat, st.width_v, n, xi_t)
+        fire_u = bool(stats_u[u] > thresholds_u[u])
+        fire_v = bool(stats_v[v] > thresholds_v[v])
+        for fire, k in ((fire_u, u), (fire_v, v)):  # lines 16-21: both go if both tests fire
+            if fire:
+                st.eliminate(k, t)
+        return {
+            "xi": xi_t,
+            "statistic_u": float(stats_u[u]),
+            "threshold_u": float(thresholds_u[u]),
+            "statistic_v": float(stats_v[v]),
+            "threshold_v": float(thresholds_v[v]),
+            "eliminated": {str(k): v for k, v in st.eliminated_at.items()},
+        }
+
+
+@dataclass(frozen=True)
+class RefittedLengthscale(CandidateSource):
+    r"""StableOpt's one candidate: a Matern-5/2 length scale refitted by maximum likelihood on all
+    data every round (``SingleTaskGP``, output scale 1, noise variance :math:`R^2`, inputs on the
+    unit cube), under the rule's seeded randomness."""
+
+    def spec(self, rule: Policy) -> CandidateSpec:
+        return rule.candidates
+
+    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
+        with rule.seeded():
+            fitted = fit_single_task_gp(train_X, train_Y, rule.domain.bounds, noise=rule.noise_std**2)
+        theta = fitted.covar_module.base_kernel.lengthscale.reshape(1).detach()
+        rule.candidates = KernelCandidates.from_lengthscales(theta, kernel="matern52", noise=rule.noise_std**2)
+        rule.state.alive = [True]
+        return [0]
+
+
 class HEStableOpt(CandidateSetPolicy):
     r"""HE-StableOpt (Alg. 2) on a pool; see the module docstring.
 
@@ -90,7 +219,6 @@ class HEStableOpt(CandidateSetPolicy):
     r"""Proposes one point per round."""
 
     name = "he-stableopt"
-    eliminate = True
 
     def __init__(self, domain: Domain, epsilon: float = 0.05, perturbation: str = "box", **kwargs: Any) -> None:
         if not (isinstance(epsilon, (int, float)) and epsilon >= 0 and math.isfinite(epsilon)):
@@ -100,84 +228,22 @@ class HEStableOpt(CandidateSetPolicy):
         self.perturbation = perturbation
         self.mask = self.domain.neighbourhoods(self.epsilon, perturbation)  # refuses a box
         self.state = RobustEliminationState(alive=[True] * len(self.candidates))
-
-    def _round_model(self, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateGP, list[int]]:
-        alive = [u for u, a in enumerate(self.state.alive) if a]
-        return self._model(train_X, train_Y, alive), alive
+        self.engine = CandidateSetRound(
+            source=FixedCandidates(),  # the fixed set U; U_{t-1} its survivors
+            model=UnitCubeModel(),  # every survivor's GP on all of D_{t-1}, raw outputs
+            widths=CandidateSetWidths(),  # beta^u_t
+            selector=RobustUCB(),  # lines 8-11
+            test=RobustElimination(self.noise_std, self.delta),  # lines 12-21
+            choice=SurvivorFlags(),
+        )
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        model, alive = self._round_model(train_X, train_Y)
-        betas = self._betas(model, self.state.round + 1).unsqueeze(-1)
-        points = self.domain.points
-        with torch.no_grad():
-            mean, var = model.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
-        mean, var, sigma = mean[0], var[0], var[0].clamp_min(0).sqrt()  # K x N
-        robust = robust_min(upper_confidence_bound(mean, var, betas), self.mask)  # line 8: K x N
-        k_u, i = divmod(int(robust.argmax()), robust.shape[-1])
-        nb = self.mask[i].nonzero().flatten()
-        lcb = upper_confidence_bound(mean[:, nb], var[:, nb], -betas)  # line 9: K x |nb|
-        k_v, j_local = divmod(int(lcb.argmin()), lcb.shape[-1])
-        j = int(nb[j_local])
-        pessimistic = PendingPlay(alive[k_v], mean=float(mean[k_v, j]), width=float(betas[k_v, 0] * sigma[k_v, j]))
-        self.state.pending = [  # lines 10-11: mu and beta * sigma of u_t and of v_t at the queried point
-            PendingPlay(
-                alive[k_u],
-                points[j].tolist(),
-                mean=float(mean[k_u, j]),
-                width=float(betas[k_u, 0] * sigma[k_u, j]),
-                pessimistic=pessimistic,
-            )
-        ]
-        self.robust_point = points[i].unsqueeze(0)
-        self.selected = self._labels([alive[k_u]])
-        self.n_candidates = len(alive)
-        self.diagnostics = {
-            "alive": list(self.state.alive),
-            "u": alive[k_u],
-            "v": alive[k_v],
-            "x_robust": points[i].tolist(),
-            "delta": (points[j] - points[i]).tolist(),
-            "robust_ucb": float(robust[k_u, i]),
-        }
-        return points[j].unsqueeze(0)
+        X = self.engine.suggest(self, train_X, train_Y, q)
+        self.state.pending = self.state.pending[-1:]  # one play at a time: it replaces an unanswered one
+        return X
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        st = self.state
-        played = [(play, float(y)) for play, y in zip(take_plays(st, X, self.domain), Y.reshape(-1)) if play is not None]
-        if not played:
-            return  # data without a play
-        (p, y), = played
-        st.round += 1
-        t = st.round
-        u, eta, width_u = play_record(p, y)
-        v, eta_hat, width_v = play_record(p.pessimistic, y)
-        st.u.append(u)
-        st.eta.append(eta)
-        st.width_u.append(width_u)
-        st.v.append(v)
-        st.eta_hat.append(eta_hat)
-        st.width_v.append(width_v)
-        if not self.eliminate:
-            return
-        xi_t = elimination_xi(t, len(st.alive), self.noise_std, self.delta)
-        n = len(st.alive)
-        stats_u, thresholds_u = elimination_statistics(st.u, st.eta, st.width_u, n, xi_t)
-        stats_v, thresholds_v = elimination_statistics(st.v, st.eta_hat, st.width_v, n, xi_t)
-        fire_u = bool(stats_u[u] > thresholds_u[u])
-        fire_v = bool(stats_v[v] > thresholds_v[v])
-        for fire, k in ((fire_u, u), (fire_v, v)):  # lines 16-21: both go if both tests fire
-            if fire:
-                st.eliminate(k, t)
-        self.diagnostics.update(
-            {
-                "xi": xi_t,
-                "statistic_u": float(stats_u[u]),
-                "threshold_u": float(thresholds_u[u]),
-                "statistic_v": float(stats_v[v]),
-                "threshold_v": float(thresholds_v[v]),
-                "eliminated": {str(k): v for k, v in st.eliminated_at.items()},
-            }
-        )
+        self.engine.observe(self, X, Y)
 
 
 class StableOptMLE(HEStableOpt):
@@ -189,16 +255,8 @@ class StableOptMLE(HEStableOpt):
     """
 
     name = "stableopt-mle"
-    eliminate = False
 
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
         kwargs.setdefault("candidates", KernelCandidates.from_lengthscales(torch.ones(1, dtype=torch.float64)))
         super().__init__(domain, **kwargs)
-
-    def _round_model(self, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateGP, list[int]]:
-        with self.seeded():
-            fitted = fit_single_task_gp(train_X, train_Y, self.domain.bounds, noise=self.noise_std**2)
-        theta = fitted.covar_module.base_kernel.lengthscale.reshape(1).detach()
-        self.candidates = KernelCandidates.from_lengthscales(theta, kernel="matern52", noise=self.noise_std**2)
-        self.state.alive = [True]
-        return self._model(train_X, train_Y, [0]), [0]
+        self.engine = replace(self.engine, source=RefittedLengthscale(), test=RobustRecords())

@@ -2,11 +2,13 @@
 
 A rule is a configuration of pieces: HE-GP-UCB configured by hand from the pieces is HE-GP-UCB,
 suggestion for suggestion (batches and pending points included), and the new rule written in
-docs/architecture.md runs as written.
+docs/architecture.md runs as written. The prior-elimination rules run the same engine with a
+model of every prior and unconditioned slots, each slot recorded on the data observed.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import types
 
@@ -20,6 +22,9 @@ from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import HEGPUCB, EliminationState
 from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.policies.engine import CandidateSetRound
+from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB
+from botorch_unknown_hypers.policies.prior_pieces import PriorEliminationTest, PriorEliminationWidths
+from botorch_unknown_hypers.policies.slots import fill_slots
 from botorch_unknown_hypers.policies.pieces import (
     CandidateSetWidths,
     DoublyOptimisticUCB,
@@ -28,6 +33,7 @@ from botorch_unknown_hypers.policies.pieces import (
     PrequentialElimination,
     UnitCubeModel,
 )
+from tests.prior_helpers import data, small_priors, textbook_posterior
 from tests.test_docs import DOCS, python_blocks
 
 D = torch.float64
@@ -88,3 +94,47 @@ def test_the_rule_written_as_a_configuration_in_the_docs_runs(monkeypatch):
     restored = registry.make_policy("standardised-he", policy.domain, candidates=policy.candidates)
     restored.load_state_dict(policy.state_dict())
     assert restored.state == policy.state
+
+
+# ------------------------------------------------------------------ prior elimination on the engine
+@pytest.mark.parametrize("delta", [0.0, 1.0, float("nan")])
+def test_the_prior_elimination_pieces_check_delta(delta):
+    with pytest.raises(ValueError, match="delta must be"):
+        PriorEliminationWidths(delta)
+    with pytest.raises(ValueError, match="delta must be"):
+        PriorEliminationTest(delta)
+
+
+def test_unconditioned_slots_see_the_round_model_and_the_points_to_exclude():
+    model, seen = object(), []  # no condition_on_pending: an unconditioned slot never asks for it
+
+    def maximise(view, fixed, warm):
+        seen.append((view is model, fixed.shape[0]))
+        return torch.full((1, 2), float(len(seen)), dtype=D), warm
+
+    X = fill_slots(model, torch.zeros(1, 2, dtype=D), 3, maximise, condition=False)
+    assert seen == [(True, 1), (True, 2), (True, 3)] and X[:, 0].tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("cls", [PEGPTS, PEGPUCB])
+def test_prior_elimination_records_every_slot_on_the_data_observed(cls):
+    priors = small_priors(D, "cpu")
+    domain = FiniteDomain(priors.arms)
+    policy = cls(domain, priors=priors, seed=1)
+    assert isinstance(policy.engine, CandidateSetRound) and policy.engine.selector is cls.selection
+    observed = [2, 5, 11]
+    X, Y = data(priors, observed)
+    q, pending = (3, priors.arms[3:4]) if cls is PEGPTS else (1, None)
+    batch = policy.suggest(X, Y, q=q, X_pending=pending)
+    arms = domain.index_of(batch).tolist()
+    assert len(set(arms)) == q and 3 not in arms[: q if pending is not None else 0]
+    mean, variance = textbook_posterior(priors, observed, Y.reshape(-1))
+    for play, arm in zip(policy.state.pending, arms):  # on the data observed, not on earlier slots
+        assert play.mean == pytest.approx(float(mean[play.candidate, arm]), abs=1e-8)
+        assert play.width == pytest.approx(play.beta * math.sqrt(float(variance[play.candidate, arm])), abs=1e-8)
+    assert list(policy.diagnostics) == ["prior", "true_prior", "sigma", "sqrt_beta"]
+    assert policy.diagnostics["sqrt_beta"] == policy.sqrt_beta(1) == policy.state.pending[0].beta
+    played = [p.candidate for p in policy.state.pending]
+    policy.observe(batch.flip(0), torch.linspace(0.0, 1.0, q, dtype=D).reshape(-1, 1))  # values in another order
+    assert policy.state.round == q and not policy.state.pending and policy.state.play_prior == played[::-1]
+    assert list(policy.diagnostics)[-2:] == ["active", "n_active"] and policy.diagnostics["n_active"] >= 1

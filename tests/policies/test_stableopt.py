@@ -76,3 +76,13 @@ def test_robust_task_runs_records_eps_regret_and_round_trips():
 def test_needs_a_pool():
     with pytest.raises(ValueError, match="pool"):
         HEStableOpt(get_problem("berkenkamp").domain)
+
+
+def test_a_new_suggestion_replaces_an_unanswered_play():
+    policy, points = _policy()
+    X0, Y0 = points[[0, 10, 20]], torch.tensor([[0.0], [1.0], [0.2]], dtype=torch.float64)
+    policy.suggest(X0, Y0)
+    X = policy.suggest(X0, Y0)  # one play at a time: the newer one is awaited
+    (play,) = policy.state.pending
+    assert play.x == X[0].tolist() and play.pessimistic is not None
+    assert list(policy.diagnostics) == ["alive", "u", "v", "x_robust", "delta", "robust_ucb"]
