@@ -5,16 +5,15 @@ model over K fixed hyperparameter candidates; the rules of the five papers are p
 
 Importing the package loads the library (candidates, models, the loop and the method registry)
 but not the benchmark harness: :func:`get_problem` (and with it the problems' pandas, Pyro and
-SciPy dependencies) is imported on first use (PEP 562 module ``__getattr__``), and each rule's
-module when the rule is first built.
+SciPy dependencies) is imported on first use (PEP 562 module ``__getattr__``), each rule's
+module when the rule is first built, and BoTorch's optimisers (with ``scipy.optimize``) when a
+rule first maximises on a box or a pool.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from botorch_unknown_hypers.candidates import KernelCandidates, geometric_ladder
+from botorch_unknown_hypers.lazy import lazy_attributes
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design, run
 from botorch_unknown_hypers.models import CandidateGP, GroupedCandidateModel
 from botorch_unknown_hypers.policies import make_policy
@@ -37,13 +36,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # later lookups skip __getattr__
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

@@ -66,12 +66,12 @@ def test_a_wrong_import_breaks_a_contract(tmp_path, module, bad_import, broken):
 HEAVY = ["botorch_unknown_hypers.problems", "pandas", "pyro", "scipy.signal", "matplotlib", "ax", "ray"]
 
 
-def _loaded_after(statement: str) -> dict[str, list[str]]:
-    r"""Per heavy module, the names of it (the module and its submodules) in ``sys.modules`` after
-    ``statement`` in a fresh interpreter."""
+def _loaded_after(statement: str, modules: list[str] = HEAVY) -> dict[str, list[str]]:
+    r"""Per module of ``modules``, the names of it (the module and its submodules) in
+    ``sys.modules`` after ``statement`` in a fresh interpreter."""
     code = (
         f"import json, sys\n{statement}\n"
-        f"print(json.dumps({{h: sorted(m for m in sys.modules if m == h or m.startswith(h + '.')) for h in {HEAVY!r}}}))"
+        f"print(json.dumps({{h: sorted(m for m in sys.modules if m == h or m.startswith(h + '.')) for h in {modules!r}}}))"
     )
     env = {"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
@@ -88,6 +88,38 @@ def test_importing_the_package_loads_no_harness_and_no_heavy_dependency():
         assert after_package[heavy] == after_botorch[heavy], heavy
     for heavy in ["botorch_unknown_hypers.problems", "pandas", "scipy.signal", "matplotlib", "ax", "ray"]:
         assert after_package[heavy] == [], heavy
+
+
+# BoTorch's optimisers and samplers (and the SciPy they load): imported when a rule first runs them.
+OPTIMISERS = ["scipy.optimize", "botorch.generation", "botorch.optim", "botorch.fit", "botorch.sampling.pathwise"]
+
+
+def test_importing_the_package_loads_no_optimiser_beyond_botorch():
+    after_botorch = _loaded_after("import botorch", OPTIMISERS)
+    after_package = _loaded_after("import botorch_unknown_hypers", OPTIMISERS)
+    assert after_package == after_botorch
+
+
+@pytest.mark.parametrize("package", ["botorch_unknown_hypers", *(f"botorch_unknown_hypers.{p}" for p in ("models", "acquisition", "policies"))])
+def test_every_public_name_imports_in_a_fresh_interpreter(package):
+    # `import *` takes every name of __all__, the lazy ones through the module __getattr__;
+    # each is then the object its defining module holds, and dir() lists it.
+    _loaded_after(
+        f"import importlib, {package} as pkg\n"
+        f"from {package} import *\n"
+        "for name in pkg.__all__:\n"
+        "    value = globals()[name]\n"
+        "    assert getattr(pkg, name) is value and name in dir(pkg), name\n"
+        "    home = getattr(value, '__module__', None)\n"
+        "    if home is not None and home.startswith('botorch_unknown_hypers'):\n"
+        "        assert getattr(importlib.import_module(home), name, value) is value, name\n"
+        "try:\n"
+        "    pkg.no_such_name\n"
+        "except AttributeError as e:\n"
+        f"    assert 'no_such_name' in str(e) and {package!r} in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('no AttributeError')"
+    )
 
 
 def test_the_public_names_import_as_before():

@@ -19,6 +19,9 @@ Initial conditions follow ``optimize_acqf``: scrambled Sobol raw samples per can
 Boltzmann sampling on each candidate's standardised raw values with the best raw point
 always kept (:func:`select_restarts`: BoTorch's ``boltzmann_sample`` under the rule of
 ``initialize_q_batch``, ``eta = 2``).
+
+BoTorch's optimisers (``botorch.generation``, ``botorch.optim``, which load ``scipy.optimize``)
+are imported by the functions that run them, so that importing the package does not load them.
 """
 
 from __future__ import annotations
@@ -29,8 +32,6 @@ from typing import Any
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.generation.gen import gen_candidates_scipy, get_reasons_against_fast_path
-from botorch.optim.initializers import boltzmann_sample
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
@@ -119,6 +120,8 @@ def select_restarts(values: Tensor, num: int, eta: float, seed: int | None) -> T
     each row is passed on its own. The draws use the global RNG, forked and seeded by
     ``seed`` (unseeded when ``None``).
     """
+    from botorch.optim.initializers import boltzmann_sample
+
     best = values.argmax(dim=-1)
     if num == 1:
         return best.unsqueeze(-1)
@@ -138,6 +141,8 @@ def select_restarts(values: Tensor, num: int, eta: float, seed: int | None) -> T
 
 def reasons_against_parallel(options: dict[str, Any]) -> list[str]:
     r"""Why BoTorch's parallel L-BFGS-B cannot run with ``options`` (empty when it can)."""
+    from botorch.generation.gen import get_reasons_against_fast_path
+
     return get_reasons_against_fast_path(method="L-BFGS-B", with_grad=True, minimize_options=options, timeout_sec=None)
 
 
@@ -159,6 +164,8 @@ def refine_indexed(
 
     Returns the ``m x d`` optima and their ``m`` values.
     """
+    from botorch.generation.gen import gen_candidates_scipy
+
     dim = bounds.shape[-1]
     X_opt, opt_values = gen_candidates_scipy(
         initial_conditions=torch.cat([starts, cand.unsqueeze(-1)], dim=-1).unsqueeze(-2),
@@ -234,6 +241,8 @@ def maximize_per_candidate(
             RuntimeWarning,
             stacklevel=2,
         )
+        from botorch.generation.gen import gen_candidates_scipy
+
         X_opt, opt_values = gen_candidates_scipy(
             initial_conditions=starts.reshape(-1, 1, dim),
             acquisition_function=GridCandidateValues(values, num, num_restarts),

@@ -27,6 +27,8 @@ r"""Maximising acquisitions over a domain: the one pool-versus-box dispatch of t
 Randomness comes from the caller's ``torch.Generator`` only: integer seeds for BoTorch's Sobol
 raw samples and a forked global RNG for its restart selection (:mod:`botorch_unknown_hypers.rng`).
 Exact ties of an exhaustive joint argmax are broken uniformly at random (:func:`random_argmax`).
+BoTorch's optimisers (which load ``scipy.optimize``) are imported when first run, so that
+importing the package does not load them.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from typing import Any
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.optim import optimize_acqf, optimize_acqf_discrete
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
@@ -144,6 +145,8 @@ def maximize(
         choices = domain.points[~near(domain.points, exclude)]
         if choices.shape[0] == 0:
             raise ValueError("exclude: every pool point is pending or already in the batch.")
+        from botorch.optim import optimize_acqf_discrete
+
         X, values = optimize_acqf_discrete(acqf, q=q, choices=choices, unique=unique)
         return X.detach(), values.detach()
     check_multistart(num_restarts, raw_samples)
@@ -210,6 +213,8 @@ def _box_restarts(
     r"""``optimize_acqf`` on the box of ``domain`` with ``num_restarts`` raw-sample restarts plus
     the ``e x q x d`` ``starts`` (no raw samples are scored when ``num_restarts`` is 0), seeded
     from ``generator``; detached points and values (of every restart unless ``best_only``)."""
+    from botorch.optim import optimize_acqf
+
     X, values = optimize_acqf(
         acqf,
         bounds=domain.bounds,

@@ -34,6 +34,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
@@ -42,7 +43,9 @@ from torch import Tensor
 
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
-from botorch_unknown_hypers.models.kernel_ridge import KernelRidge
+
+if TYPE_CHECKING:  # the ridge's module (BoTorch's SingleTaskGP) is imported by the rules that use it
+    from botorch_unknown_hypers.models.kernel_ridge import KernelRidge
 
 REDUCTIONS = ("select", "max", "weighted")
 

@@ -13,12 +13,12 @@ candidates misses by tens of standard errors.
 
 from __future__ import annotations
 
+import botorch.generation.gen
 import pytest
 import torch
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Normalize
 
-import botorch_unknown_hypers.acquisition.multistart as optimize_module
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.prior_sampling import (
     draw_candidate_paths,
@@ -159,7 +159,7 @@ def test_serial_fallback_finds_the_same_path_maxima(monkeypatch):
     with forked_rng(5, torch.device("cpu")):
         paths = draw_candidate_paths(model)
     X_par, v_par = maximize_per_candidate(paths, 3, bounds, num_restarts=4, raw_samples=64, seed=2)
-    monkeypatch.setattr(optimize_module, "get_reasons_against_fast_path", lambda **kwargs: ["forced by test"])
+    monkeypatch.setattr(botorch.generation.gen, "get_reasons_against_fast_path", lambda **kwargs: ["forced by test"])
     with pytest.warns(RuntimeWarning, match="forced by test"):
         X_ser, v_ser = maximize_per_candidate(paths, 3, bounds, num_restarts=4, raw_samples=64, seed=2)
     torch.testing.assert_close(v_ser, v_par, rtol=0, atol=1e-6)
