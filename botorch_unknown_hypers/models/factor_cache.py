@@ -234,23 +234,39 @@ class CandidateFactor:
 
     @property
     def L(self) -> Tensor:
-        r"""``K x n x n``, the factors :math:`L_u` assembled and stacked (once)."""
+        r"""``K x n x n``, the factors :math:`L_u` assembled and stacked (once), written into one
+        allocation (:meth:`_assemble`)."""
         if self._stacked is None:
-            dense = [f.dense() for f in self.parts]
-            self._stacked = dense[0].unsqueeze(0) if len(dense) == 1 else torch.stack(dense)
+            self._stacked = self._assemble()
         return self._stacked
+
+    def _assemble(self) -> Tensor:
+        r"""The ``K x n x n`` stacked factors: each candidate's blocks copied into its slice of one
+        ``torch.empty`` allocation and the upper triangle's off-diagonal block zeroed (the values
+        of :meth:`Factor.dense`, bit for bit, without a dense copy per candidate that is then
+        stacked: one ``K n^2`` allocation instead of two)."""
+        n = self.parts[0].n
+        out = self.parts[0].base.new_empty(len(self.parts), n, n)
+        for slot, part in zip(out, self.parts):
+            b = part.base.shape[0]
+            slot[:b, :b] = part.base
+            if b < n:
+                slot[:b, b:] = 0.0
+                slot[b:, :b], slot[b:, b:] = part.lower_left, part.lower_right
+        return out
 
     def subset(self, indices: list[int]) -> CandidateFactor:
         r"""The factors of the candidates at ``indices`` (the parts are shared, not copied). What this
         round's factors already computed comes along: the rows of the stacked :attr:`L` (the same
-        values as an assembly) and of the last :meth:`solve` (on CPU, LAPACK's batched
-        ``potrs`` solves each matrix on its own, so these are the bits a solve of the subset
-        gives)."""
+        values as an assembly; the stack itself when ``indices`` are all candidates in order) and
+        of the last :meth:`solve` (on CPU, BLAS solves each matrix of a batch on its own, so these
+        are the bits a solve of the subset gives)."""
+        indices = [int(i) for i in indices]
         idx = torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)
         solves = None if self.solves is None else [self.solves[i] for i in indices]
         sub = CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves)
         if self._stacked is not None:
-            sub._stacked = self._stacked[idx]
+            sub._stacked = self._stacked if indices == list(range(self.num_candidates)) else self._stacked[idx]
         if self._last_solve is not None:
             sub._last_solve = (self._last_solve[0][idx], self._last_solve[1][idx])
         return sub
@@ -272,21 +288,20 @@ class CandidateFactor:
     def solve(self, rhs: Tensor) -> Tensor:
         r""":math:`A_u^{-1} b = L_u^{-\top}(L_u^{-1} b)` for ``K x n x m`` right-hand sides.
 
-        On CUDA as two triangular solves (cuBLAS ``trsm``): ``torch.cholesky_solve`` sends a batch
-        with one right-hand side to cuSOLVER's ``potrsBatched``, which failed with "invalid
-        argument" at K = 16, n = 10,000 (torch 2.11, H200). On CPU ``torch.cholesky_solve``
-        (LAPACK ``potrs``), whose rounding the recorded traces hold. The last right-hand sides and
-        their solution are kept: the same ``rhs`` again (or its rows, on a :meth:`subset`) costs a
-        comparison.
+        As two batched triangular solves (BLAS ``trsm``) that read the stacked factors in place, on
+        every device: LAPACK ``potrs`` (``torch.cholesky_solve``) is the same two solves, but
+        torch first copies all K factors into a column-major buffer on every call (``K n^2``
+        numbers, the peak of a round); the two agree to rounding (often bit for bit with MKL;
+        1e-13 relative apart on some matrices). On CUDA ``torch.cholesky_solve`` also sends a
+        batch with one right-hand side to cuSOLVER's ``potrsBatched``, which failed with "invalid
+        argument" at K = 16, n = 10,000 (torch 2.11, H200). The last right-hand sides and their solution are kept: the
+        same ``rhs`` again (or its rows, on a :meth:`subset`) costs a comparison.
         """
         memo = self._last_solve
         if memo is not None and memo[0].shape == rhs.shape and torch.equal(memo[0], rhs):
             return memo[1]
         L = self.L
-        if L.device.type == "cpu":
-            out = torch.cholesky_solve(rhs, L)
-        else:
-            out = torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, rhs, upper=False), upper=True)
+        out = torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, rhs, upper=False), upper=True)
         self._last_solve = (rhs.detach().clone(), out)
         return out
 
