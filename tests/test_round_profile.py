@@ -47,7 +47,8 @@ def _check_output(stdout: str, methods: list[str], results: dict) -> None:
     timing = re.search(r"round ([\d.]+) s, one batched Cholesky of the 16 matrices ([\d.]+) s: ratio ([\d.]+)x", stdout)
     assert memory is not None and timing is not None, stdout
     he = results["he_round"]
-    assert he["factor_bytes"] == 8 * 16 * results["args"]["he_n"] ** 2 and he["peak_reset"]
+    assert he["factor_bytes"] == 8 * 16 * results["args"]["he_n"] ** 2
+    assert he["peak_reset"] or "peak NOT reset" in stdout  # a kernel without clear_refs: said, not hidden
     assert he["peak_ratio"] == pytest.approx(he["peak_above_baseline"] / he["factor_bytes"])
     assert he["cholesky_ratio"] == pytest.approx(he["round_seconds"] / he["cholesky_seconds"])
     assert [r["method"] for r in results["rounds"]] == methods
