@@ -40,7 +40,11 @@ if it passed one), bit for bit the factor it would have had if advanced every ro
 Every candidate's factor is its own contiguous tensor, updated and solved one candidate at a time:
 batched LAPACK calls and views into a shared block round differently with the batch size and the
 memory alignment, and a candidate's factor must not depend on which others share the cache. The
-acquisitions, which need no such guarantee across different candidate sets, stay batched.
+acquisitions, which need no such guarantee across different candidate sets, stay batched: a
+round's factors are stacked once into one ``K x n x n`` tensor (:attr:`CandidateFactor.L`), solved
+against in place, and a subset of the candidates solves on its slices of that stack (one
+triangular solve per candidate) rather than on a copy, so a round holds at most two copies of
+the factors (the cache's and the stack).
 
 **Fixed points.** With :meth:`FactorCache.set_points` (``m`` points :math:`Z`, e.g. the raw
 samples of a multi-start maximisation kept for a whole campaign), each returned candidate also
@@ -60,6 +64,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import gpytorch
@@ -226,6 +231,7 @@ class CandidateFactor:
         self.X, self.parts, self.jitter, self.noise = X, parts, jitter, noise
         self.points, self.solves = points, solves
         self._stacked: Tensor | None = None
+        self._rows_of: tuple[CandidateFactor, list[int]] | None = None  # a subset's (parent, indices in its stack)
         self._last_solve: tuple[Tensor, Tensor] | None = None  # (rhs, A^{-1} rhs) of the last solve()
 
     @property
@@ -234,23 +240,61 @@ class CandidateFactor:
 
     @property
     def L(self) -> Tensor:
-        r"""``K x n x n``, the factors :math:`L_u` assembled and stacked (once)."""
+        r"""``K x n x n``, the factors :math:`L_u` assembled and stacked (once), written into one
+        allocation (:meth:`_assemble`). A :meth:`subset` copies its rows out of its parent's stack
+        only when this is asked for: its solves read the parent's stack in place."""
         if self._stacked is None:
-            dense = [f.dense() for f in self.parts]
-            self._stacked = dense[0].unsqueeze(0) if len(dense) == 1 else torch.stack(dense)
+            if self._rows_of is None:
+                self._stacked = self._assemble()
+            else:
+                parent, indices = self._rows_of
+                self._stacked = parent.L[torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)]
         return self._stacked
 
+    def release(self) -> None:
+        r"""Drop the stacked factors (``K n^2`` numbers); :attr:`L` assembles them again if asked.
+
+        A :class:`FactorCache` releases the factors it handed out at its previous call: a round's
+        model is often left to the cyclic garbage collector (GPyTorch modules hold reference
+        cycles), and its stack would otherwise stay allocated next to the new round's.
+        """
+        self._stacked = None
+
+    def _assemble(self) -> Tensor:
+        r"""The ``K x n x n`` stacked factors: each candidate's blocks copied into its slice of one
+        ``torch.empty`` allocation and the upper triangle's off-diagonal block zeroed (the values
+        of :meth:`Factor.dense`, bit for bit, without a dense copy per candidate that is then
+        stacked: one ``K n^2`` allocation instead of two)."""
+        n = self.parts[0].n
+        out = self.parts[0].base.new_empty(len(self.parts), n, n)
+        for slot, part in zip(out, self.parts):
+            b = part.base.shape[0]
+            slot[:b, :b] = part.base
+            if b < n:
+                slot[:b, b:] = 0.0
+                slot[b:, :b], slot[b:, b:] = part.lower_left, part.lower_right
+        return out
+
     def subset(self, indices: list[int]) -> CandidateFactor:
-        r"""The factors of the candidates at ``indices`` (the parts are shared, not copied). What this
-        round's factors already computed comes along: the rows of the stacked :attr:`L` (the same
-        values as an assembly) and of the last :meth:`solve` (on CPU, LAPACK's batched
-        ``potrs`` solves each matrix on its own, so these are the bits a solve of the subset
-        gives)."""
+        r"""The factors of the candidates at ``indices`` (the parts are shared, not copied).
+
+        The subset reads this factor's stacked :attr:`L` (assembled now if it is not yet) in
+        place: its solves run on its candidates' ``n x n`` slices of that stack, one per candidate
+        (:meth:`solve_lower`), instead of on a copy of ``K' n^2`` numbers; all candidates in
+        order share the stack itself. The rows of the last :meth:`solve` come along too.
+        """
+        indices = [int(i) for i in indices]
         idx = torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)
         solves = None if self.solves is None else [self.solves[i] for i in indices]
         sub = CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves)
-        if self._stacked is not None:
-            sub._stacked = self._stacked[idx]
+        if self._rows_of is not None:
+            parent, mine = self._rows_of
+            sub._rows_of = (parent, [mine[i] for i in indices])
+        elif indices == list(range(self.num_candidates)):
+            sub._stacked = self.L
+        else:
+            self.L  # built now: the subset reads it in place
+            sub._rows_of = (self, indices)
         if self._last_solve is not None:
             sub._last_solve = (self._last_solve[0][idx], self._last_solve[1][idx])
         return sub
@@ -272,23 +316,35 @@ class CandidateFactor:
     def solve(self, rhs: Tensor) -> Tensor:
         r""":math:`A_u^{-1} b = L_u^{-\top}(L_u^{-1} b)` for ``K x n x m`` right-hand sides.
 
-        On CUDA as two triangular solves (cuBLAS ``trsm``): ``torch.cholesky_solve`` sends a batch
-        with one right-hand side to cuSOLVER's ``potrsBatched``, which failed with "invalid
-        argument" at K = 16, n = 10,000 (torch 2.11, H200). On CPU ``torch.cholesky_solve``
-        (LAPACK ``potrs``), whose rounding the recorded traces hold. The last right-hand sides and
-        their solution are kept: the same ``rhs`` again (or its rows, on a :meth:`subset`) costs a
-        comparison.
+        As two batched triangular solves (BLAS ``trsm``) that read the stacked factors in place, on
+        every device: LAPACK ``potrs`` (``torch.cholesky_solve``) is the same two solves, but
+        torch first copies all K factors into a column-major buffer on every call (``K n^2``
+        numbers, the peak of a round); the two agree to rounding (often bit for bit with MKL;
+        1e-13 relative apart on some matrices). On CUDA ``torch.cholesky_solve`` also sends a
+        batch with one right-hand side to cuSOLVER's ``potrsBatched``, which failed with "invalid
+        argument" at K = 16, n = 10,000 (torch 2.11, H200). The last right-hand sides and their solution are kept: the
+        same ``rhs`` again (or its rows, on a :meth:`subset`) costs a comparison.
         """
         memo = self._last_solve
         if memo is not None and memo[0].shape == rhs.shape and torch.equal(memo[0], rhs):
             return memo[1]
-        L = self.L
-        if L.device.type == "cpu":
-            out = torch.cholesky_solve(rhs, L)
-        else:
-            out = torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, rhs, upper=False), upper=True)
+        out = self._each(rhs, lambda L, r: torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, r, upper=False), upper=True))
         self._last_solve = (rhs.detach().clone(), out)
         return out
+
+    def solve_lower(self, rhs: Tensor) -> Tensor:
+        r""":math:`L_u^{-1} r_u` for ``K x n x c`` right-hand sides, reading the factors in place."""
+        return self._each(rhs, lambda L, r: torch.linalg.solve_triangular(L, r, upper=False))
+
+    def _each(self, rhs: Tensor, solve) -> Tensor:
+        r"""``solve(L, rhs)`` batched over the stacked :attr:`L`; on a :meth:`subset`, one call per
+        candidate on its slice of the parent's stack (a loop rather than a batched call on a copy
+        of the slices: the copy would be the round's largest allocation)."""
+        if self._rows_of is None:
+            return solve(self.L, rhs)
+        parent, indices = self._rows_of
+        stack, rhs = parent.L, rhs.expand(len(indices), *rhs.shape[-2:])
+        return torch.cat([solve(stack[i : i + 1], rhs[j : j + 1]) for j, i in enumerate(indices)])
 
     def logdet(self) -> Tensor:
         r""":math:`\log\det A_u` (``K``), without assembling the factors."""
@@ -312,13 +368,18 @@ class CandidateFactor:
             covar: The K-batched kernel of the candidates.
             pending: ``p x d`` points.
         """
-        L, n, p = self.L, self.X.shape[0], pending.shape[0]
-        K = L.shape[0]
-        cross = torch.linalg.solve_triangular(L, kernel_matrix(covar, self.X, pending).expand(K, n, p), upper=False)  # L_21^T
+        K, n, p = self.num_candidates, self.X.shape[0], pending.shape[0]
+        cross = self.solve_lower(kernel_matrix(covar, self.X, pending).expand(K, n, p))  # L_21^T
         schur = kernel_matrix(covar, pending).expand(K, p, p) - cross.transpose(-2, -1) @ cross
         schur = schur + torch.diag_embed((self.noise + self.jitter)[:, None].expand(K, p))
-        out = L.new_zeros(K, n + p, n + p)
-        out[:, :n, :n], out[:, n:, :n], out[:, n:, n:] = L, cross.transpose(-2, -1), psd_safe_cholesky(schur)
+        out = cross.new_zeros(K, n + p, n + p)
+        if self._rows_of is None:
+            out[:, :n, :n] = self.L
+        else:  # a subset: its rows of the parent's stack, copied once, into the grown factors
+            parent, indices = self._rows_of
+            for slot, i in zip(out, indices):
+                slot[:n, :n] = parent.L[i]
+        out[:, n:, :n], out[:, n:, n:] = cross.transpose(-2, -1), psd_safe_cholesky(schur)
         return out
 
 
@@ -375,6 +436,7 @@ class FactorCache:
         self._inputs: Tensor | None = None  # the inputs of the last call (n x d)
         self._cached: dict[str, _CachedCandidate] = {}  # by candidate key (:meth:`keys`)
         self._fixed_points: Tensor | None = None
+        self._handed_out: weakref.ref[CandidateFactor] | None = None  # the factors of the last call
 
     def set_points(self, points: Tensor | None) -> None:
         r"""Fix the points :math:`Z` (``m x d``, model input space) at which every returned factor
@@ -448,7 +510,12 @@ class FactorCache:
                 )
             solves = [self._advance_point_solve(c, X) for c in chosen]
         self.stats.seconds += time.perf_counter() - start
-        return CandidateFactor(X, [c.factor for c in chosen], jitter, noises, points, solves)
+        previous = None if self._handed_out is None else self._handed_out()
+        if previous is not None:  # the last call's stack: freed now, not when its model is collected
+            previous.release()
+        out = CandidateFactor(X, [c.factor for c in chosen], jitter, noises, points, solves)
+        self._handed_out = weakref.ref(out)
+        return out
 
     # ----------------------------------------------------------------- helpers
     def _noise(self, spec: CandidateSpec, like: Tensor) -> Tensor:

@@ -130,13 +130,14 @@ class FactorPredictive:
         n = factor.X.shape[0]
         batch, q, d = X.shape[:-3], X.shape[-2], X.shape[-1]
         flat = X.movedim(-3, 0).reshape(X.shape[-3], -1, d).expand(K, -1, d)  # K x (B q) x d
-        X_all, L_all = factor.X, factor.L
-        if self.pending_factor is not None:  # variance also conditioned on pending points
-            X_all, L_all = torch.cat([factor.X, self.pending]), self.pending_factor
+        X_all = factor.X if self.pending_factor is None else torch.cat([factor.X, self.pending])
         with gpytorch.settings.lazily_evaluate_kernels(False):
             k_cross = to_dense(covar_module(flat, X_all))  # K x (B q) x (n + p)
         mean = mean_module(flat) + (k_cross[..., :n] @ self.alpha.unsqueeze(-1)).squeeze(-1)  # K x (B q)
-        V = torch.linalg.solve_triangular(L_all, k_cross.transpose(-2, -1), upper=False)  # K x (n + p) x (B q)
+        if self.pending_factor is None:  # K x n x (B q), on the factors in place
+            V = factor.solve_lower(k_cross.transpose(-2, -1))
+        else:  # variance also conditioned on pending points: K x (n + p) x (B q)
+            V = torch.linalg.solve_triangular(self.pending_factor, k_cross.transpose(-2, -1), upper=False)
         shape = (K, *batch, q) if batch else (K, q)
         mean = mean.reshape(shape).movedim(0, -2)
         if not full_cov:

@@ -306,9 +306,11 @@ def test_a_subset_carries_the_stacked_factors_and_the_last_solve_with_the_same_b
     sub = f.subset([2, 0])
     fresh = FactorCache().factor(spec, X).subset([2, 0])  # nothing assembled or solved yet
     assert torch.equal(sub.L, fresh.L)
-    assert torch.equal(sub.solve(rhs[[2, 0]]), fresh.solve(rhs[[2, 0]]))  # LAPACK solves each matrix alone
+    assert torch.equal(sub.solve(rhs[[2, 0]]), fresh.solve(rhs[[2, 0]]))  # BLAS solves each matrix alone
     other = torch.randn(2, 150, 1, dtype=D)
-    torch.testing.assert_close(sub.solve(other), torch.cholesky_solve(other, fresh.L), rtol=0, atol=0)
+    two_solves = torch.linalg.solve_triangular(fresh.L.mT, torch.linalg.solve_triangular(fresh.L, other, upper=False), upper=True)
+    torch.testing.assert_close(sub.solve(other), two_solves, rtol=0, atol=0)  # the subset's rows, solved in place
+    torch.testing.assert_close(sub.solve(other), torch.cholesky_solve(other, fresh.L), rtol=1e-10, atol=0)  # LAPACK potrs
 
 
 def test_a_factor_names_its_blocks_and_keeps_their_earlier_names():
@@ -318,3 +320,18 @@ def test_a_factor_names_its_blocks_and_keeps_their_earlier_names():
     assert part.B is part.lower_left and part.C is part.lower_right
     dense = part.dense()
     assert torch.equal(dense[64:, :64], part.lower_left) and torch.equal(dense[64:, 64:], part.lower_right)
+
+
+def test_the_cache_frees_the_stack_it_handed_out_last_and_it_is_rebuilt_with_the_same_bits():
+    spec, X = _spec(noise=1e-4), _points(90, repeats=False)
+    cache = FactorCache()
+    first = cache.factor(spec, X[:80])
+    stack = first.L.clone()
+    sub = first.subset([2, 0])
+    rhs = torch.randn(2, 80, 1, generator=torch.Generator().manual_seed(3), dtype=D)
+    before = sub.solve(rhs)
+    second = cache.factor(spec, X)  # the next round: the previous stack is released
+    assert first._stacked is None and second.L.shape == (3, 90, 90)
+    assert torch.equal(first.L, stack)  # assembled again on demand, from the same parts
+    sub._last_solve = None
+    assert torch.equal(sub.solve(rhs), before)  # a subset reads its parent's rebuilt stack

@@ -91,3 +91,22 @@ def test_the_two_predictives_agree(observation_noise):
     torch.testing.assert_close(pa.mean, pb.mean, rtol=1e-8, atol=1e-10)
     torch.testing.assert_close(pa.distribution.covariance_matrix, pb.distribution.covariance_matrix, rtol=1e-7, atol=1e-10)
     torch.testing.assert_close(cached.log_marginal_likelihood(), plain.log_marginal_likelihood(), rtol=1e-9, atol=1e-9)
+
+
+def test_a_subset_solves_on_its_parents_stack_in_place_and_agrees_with_its_own_copy():
+    g, X, _, spec, build = _case(n=75)  # a base of 64 rows and 11 appended
+    model = build(FactorCache().factor(spec, X))
+    sub = model.subset([2, 0])
+    copied = build(FactorCache().factor(spec, X)).subset([2, 0])
+    copied.factor.L  # its rows copied out of the parent's stack: batched solves on the copy
+    Z = torch.rand(4, 3, 2, generator=g, dtype=D)
+    with torch.no_grad():
+        got, want = sub.posterior(Z), copied.posterior(Z)
+        torch.testing.assert_close(got.mean, want.mean, rtol=1e-12, atol=1e-14)
+        torch.testing.assert_close(got.variance, want.variance, rtol=1e-10, atol=1e-14)
+        rhs = torch.randn(2, 75, 2, generator=g, dtype=D)
+        torch.testing.assert_close(sub.factor.solve(rhs), copied.factor.solve(rhs), rtol=1e-12, atol=0)
+        pending = sub.condition_on_pending(Z[0, :2]).posterior(Z).variance
+        torch.testing.assert_close(pending, copied.condition_on_pending(Z[0, :2]).posterior(Z).variance, rtol=1e-10, atol=1e-14)
+    assert sub.factor._stacked is None  # no K' x n x n copy was made for the subset
+    torch.testing.assert_close(sub.factor.L, model.factor.L[[2, 0]], rtol=0, atol=0)  # copied when asked for

@@ -1,0 +1,294 @@
+r"""What one round of a rule waits on and holds: synchronising calls, peak memory, time.
+
+A **round** is one ``policy.suggest(X, Y, q)`` on the ``n`` observations so far, the evaluation
+of the suggested points on Michalewicz-5 (d = 5, inputs uniform in its box) and
+``policy.observe`` of their values. Every rule first runs one untimed round on the same data
+(the factorisation of every candidate, a campaign's one-off setup), and only the next round is
+measured. Three measurements:
+
+1. **Synchronising calls per round** (``--n``, default 500): one round of each of ``lb-gp-ucb``,
+   ``he-gp-ucb`` (16 Matern-5/2 candidates, length scales log-spaced in [0.05, 1], noise 1e-4),
+   ``ts-rsr`` (q = 10, fixed Matern-5/2 surrogate of length scale 0.2 box widths, noise 1e-6)
+   and the ``lb-gp-ucb-auto`` / ``he-gp-ucb-auto`` presets under ``torch.profiler``, counting
+   the operators that read a device value on the host: ``aten::_local_scalar_dense`` (what
+   ``.item()``, ``float()``, ``int()`` and ``bool()`` of a tensor run), ``aten::item``,
+   ``aten::equal`` (``torch.equal``; GPyTorch's ``Kernel.__call__`` compares its inputs with
+   it) and ``aten::is_nonzero`` (``bool()`` / ``if tensor:``); on CUDA also the device-to-host
+   copies (``Memcpy DtoH`` kernels) and ``cudaStreamSynchronize`` / ``cudaDeviceSynchronize``
+   calls. The ops nest (``item`` and ``is_nonzero`` call ``_local_scalar_dense``), so two totals
+   are printed: ``sum`` of ``_local_scalar_dense + equal + is_nonzero`` (the sum the issue
+   counts) and ``outer``, the calls of the four ops not made from inside another of them (the
+   host round trips, one per wait).
+2. **Peak memory of one HE round** at ``--he-n`` (default 4000) with ``--he-k`` (16)
+   candidates, in a fresh process: on CPU the peak resident set (``VmHWM``, reset through
+   ``/proc/self/clear_refs`` after the warm round) above the resident set measured before the
+   policy's first round (data generated, libraries loaded), against the bytes of the K dense
+   ``n x n`` float64 factors, :math:`8Kn^2`; on CUDA ``torch.cuda.max_memory_allocated`` above
+   the allocation before the first round. The warm (first) round's peak is printed too.
+3. **Round time against one batched Cholesky** in that same process: the measured HE round
+   against ``torch.linalg.cholesky`` of the ``K x n x n`` matrices
+   :math:`k_u(X, X) + s I` of the same candidates on the same unit-cube inputs.
+
+Usage::
+
+    OMP_NUM_THREADS=2 python benchmarks/round_profile.py --threads 2
+    python benchmarks/round_profile.py --quick            # n = 40 / 120: a smoke test
+    python benchmarks/round_profile.py --device cuda --threads 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import subprocess
+import sys
+import time
+from collections import Counter
+
+METHODS = ("lb-gp-ucb", "he-gp-ucb", "ts-rsr", "lb-gp-ucb-auto", "he-gp-ucb-auto")
+SYNC_OPS = ("aten::_local_scalar_dense", "aten::item", "aten::equal", "aten::is_nonzero")
+SUMMED_OPS = ("aten::_local_scalar_dense", "aten::equal", "aten::is_nonzero")
+CUDA_SYNCS = ("Memcpy DtoH", "cudaStreamSynchronize", "cudaDeviceSynchronize")
+HE_K = 16
+TS_RSR_Q = 10
+QUICK = {"n": 40, "he_n": 120}
+
+
+def he_lengthscales(k: int):
+    import torch
+
+    return torch.logspace(math.log10(0.05), 0.0, k, dtype=torch.float64)
+
+
+def build(method: str, n: int, device_name: str, seed: int = 0, he_k: int = HE_K):
+    r"""``(problem, X, Y, policy, q)``: ``n`` uniform observations of Michalewicz-5 and a fresh policy."""
+    import torch
+
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.policies.registry import make_policy
+    from botorch_unknown_hypers.problems.registry import get_problem
+
+    device = torch.device(device_name)
+    problem = get_problem("michalewicz5").to(device=device)
+    domain = problem.domain
+    gen = torch.Generator().manual_seed(seed)
+    unit = torch.rand(n, domain.dim, generator=gen, dtype=torch.float64).to(device)
+    X = domain.bounds[0] + (domain.bounds[1] - domain.bounds[0]) * unit
+    Y = problem.evaluate(X)[0].reshape(-1, 1)
+    options = {}
+    if method == "he-gp-ucb":
+        options["candidates"] = KernelCandidates.from_lengthscales(he_lengthscales(he_k), noise=1e-4)
+    elif method == "ts-rsr":
+        width = (domain.bounds[1] - domain.bounds[0]).tolist()
+        spec = {"kernel": "matern52", "lengthscale": [0.2 * w for w in width], "outputscale": 1.0, "noise_variance": 1e-6}
+        options.update(surrogate="paper", surrogate_spec=spec)
+    policy = make_policy(method, domain, seed=seed, device=device, **options)
+    return problem, X, Y, policy, TS_RSR_Q if method == "ts-rsr" else 1
+
+
+def one_round(problem, policy, X, Y, q: int):
+    r"""``suggest`` + evaluate + ``observe``; the data grown by the round's points."""
+    import torch
+
+    x = policy.suggest(X, Y, q=q)
+    y = problem.evaluate(x)[0].reshape(-1, 1)
+    policy.observe(x, y)
+    return torch.cat([X, x]), torch.cat([Y, y])
+
+
+def count_syncs(events) -> dict[str, int]:
+    r"""Counts of the synchronising ops among profiler ``events`` (see the module docstring)."""
+    counts = Counter()
+    for event in events:
+        name = event.name
+        if name in SYNC_OPS:
+            counts[name] += 1
+            parent = event.cpu_parent
+            while parent is not None and parent.name not in SYNC_OPS:
+                parent = parent.cpu_parent
+            counts["outer"] += parent is None
+        for marker in CUDA_SYNCS:
+            if marker in name:
+                counts[marker] += 1
+    out = {name: counts[name] for name in (*SYNC_OPS, *CUDA_SYNCS)}
+    out["sum"] = sum(counts[name] for name in SUMMED_OPS)
+    out["outer"] = counts["outer"]
+    return out
+
+
+def profile_round(method: str, n: int, device_name: str, seed: int = 0) -> dict:
+    r"""Synchronising ops of one warm round of ``method`` at ``n`` observations, and its wall time."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    problem, X, Y, policy, q = build(method, n, device_name, seed)
+    X, Y = one_round(problem, policy, X, Y, q)  # warm: one-off setup
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device_name == "cuda" else [])
+    start = time.perf_counter()
+    with profile(activities=activities) as prof:
+        one_round(problem, policy, X, Y, q)
+        if device_name == "cuda":
+            torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    return {"method": method, "n": n, "seconds": seconds, **count_syncs(prof.events())}
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}.")
+
+
+def _reset_peak_rss() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def he_round(n: int, k: int, device_name: str, seed: int = 0) -> dict:
+    r"""Peak memory and time of one warm HE round with ``k`` candidates at ``n`` observations, and
+    the time of one batched Cholesky of the same ``k x n x n`` matrices (run in a fresh process)."""
+    import torch
+
+    cuda = device_name == "cuda"
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
+    def used() -> int:  # bytes: allocated on CUDA, resident on CPU
+        return torch.cuda.memory_allocated() if cuda else 1024 * _status_kib("VmRSS")
+
+    def peak() -> int:
+        return torch.cuda.max_memory_allocated() if cuda else 1024 * _status_kib("VmHWM")
+
+    problem, X, Y, policy, q = build("he-gp-ucb", n, device_name, seed, he_k=k)
+    sync()
+    baseline = used()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    X, Y = one_round(problem, policy, X, Y, q)
+    sync()
+    warm_seconds, warm_peak = time.perf_counter() - start, peak()
+    after_warm = used()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+        reset = True
+    else:
+        reset = _reset_peak_rss()
+    start = time.perf_counter()
+    one_round(problem, policy, X, Y, q)
+    sync()
+    seconds, round_peak = time.perf_counter() - start, peak()
+    factor_bytes = 8 * k * n * n
+    del policy
+    # one batched Cholesky of the same candidates' matrices on the same unit-cube inputs
+    from gpytorch.kernels import MaternKernel
+
+    unit = (X[:n] - problem.domain.bounds[0]) / (problem.domain.bounds[1] - problem.domain.bounds[0])
+    kernel = MaternKernel(nu=2.5, batch_shape=torch.Size([k])).to(unit)
+    kernel.lengthscale = he_lengthscales(k).to(unit).view(k, 1, 1)
+    with torch.no_grad():
+        A = kernel(unit).to_dense()
+        A.diagonal(dim1=-2, dim2=-1).add_(1e-4)
+        sync()
+        start = time.perf_counter()
+        torch.linalg.cholesky(A)
+        sync()
+        cholesky_seconds = time.perf_counter() - start
+    return {
+        "n": n,
+        "k": k,
+        "factor_bytes": factor_bytes,
+        "baseline_bytes": baseline,
+        "after_warm_bytes": after_warm,
+        "warm_peak_above_baseline": warm_peak - baseline,
+        "peak_above_baseline": round_peak - baseline,
+        "peak_reset": reset,
+        "peak_ratio": (round_peak - baseline) / factor_bytes,
+        "warm_seconds": warm_seconds,
+        "round_seconds": seconds,
+        "cholesky_seconds": cholesky_seconds,
+        "cholesky_ratio": seconds / cholesky_seconds,
+    }
+
+
+def child(fn: str, threads: int, **kwargs) -> dict:
+    r"""``fn(**kwargs)`` of this script in a fresh interpreter (its own peak memory and caches)."""
+    code = (
+        "import json, sys, torch; sys.path.insert(0, sys.argv[1]);"
+        "torch.set_num_threads(int(sys.argv[2]));"
+        "import round_profile as r;"
+        "print('RESULT ' + json.dumps(getattr(r, sys.argv[3])(**json.loads(sys.argv[4]))))"
+    )
+    from pathlib import Path
+
+    argv = [sys.executable, "-c", code, str(Path(__file__).resolve().parent), str(threads), fn, json.dumps(kwargs)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=False)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    raise RuntimeError(f"{fn}({kwargs}) failed:\n{out.stderr[-3000:]}")
+
+
+def gib(value: float) -> str:
+    return f"{value / 2**30:.2f} GiB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads in every measurement")
+    parser.add_argument("--n", type=int, default=500, help="observations of the profiled rounds")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--he-n", type=int, default=4000, help="observations of the HE memory / time round")
+    parser.add_argument("--he-k", type=int, default=HE_K, help="candidates of the HE memory / time round")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help=f"smoke test: n = {QUICK['n']}, HE round at n = {QUICK['he_n']}")
+    parser.add_argument("--json", default=None, help="also write the results to this file")
+    args = parser.parse_args()
+    if args.quick:
+        args.n, args.he_n = QUICK["n"], QUICK["he_n"]
+    for name in ("threads", "n", "he_n", "he_k"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}.")
+    import torch
+
+    load = open("/proc/loadavg").read().split()[:3] if sys.platform.startswith("linux") else ["?"] * 3
+    print(f"machine: {platform.machine()} {platform.processor()}, torch {torch.__version__}, device {args.device}, "
+          f"threads {args.threads}, float64, Michalewicz-5, load average {' '.join(load)}")
+    rows = []
+    print(f"\nsynchronising ops in one warm round at n = {args.n} (torch.profiler)")
+    header = ["method", "s / round", *SYNC_OPS, *(CUDA_SYNCS if args.device == "cuda" else ()), "sum", "outer"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for method in args.methods:
+        row = child("profile_round", args.threads, method=method, n=args.n, device_name=args.device, seed=args.seed)
+        rows.append(row)
+        cells = [method, f"{row['seconds']:.3f}", *(str(row[op]) for op in SYNC_OPS)]
+        cells += [str(row[m]) for m in CUDA_SYNCS] if args.device == "cuda" else []
+        print("| " + " | ".join([*cells, str(row["sum"]), str(row["outer"])]) + " |", flush=True)
+    he = child("he_round", args.threads, n=args.he_n, k=args.he_k, device_name=args.device, seed=args.seed)
+    what = "allocated" if args.device == "cuda" else "resident"
+    print(f"\nHE round at n = {he['n']}, K = {he['k']} (fresh process)")
+    print(f"factors {gib(he['factor_bytes'])} (8 K n^2); peak {what} above baseline {gib(he['peak_above_baseline'])} "
+          f"= {he['peak_ratio']:.2f}x the factors (warm round {gib(he['warm_peak_above_baseline'])}; "
+          f"baseline {gib(he['baseline_bytes'])}, after the warm round {gib(he['after_warm_bytes'])}"
+          + ("" if he["peak_reset"] else "; peak NOT reset after the warm round: it includes the warm round") + ")")
+    print(f"round {he['round_seconds']:.2f} s, one batched Cholesky of the {he['k']} matrices {he['cholesky_seconds']:.2f} s: "
+          f"ratio {he['cholesky_ratio']:.2f}x (warm round {he['warm_seconds']:.2f} s)")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"args": vars(args), "load": load, "rounds": rows, "he_round": he}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from tests.benchmark_loader import BENCHMARKS, load_benchmark
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark("round_profile")
+
+
+def test_host_reads_are_counted_once_each_however_they_nest(bench):
+    t, other = torch.arange(3.0), torch.arange(3.0)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        bool(t.sum() > 0)  # is_nonzero -> item -> _local_scalar_dense
+        torch.equal(t, other)
+        t[0].item()  # item -> _local_scalar_dense
+        t + other  # no host read
+    counts = bench.count_syncs(prof.events())
+    assert counts["aten::is_nonzero"] == 1 and counts["aten::equal"] == 1 and counts["aten::item"] == 2
+    assert counts["aten::_local_scalar_dense"] == 2
+    assert counts["outer"] == 3  # one wait each
+    assert counts["sum"] == 2 + 1 + 1  # the sum counts a nested read twice
+
+
+def _run(*args: str) -> tuple[str, dict]:
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "round_profile.py"), *args], capture_output=True, text=True, check=False, timeout=1200
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def _check_output(stdout: str, methods: list[str], results: dict) -> None:
+    rows = {m.group(1): m.groups() for m in re.finditer(r"^\| ([a-z-]+) \| ([\d.]+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", stdout, re.M)}
+    assert sorted(rows) == sorted(methods)
+    for method, (_, seconds, scalar, item, equal, nonzero, summed, outer) in rows.items():
+        assert float(seconds) > 0 and int(summed) == int(scalar) + int(equal) + int(nonzero)
+        assert int(outer) <= int(summed)
+    memory = re.search(r"factors ([\d.]+) GiB \(8 K n\^2\); peak resident above baseline (-?[\d.]+) GiB = (-?[\d.]+)x the factors", stdout)
+    timing = re.search(r"round ([\d.]+) s, one batched Cholesky of the 16 matrices ([\d.]+) s: ratio ([\d.]+)x", stdout)
+    assert memory is not None and timing is not None, stdout
+    he = results["he_round"]
+    assert he["factor_bytes"] == 8 * 16 * results["args"]["he_n"] ** 2
+    assert he["peak_reset"] or "peak NOT reset" in stdout  # a kernel without clear_refs: said, not hidden
+    assert he["peak_ratio"] == pytest.approx(he["peak_above_baseline"] / he["factor_bytes"])
+    assert he["cholesky_ratio"] == pytest.approx(he["round_seconds"] / he["cholesky_seconds"])
+    assert [r["method"] for r in results["rounds"]] == methods
+
+
+def test_quick_run_of_one_method_prints_parsable_rows(tmp_path):
+    path = tmp_path / "profile.json"
+    stdout = _run("--quick", "--methods", "he-gp-ucb", "--json", str(path))
+    _check_output(stdout, ["he-gp-ucb"], json.loads(path.read_text()))
+
+
+@pytest.mark.slow
+def test_quick_run_of_every_method_prints_parsable_rows(tmp_path, bench):
+    path = tmp_path / "profile.json"
+    stdout = _run("--quick", "--json", str(path))
+    _check_output(stdout, list(bench.METHODS), json.loads(path.read_text()))
