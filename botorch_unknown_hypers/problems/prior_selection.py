@@ -26,10 +26,11 @@ come from a generator seeded by the seed (and the task), on the CPU in
 float64, so every method and every device sees the same function (common
 random numbers; the noise stream is the loop's, also seeded by the seed). The
 function is drawn with the prior factor of
-:class:`~botorch_unknown_hypers.models.tabular.TabularPriorGP` (an eigen-factor
-with the numerical-rank cutoff: the SE prior with :math:`\ell = 4` and the
-rank-one linear prior are singular, and a jittered Cholesky would inflate
-them). The paper starts the rules from no data, so ``n_init = 0``. The kernels,
+:class:`~botorch_unknown_hypers.models.tabular.TabularPriorGP` (the symmetric
+square root with the numerical-rank cutoff: the SE prior with :math:`\ell = 4`
+and the rank-one linear prior are singular, and a jittered Cholesky would
+inflate them; the symmetric root, unlike an eigen-factor, is the same on every
+CPU kernel path up to rounding). The paper starts the rules from no data, so ``n_init = 0``. The kernels,
 tasks and reconstructions are described in ``docs/prior-selection.md``.
 
 References:

@@ -167,9 +167,20 @@ def paper_arms(
     dtype: torch.dtype = torch.float64,
     device: torch.device | str | None = None,
 ) -> Tensor:
-    r"""The synthetic tasks' arms: ``num_arms`` equidistant points of :math:`[0, 20]`, ``N x 1``."""
+    r"""The synthetic tasks' arms: ``num_arms`` equidistant points of :math:`[0, 20]`, ``N x 1``.
+
+    Arm :math:`i` is :math:`x_i = \mathrm{fl}(20 i / (N - 1))`, the float64 nearest to the exact
+    quotient (:math:`20 i` is an exact integer and one IEEE division rounds correctly), computed
+    on the CPU and then cast to ``dtype`` and moved to ``device``. The arms are pool points that
+    saved data and states name by their exact coordinates, so they must be the same numbers on
+    every machine: ``torch.linspace`` is not (its vectorised kernel rounds
+    :math:`\mathrm{start} + i\,\mathrm{step}` with one fused multiply-add, its scalar kernel
+    ``ATEN_CPU_CAPABILITY=default`` with two roundings; 29 of 500 arms differed by one ulp).
+    """
     low, high = PAPER_ARM_RANGE
-    return torch.linspace(low, high, num_arms, dtype=dtype, device=device).unsqueeze(-1)
+    steps = torch.arange(num_arms, dtype=torch.float64)  # exact integers
+    arms = low + steps * (high - low) / (num_arms - 1)
+    return arms.to(device=device, dtype=dtype).unsqueeze(-1)
 
 
 KERNEL_TASK_NAMES = ["se", "matern52", "matern32", "periodic", "linear", "rq"]

@@ -239,6 +239,35 @@ def test_sample_moments(num_observed):
     torch.testing.assert_close(slopes, slopes[:, :1].expand_as(slopes), rtol=1e-8, atol=1e-10)
 
 
+def test_prior_factor_is_the_symmetric_root():
+    # F_p = C_p^{1/2} against scipy's Schur-based sqrtm, which chooses no eigenbasis; the
+    # periodic prior on equidistant arms has pairs of equal eigenvalues.
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    priors = kernel_task_priors(num_arms=60)
+    factor = TabularPriorGP(priors).prior_factor()
+    assert torch.equal(factor, factor.transpose(-1, -2))
+    torch.testing.assert_close(factor @ factor, priors.covariances, rtol=0, atol=1e-12)
+    periodic = priors.labels().index("periodic")
+    reference = torch.as_tensor(scipy_linalg.sqrtm(priors.covariances[periodic].numpy()).real)
+    torch.testing.assert_close(factor[periodic], reference, rtol=0, atol=1e-6)
+
+
+def test_sample_is_stable_to_rounding_of_the_covariance():
+    # A symmetric perturbation at rounding level (what another CPU kernel path or thread
+    # count makes of a covariance) moves every draw by rounding level too, degenerate
+    # eigenspaces included: an eigen-factor V Lambda^{1/2} would rotate the periodic
+    # prior's equal-eigenvalue pairs and change its draws by O(1) for the same z.
+    priors = kernel_task_priors(num_arms=200)
+    noise = torch.randn(priors.covariances.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    perturbed = TabularPriors(
+        arms=priors.arms, means=priors.means, noise=priors.noise, names=priors.names,
+        covariances=priors.covariances + 1e-15 * (noise + noise.transpose(-1, -2)),
+    )
+    draws = [TabularPriorGP(p, torch.tensor([5, 120]), torch.tensor([0.3, -0.2], dtype=torch.float64))
+             .sample(8, generator=torch.Generator().manual_seed(0)) for p in (priors, perturbed)]
+    assert (draws[0] - draws[1]).abs().max() < 1e-6
+
+
 def test_sample_prior_indices_generator_and_shapes():
     priors = small_priors()
     indices, y = observed()

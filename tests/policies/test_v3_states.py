@@ -22,9 +22,9 @@ CASES = json.loads((Path(__file__).parent / "v3_states" / "states_v3.json").read
 
 @pytest.fixture
 def one_thread():
-    r"""The states were recorded with one intra-op thread, and so are they replayed: the
-    ``gp-kernel`` function (a prior draw from an eigen-factor of a nearly singular covariance)
-    changes with the order of a reduction, and with it the prior rules' suggestions."""
+    r"""The states were recorded with one intra-op thread, and so are they replayed: another
+    thread count changes reductions in the last bits, and an argmax over 500 arms compared
+    exactly need not survive that."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

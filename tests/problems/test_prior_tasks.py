@@ -6,6 +6,7 @@ documents), and the task builders."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 import scipy.special
@@ -133,7 +134,7 @@ def test_stationary_kernels_are_one_on_the_diagonal_symmetric_and_positive_semid
 
 
 def test_task_builders_sizes_and_scale():
-    arms = torch.linspace(0, 20, 500, dtype=torch.float64).unsqueeze(-1)
+    arms = paper_arms()
     for builder, size in ((kernel_task_priors, 6), (lengthscale_task_priors, 4), (hill_task_priors, 5)):
         priors = builder()
         assert len(priors) == size and priors.num_arms == 500 and priors.noise == NOISE
@@ -184,6 +185,10 @@ def test_paper_arms():
     assert float(arms[0]) == 0.0 and float(arms[-1]) == 20.0
     torch.testing.assert_close(arms.diff(dim=0), torch.full((499, 1), 20 / 499, dtype=torch.float64))
     assert paper_arms(11, dtype=torch.float32)[:, 0].tolist() == pytest.approx([2.0 * i for i in range(11)])
+    # Every arm is the float64 nearest to 20 i / 499 (one rounding): the same numbers on every
+    # CPU kernel path, which torch.linspace's fused multiply-add is not.
+    assert arms[:, 0].tolist() == [float(Fraction(20 * i, 499)) for i in range(500)]
+    assert torch.equal(paper_arms(40, dtype=torch.float32), paper_arms(40).float())
 
 
 def test_kernel_and_lengthscale_tasks_are_the_documented_kernels():
