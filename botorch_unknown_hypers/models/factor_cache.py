@@ -1,9 +1,8 @@
 r"""Cholesky factors of K candidates' training covariances, kept across rounds and extended.
 
-A rule over fixed hyperparameter candidates sees the same kernel matrices grow by a few rows per
-round. For candidate :math:`u` with kernel :math:`k_u`, noise variance :math:`s_u` and jitter
-:math:`j_u` on the (transformed) inputs :math:`X \in \mathbb R^{n\times d}`,
-:math:`A_u = k_u(X, X) + (s_u + j_u) I = L_u L_u^\top`. Appending :math:`q` points :math:`X'`:
+For candidate :math:`u` with kernel :math:`k_u`, noise variance :math:`s_u` and jitter :math:`j_u`
+on the inputs :math:`X \in \mathbb R^{n\times d}`, :math:`A_u = k_u(X, X) + (s_u + j_u) I = L_u L_u^\top`.
+Appending :math:`q` points :math:`X'`:
 
 .. math::
 
@@ -11,50 +10,14 @@ round. For candidate :math:`u` with kernel :math:`k_u`, noise variance :math:`s_
     L_{21,u}^\top = L_u^{-1} k_u(X, X'), \qquad
     L_{22,u} L_{22,u}^\top = k_u(X', X') + (s_u + j_u) I - L_{21,u} L_{21,u}^\top,
 
-which costs :math:`O(K n^2 q)` instead of the :math:`O(K (n+q)^3)` of a new factorisation; the
-updated factor is the factor of the grown matrix, exactly in exact arithmetic.
+costs :math:`O(K n^2 q)` instead of the :math:`O(K (n+q)^3)` of a new factorisation.
 
-**One canonical factor per (candidate, data).** Rows are appended one at a time (:math:`q = 1`
-above, each with its own kernel column and triangular solve), and the factor is recomputed from
-scratch (LAPACK) whenever the number of rows reaches a multiple of ``refactor_every`` (default 64:
-rounding errors of successive updates do not accumulate, and the :math:`O(n^3)` cost is amortised
-over 64 rows). A factor is therefore a function of the candidate and the data alone, not of the
-history of calls: a rule resumed in a fresh process rebuilds it (one factorisation at the last
-multiple of ``refactor_every``, then at most 63 row updates) bit for bit, so a resumed campaign
-makes the identical next suggestion. Otherwise a factor is computed from scratch only when
-
-1. a candidate is new to the cache (hyperparameters changed: an MLE refit, a proposed candidate):
-   it is factorised once, canonically, and placed among the others, which are not touched;
-2. the data are not an extension of the cached inputs (a different campaign, a reordered set);
-3. a new row's pivot :math:`k_u(x, x) + s_u + j_u - \lVert b\rVert^2` is not positive at the
-   candidate's jitter, i.e. the jitter would have to grow: the candidate is refactorised with an
-   escalating jitter (:math:`10^{-8}, 10^{-7}, \dots` times the mean diagonal in float64, as
-   GPyTorch's ``psd_safe_cholesky``, which does not report the jitter it used; the jitter is
-   kept per candidate so later rows extend the same matrix).
-
-Candidates that leave the rule (eliminated, retired) are dropped without touching the others.
-A rule that uses one candidate per round (balancing) keeps the others cached without advancing
-them, and factorises a new one only when it is first used: a kept factor catches up on the rows
-it missed when it is next used (by one factorisation at the last multiple of ``refactor_every``
-if it passed one), bit for bit the factor it would have had if advanced every round.
-Every candidate's factor is its own contiguous tensor, updated and solved one candidate at a time:
-batched LAPACK calls and views into a shared block round differently with the batch size and the
-memory alignment, and a candidate's factor must not depend on which others share the cache. The
-acquisitions, which need no such guarantee across different candidate sets, stay batched: a
-round's factors are stacked once into one ``K x n x n`` tensor (:attr:`CandidateFactor.L`), solved
-against in place, and a subset of the candidates solves on its slices of that stack (one
-triangular solve per candidate) rather than on a copy, so a round holds at most two copies of
-the factors (the cache's and the stack).
-
-**Fixed points.** With :meth:`FactorCache.set_points` (``m`` points :math:`Z`, e.g. the raw
-samples of a multi-start maximisation kept for a whole campaign), each returned candidate also
-carries :math:`V_u = L_u^{-1} k_u(X, Z)` (``n x m``) in the factor's two parts: the base part
-:math:`L_b^{-1} k_u(X_{<b}, Z)`, recomputed with each new base, and one row per appended row,
-:math:`v_i = (k_u(x_i, Z) - \ell_{i,<i}^\top V_{<i}) / \ell_{ii}` (:math:`O(nm)`). The posterior at
-:math:`Z` is then :math:`\mu_u(Z) = m_u(Z) + V_u^\top L_u^{-1}(y - m_u(X))` and
-:math:`\sigma_u^2(Z) = k_u(Z, Z)_{\text{diag}} - \mathbf 1^\top (V_u \circ V_u)`, in :math:`O(nm)` per
-round instead of the :math:`O(n^2 m)` of a triangular solve (:class:`PointSolve`). Like the
-factor, :math:`V_u` is a function of the candidate, the data and :math:`Z` alone.
+**One canonical factor per (candidate, data):** rows are appended one at a time and the factor
+recomputed (LAPACK) at every multiple of ``refactor_every`` rows, so it depends on the candidate
+and the data alone and a resumed campaign rebuilds it bit for bit. A round's factors are stacked
+once (:attr:`CandidateFactor.L`), subsets solve on slices of that stack, and fixed points
+:math:`Z` (:meth:`FactorCache.set_points`) carry :math:`L_u^{-1} k_u(X, Z)` (:class:`PointSolve`).
+Every rule, case and cost: ``docs/scaling.md`` ("The factor cache").
 
 References:
     G. H. Golub, C. F. Van Loan. Matrix Computations, 4th ed., Sec. 4.2 (block Cholesky).
@@ -84,12 +47,8 @@ r"""Row counts at whose multiples a cached factor is recomputed from scratch."""
 
 def kernel_matrix(kernel: Kernel, left: Tensor, right: Tensor | None = None) -> Tensor:
     r"""The dense kernel matrix :math:`k(\text{left}, \text{right})` (``right = left`` when ``None``),
-    evaluated eagerly.
-
-    The same values as ``to_dense(kernel(left, right))``, without GPyTorch's lazily evaluated kernel
-    tensor, whose bookkeeping costs more than the kernel itself for the one-row columns of a
-    factor update (about half of a row append's time with a Matern kernel at n < 100).
-    """
+    evaluated eagerly: GPyTorch's lazy kernel tensor costs more than the kernel itself for the
+    one-row columns of a factor update (about half of a row append's time at n < 100)."""
     with gpytorch.settings.lazily_evaluate_kernels(False):
         return to_dense(kernel(left, left if right is None else right))
 

@@ -18,9 +18,7 @@ gives the one-step predictive of Alg. 2 line 6 (their sum is the log evidence, b
 :meth:`~TabularPriorGP.sample` draws joint posterior samples over all arms by pathwise (Matheron)
 conditioning, :math:`\tilde f_p = f_p + A_p^\top L_p^{-1}(y - f_p[S] - \varepsilon')` with
 :math:`f_p = m_p + F_p z` and :math:`F_p = C_p^{1/2}` the symmetric square root from one
-eigendecomposition of :math:`C_p` (eigenvalues below the numerical-rank cutoff set to 0, so
-rank-deficient priors need no jitter; symmetric, so the draw does not depend on the eigensolver's
-choice of basis inside an eigenspace, :meth:`~TabularPriorGP.prior_factor`). It is also a
+eigendecomposition of :math:`C_p` (:meth:`~TabularPriorGP.prior_factor`). It is also a
 BoTorch ``Model`` (:meth:`~TabularPriorGP.posterior`) and offers the point-based interface shared
 with :class:`~botorch_unknown_hypers.models.box_priors.BoxPriors` (``condition_at``, ...).
 
@@ -410,40 +408,13 @@ class TabularPriorGP(Model):
         return -0.5 * whitened.square().sum(-1) - log_det - 0.5 * n * math.log(2 * math.pi)
 
     def prior_factor(self) -> Tensor:
-        r"""``K x N x N`` symmetric square roots :math:`F_p = C_p^{1/2}`, :math:`F_p F_p^\top = C_p`
-        up to rounding.
-
-        With the eigendecomposition :math:`C_p = V_p \Lambda_p V_p^\top`,
-
-        .. math::
-
-            F_p = V_p \Lambda_{p,+}^{1/2} V_p^\top,
-
-        where :math:`\Lambda_{p,+}` sets the eigenvalues below the numerical-rank cutoff
-        :math:`\tau_p = N \epsilon \max_i |\lambda_{p,i}|` (negative ones included) to 0: this
-        changes :math:`C_p` by less than the eigensolver's own rounding error.
-
-        *Why the symmetric root and not the eigen-factor* :math:`V_p \Lambda_{p,+}^{1/2}`. Both
-        give draws :math:`m_p + F_p z` with covariance :math:`C_p`, but the eigen-factor is not
-        a function of :math:`C_p`: the eigenvectors of a repeated eigenvalue are any orthonormal
-        basis of its eigenspace, and each is determined only up to sign. Its first-order change
-        under a perturbation :math:`C_p + E` has :math:`(V^\top dV)_{ij} = (V^\top E V)_{ij} /
-        (\lambda_j - \lambda_i)`, unbounded for (near-)equal eigenvalues; the periodic prior on
-        equidistant arms has pairs of equal eigenvalues (the cosine and sine of one frequency),
-        and another CPU kernel path or thread count rotated them and changed its draws by
-        :math:`O(1)` for the same :math:`z`. The symmetric root is unchanged by any orthogonal
-        :math:`Q` that commutes with :math:`\Lambda` (rotations inside an eigenspace, sign
-        flips): :math:`(VQ) \Lambda^{1/2} (VQ)^\top = V \Lambda^{1/2} V^\top`. It is the unique
-        positive semidefinite root, and its first-order change (Daleckii-Krein) is
-        :math:`(V^\top dF\, V)_{ij} = (V^\top E V)_{ij} / (\sqrt{\lambda_i} + \sqrt{\lambda_j})`:
-        large only between eigenvalues that are both tiny; globally
-        :math:`\lVert A^{1/2} - B^{1/2} \rVert_2 \le \lVert A - B \rVert_2^{1/2}` for
-        positive semidefinite :math:`A, B`, and an eigenvalue crossing the cutoff moves
-        :math:`F_p` by at most :math:`\sqrt{\tau_p}`. A pivoted Cholesky factor of these
-        semidefinite matrices would depend on pivot ties in the same way as the eigen-factor.
-
-        Computed once (eigendecomposition and product in float64 on the priors' device, then
-        cast to the priors' dtype) and cached: :math:`O(K N^3)` once, instead of once per sample.
+        r"""``K x N x N`` symmetric square roots :math:`F_p = V_p \Lambda_{p,+}^{1/2} V_p^\top` of
+        :math:`C_p = V_p \Lambda_p V_p^\top`, with eigenvalues below the numerical-rank cutoff
+        :math:`N \epsilon \max_i |\lambda_{p,i}|` set to 0 (a change below the eigensolver's own
+        rounding). Unlike the eigen-factor :math:`V_p \Lambda_{p,+}^{1/2}`, it does not depend on
+        the basis the eigensolver picks inside an eigenspace (the periodic prior on equidistant
+        arms has pairs of equal eigenvalues), so its draws agree across CPU kernel paths
+        (``docs/prior-selection.md``). Computed once in float64, then cast, and cached.
         """
         if self._prior_factor is None:
             cov = self.priors.covariances
