@@ -3,24 +3,30 @@ r"""botorch-unknown-hypers: Bayesian optimisation with unknown GP hyperparameter
 The building block is :class:`~botorch_unknown_hypers.models.CandidateGP`, one batched GPyTorch
 model over K fixed hyperparameter candidates; the rules of the five papers are policies over it.
 
-Importing the package loads the library (candidates, models, the loop and the method registry)
-but not the benchmark harness: :func:`get_problem` (and with it the problems' pandas, Pyro and
-SciPy dependencies) is imported on first use (PEP 562 module ``__getattr__``), each rule's
-module when the rule is first built, and BoTorch's optimisers (with ``scipy.optimize``) when a
-rule first maximises on a box or a pool.
+Importing the package loads the candidate sets alone. Every other public name is imported on
+first use (PEP 562 module ``__getattr__``): the models, the loop and the method registry when
+one of their names is first asked for (they load BoTorch's acquisition layer, and with it
+``scipy.spatial``), :func:`get_problem` with the problems' pandas, Pyro and SciPy dependencies,
+each rule's module when the rule is first built, and BoTorch's optimisers (with
+``scipy.optimize``) when a rule first maximises on a box or a pool.
 """
 
 from __future__ import annotations
 
 from botorch_unknown_hypers.candidates import KernelCandidates, geometric_ladder
 from botorch_unknown_hypers.lazy import lazy_attributes
-from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design, run
-from botorch_unknown_hypers.models import CandidateGP, GroupedCandidateModel
-from botorch_unknown_hypers.policies import make_policy
 
 __version__ = "0.1.0"
 
-_LAZY = {"get_problem": "botorch_unknown_hypers.problems"}
+_LAZY = {
+    "AskTellOptimizer": "botorch_unknown_hypers.loop",
+    "CandidateGP": "botorch_unknown_hypers.models",
+    "GroupedCandidateModel": "botorch_unknown_hypers.models",
+    "get_problem": "botorch_unknown_hypers.problems",
+    "initial_design": "botorch_unknown_hypers.loop",
+    "make_policy": "botorch_unknown_hypers.policies",
+    "run": "botorch_unknown_hypers.loop",
+}
 r"""Public names that live in heavy modules: name to the module imported on first access."""
 
 __all__ = [

@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_nonnegative
@@ -102,6 +101,10 @@ class BoxDomain:
 
     def sample(self, n: int, seed: int) -> Tensor:
         r"""``n x d`` scrambled Sobol points (the initial design), deterministic given ``seed``."""
+        # Imported here: botorch.utils.sampling imports scipy.spatial (about 0.3 s), which a
+        # package import should not pay before the first design is drawn.
+        from botorch.utils.sampling import draw_sobol_samples
+
         return draw_sobol_samples(bounds=self.bounds, n=n, q=1, seed=seed).squeeze(-2)
 
     def sample_uniform(self, n: int, generator: torch.Generator) -> Tensor:

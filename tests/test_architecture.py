@@ -47,6 +47,7 @@ def test_the_contracts_are_kept():
     [
         ("domains.py", "import botorch_unknown_hypers.problems", 2),  # the bottom imports the harness
         ("policies/base.py", "from botorch_unknown_hypers.problems import get_problem", 2),  # the library imports its benchmarks
+        ("candidates.py", "import botorch_unknown_hypers.problems", 2),  # the root's one eager import pulls the harness
         ("models/candidate_gp.py", "import botorch_unknown_hypers.acquisition.ucb", 1),  # a model imports an acquisition
         ("__init__.py", "from botorch_unknown_hypers.problems import get_problem", 1),  # the harness at import again
         ("loop.py", "import matplotlib.pyplot", 1),  # a plotting library at import
@@ -88,6 +89,16 @@ def test_importing_the_package_loads_no_harness_and_no_heavy_dependency():
         assert after_package[heavy] == after_botorch[heavy], heavy
     for heavy in ["botorch_unknown_hypers.problems", "pandas", "scipy.signal", "matplotlib", "ax", "ray"]:
         assert after_package[heavy] == [], heavy
+
+
+def test_importing_the_package_defers_botorch_acquisition_until_a_name_needs_it():
+    # The root loads its candidate sets alone; BoTorch's acquisition layer (and the
+    # scipy.spatial it loads, about 0.3 s) comes with the first model, loop or rule name.
+    deferred = ["scipy.spatial", "botorch.acquisition", "botorch_unknown_hypers.loop", "botorch_unknown_hypers.policies"]
+    assert _loaded_after("import botorch", deferred) == {m: [] for m in deferred}
+    assert _loaded_after("import botorch_unknown_hypers", deferred) == {m: [] for m in deferred}
+    after_api = _loaded_after("from botorch_unknown_hypers import make_policy, run", deferred)
+    assert all(after_api[m] for m in deferred), after_api
 
 
 # BoTorch's optimisers and samplers (and the SciPy they load): imported when a rule first runs them.
