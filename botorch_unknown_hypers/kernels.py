@@ -15,6 +15,14 @@ The length-scale balancing paper writes the RBF kernel as :math:`\exp(-r^2/\thet
 :data:`KERNELS` maps each name to its smoothness :math:`\nu` (``None`` for RBF); it is the one
 table the package reads for kernel names (candidate sets, confidence rates, fixed surrogates,
 known kernels), and :func:`scale_kernel` the one builder of their GPyTorch modules.
+
+The builder's base kernels are GPyTorch's ``MaternKernel`` and ``RBFKernel`` with one change
+(:class:`Matern`, :class:`RBF`): GPyTorch's distance helper tests ``torch.equal(x1, x2)`` on
+every evaluation, a read of a device value on the host that waits for the queued device work.
+Here the kernel decides it from its inputs (the same tensor twice is equal, inputs with
+different numbers of points are not), and the diagonal :math:`k(x, x) = s\,\kappa(0) = s` of
+one set of points with itself needs no distance; every value is the one GPyTorch computes, bit
+for bit.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import math
 import torch
 from gpytorch.constraints import Positive
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.kernels.kernel import dist, sq_dist
 from torch import Tensor
 
 KERNELS: dict[str, float | None] = {
@@ -58,8 +67,56 @@ def correlation(squared_distance: Tensor, nu: float | None) -> Tensor:
     raise ValueError(f"nu must be 0.5, 1.5, 2.5 or None (RBF), got {nu!r}.")
 
 
+class NoSyncDistance:
+    r"""Mixin of a stationary GPyTorch kernel whose evaluations decide without a host read whether
+    their two inputs are equal.
+
+    GPyTorch's distance helper (``Kernel.covar_dist``) tests ``torch.equal`` of the two scaled
+    inputs and, when they are equal, computes the symmetric distance matrix (zero diagonal).
+    Here ``forward`` decides it from what it is given: the same tensor twice (``kernel(x)``,
+    ``kernel(x, diag=True)``) is equal, and inputs with different numbers of points cannot be
+    (their scaled versions differ in shape); only inputs with equally many points that are not
+    the same tensor are still compared by GPyTorch. The diagonal of a set of points with itself
+    is :math:`\kappa(0) = 1` per point.
+    """
+
+    def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params) -> Tensor:
+        if params.get("last_dim_is_batch", False):
+            return super().forward(x1, x2, diag=diag, **params)
+        if diag and x1 is x2:
+            return torch.ones(x1.shape[:-1], dtype=x1.dtype, device=x1.device)
+        if not diag and (x1 is x2 or x1.shape[-2] != x2.shape[-2]):
+            params["x1_eq_x2"] = x1 is x2
+        return super().forward(x1, x2, diag=diag, **params)
+
+    def covar_dist(
+        self,
+        x1: Tensor,
+        x2: Tensor,
+        diag: bool = False,
+        last_dim_is_batch: bool = False,
+        square_dist: bool = False,
+        x1_eq_x2: bool | None = None,
+        **params,
+    ) -> Tensor:
+        if x1_eq_x2 is None or diag or last_dim_is_batch:
+            return super().covar_dist(
+                x1, x2, diag=diag, last_dim_is_batch=last_dim_is_batch, square_dist=square_dist, **params
+            )
+        return sq_dist(x1, x2, x1_eq_x2) if square_dist else dist(x1, x2, x1_eq_x2)
+
+
+class Matern(NoSyncDistance, MaternKernel):
+    r"""GPyTorch's ``MaternKernel`` without the equality test of its inputs (:class:`NoSyncDistance`)."""
+
+
+class RBF(NoSyncDistance, RBFKernel):
+    r"""GPyTorch's ``RBFKernel`` without the equality test of its inputs (:class:`NoSyncDistance`)."""
+
+
 def scale_kernel(kernel: str, ard_num_dims: int | None = None, batch_shape: torch.Size = torch.Size()) -> ScaleKernel:
-    r"""``ScaleKernel(RBF or Matern-nu)`` with positive constraints and GPyTorch's initial values.
+    r"""``ScaleKernel(RBF or Matern-nu)`` (:class:`RBF`, :class:`Matern`) with positive constraints
+    and GPyTorch's initial values.
 
     Args:
         kernel: A name in :data:`KERNELS`.
@@ -68,7 +125,7 @@ def scale_kernel(kernel: str, ard_num_dims: int | None = None, batch_shape: torc
     """
     nu = KERNELS[check_kernel(kernel)]
     if nu is None:
-        base = RBFKernel(ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
+        base = RBF(ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
     else:
-        base = MaternKernel(nu=nu, ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
+        base = Matern(nu=nu, ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
     return ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=Positive())

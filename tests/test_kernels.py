@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 
+import gpytorch
 import pytest
 import scipy.special
 import torch
 from gpytorch.constraints import Positive
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
+from linear_operator import to_dense
 
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel, correlation, scale_kernel
 
@@ -124,3 +126,64 @@ def test_scale_kernel_ard_and_batch_shape():
 def test_scale_kernel_refuses_an_unknown_name():
     with pytest.raises(ValueError, match="^kernel must be one of"):
         scale_kernel("periodic")
+
+
+def _gpytorch_twin(ours: ScaleKernel) -> ScaleKernel:
+    r"""GPyTorch's own ``ScaleKernel(MaternKernel | RBFKernel)`` with ``ours``' hyperparameters."""
+    base = ours.base_kernel
+    twin_base = (
+        RBFKernel(ard_num_dims=base.ard_num_dims, batch_shape=base.batch_shape)
+        if isinstance(base, RBFKernel)
+        else MaternKernel(nu=base.nu, ard_num_dims=base.ard_num_dims, batch_shape=base.batch_shape)
+    )
+    twin = ScaleKernel(twin_base, batch_shape=ours.batch_shape).to(torch.float64)
+    twin.load_state_dict(ours.state_dict())
+    return twin
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("ard", [None, 3])
+@pytest.mark.parametrize("grad", [False, True])
+def test_scale_kernel_values_and_gradients_are_gpytorchs_bit_for_bit(name, ard, grad):
+    gen = torch.Generator().manual_seed(0)
+    ours = scale_kernel(name, ard_num_dims=ard, batch_shape=torch.Size([4])).to(torch.float64)
+    with torch.no_grad():
+        ours.base_kernel.lengthscale = 0.1 + torch.rand(4, 1, ard or 1, generator=gen, dtype=torch.float64)
+        ours.outputscale = 0.5 + torch.rand(4, generator=gen, dtype=torch.float64)
+    twin = _gpytorch_twin(ours)
+    X = torch.rand(4, 7, 3, generator=gen, dtype=torch.float64).requires_grad_(grad)
+    T = torch.rand(20, 3, generator=gen, dtype=torch.float64)
+    same_count = X[0].detach().clone()  # as many points as X, not the same tensor: GPyTorch decides
+    cases = [
+        lambda k: k(X, T),  # test points against training data
+        lambda k: k(X, diag=True),  # prior variances
+        lambda k: k(X),  # one set with itself: the symmetric path
+        lambda k: k(T),
+        lambda k: k(X, same_count),
+        lambda k: k(same_count.expand(4, 7, 3), same_count),  # equal values, different tensors
+        lambda k: k(X, X.detach().clone()),
+    ]
+    with gpytorch.settings.lazily_evaluate_kernels(False):
+        for i, case in enumerate(cases):
+            got, want = to_dense(case(ours)), to_dense(case(twin))
+            assert torch.equal(got, want), i
+            if grad:
+                (g_got,), (g_want,) = (torch.autograd.grad(v.sum(), X, allow_unused=True) for v in (got, want))
+                assert (g_got is None and g_want is None) or torch.equal(g_got, g_want), i
+
+
+def test_scale_kernel_reads_no_device_value_to_compare_its_inputs(monkeypatch):
+    # torch.equal of two tensors is a host read (a synchronisation on a GPU): cross-covariances,
+    # prior variances and one set with itself decide without it; equal point counts still ask.
+    calls = []
+    monkeypatch.setattr(torch, "equal", lambda a, b: calls.append(1) or bool((a == b).all()) if a.shape == b.shape else False)
+    kernel = scale_kernel("matern52", batch_shape=torch.Size([4])).to(torch.float64)
+    X = torch.rand(4, 7, 3, dtype=torch.float64, requires_grad=True)
+    T = torch.rand(20, 3, dtype=torch.float64)
+    with gpytorch.settings.lazily_evaluate_kernels(False):
+        to_dense(kernel(X, T)), to_dense(kernel(X, diag=True)), to_dense(kernel(T))
+        with torch.no_grad():
+            to_dense(kernel(X, T)), to_dense(kernel(X))
+        assert calls == []
+        to_dense(kernel(X, X.detach().clone()))
+    assert calls == [1]
