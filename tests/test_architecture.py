@@ -3,8 +3,8 @@ r"""The package's architecture: the import-layers contract, module sizes, one pl
 The layers (``pyproject.toml``, ``[tool.importlinter]``) point down only:
 ``domains`` -> ``candidates``/``confidence`` -> ``models`` -> ``acquisition`` -> ``policies``
 -> ``loop`` -> ``problems`` -> the harness (``cli``, ``report``, ``integrations``, ...).
-A second contract keeps the package's own ``__init__`` light: it imports neither the harness
-nor pandas, Pyro, matplotlib, Ax or Ray.
+A second contract keeps the package's own ``__init__`` and the modules of its public names light:
+they import neither the harness nor pandas, Pyro, matplotlib, Ax or Ray.
 """
 
 from __future__ import annotations
@@ -65,24 +65,47 @@ def test_a_wrong_import_breaks_a_contract(tmp_path, module, bad_import, broken):
 
 
 HEAVY = ["botorch_unknown_hypers.problems", "pandas", "pyro", "scipy.signal", "matplotlib", "ax", "ray"]
+# BoTorch's optimisers and samplers (and the SciPy they load): imported when a rule first runs them.
+OPTIMISERS = ["scipy.optimize", "botorch.generation", "botorch.optim", "botorch.fit", "botorch.sampling.pathwise"]
+# BoTorch's acquisition layer (which loads scipy.spatial) and the library: with the first name that needs them.
+DEFERRED = ["scipy.spatial", "botorch.acquisition", "botorch_unknown_hypers.loop", "botorch_unknown_hypers.policies"]
 
 
 def _loaded_after(statement: str, modules: list[str] = HEAVY) -> dict[str, list[str]]:
     r"""Per module of ``modules``, the names of it (the module and its submodules) in
     ``sys.modules`` after ``statement`` in a fresh interpreter."""
-    code = (
-        f"import json, sys\n{statement}\n"
+    return _loaded_after_each([statement], modules)[0]
+
+
+def _loaded_after_each(statements: list[str], modules: list[str]) -> list[dict[str, list[str]]]:
+    r"""Run ``statements`` one after the other in one fresh interpreter; after each, per module of
+    ``modules``, the names of it (the module and its submodules) in ``sys.modules``."""
+    snapshot = (
         f"print(json.dumps({{h: sorted(m for m in sys.modules if m == h or m.startswith(h + '.')) for h in {modules!r}}}))"
     )
+    code = "import json, sys\n" + "".join(f"{statement}\n{snapshot}\n" for statement in statements)
     env = {"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return [json.loads(line) for line in out.stdout.strip().splitlines()[-len(statements):]]
 
 
-def test_importing_the_package_loads_no_harness_and_no_heavy_dependency():
-    after_botorch = _loaded_after("import botorch")
-    after_package = _loaded_after("import botorch_unknown_hypers")
+@pytest.fixture(scope="module")
+def loaded_by_imports() -> dict[str, dict[str, list[str]]]:
+    r"""What one fresh interpreter holds after ``import botorch``, then ``import
+    botorch_unknown_hypers``, then ``from botorch_unknown_hypers import make_policy, run``
+    (each import adds to the previous; BoTorch's modules are loaded by the first)."""
+    statements = {
+        "botorch": "import botorch",
+        "package": "import botorch_unknown_hypers",
+        "api": "from botorch_unknown_hypers import make_policy, run",
+    }
+    after = _loaded_after_each(list(statements.values()), HEAVY + OPTIMISERS + DEFERRED)
+    return dict(zip(statements, after))
+
+
+def test_importing_the_package_loads_no_harness_and_no_heavy_dependency(loaded_by_imports):
+    after_botorch, after_package = loaded_by_imports["botorch"], loaded_by_imports["package"]
     for heavy in HEAVY:
         # GPyTorch (and so `import botorch`) imports Pyro itself where it is installed: the
         # package must add none of it (e.g. pyro.infer's NUTS of nuts-gp-ucb).
@@ -91,24 +114,19 @@ def test_importing_the_package_loads_no_harness_and_no_heavy_dependency():
         assert after_package[heavy] == [], heavy
 
 
-def test_importing_the_package_defers_botorch_acquisition_until_a_name_needs_it():
+def test_importing_the_public_api_loads_no_harness_and_no_optimiser_beyond_botorch(loaded_by_imports):
+    after_botorch, after_api = loaded_by_imports["botorch"], loaded_by_imports["api"]
+    for module in HEAVY + OPTIMISERS:
+        assert after_api[module] == after_botorch[module], module
+
+
+def test_importing_the_package_defers_botorch_acquisition_until_a_name_needs_it(loaded_by_imports):
     # The root loads its candidate sets alone; BoTorch's acquisition layer (and the
     # scipy.spatial it loads, about 0.3 s) comes with the first model, loop or rule name.
-    deferred = ["scipy.spatial", "botorch.acquisition", "botorch_unknown_hypers.loop", "botorch_unknown_hypers.policies"]
-    assert _loaded_after("import botorch", deferred) == {m: [] for m in deferred}
-    assert _loaded_after("import botorch_unknown_hypers", deferred) == {m: [] for m in deferred}
-    after_api = _loaded_after("from botorch_unknown_hypers import make_policy, run", deferred)
-    assert all(after_api[m] for m in deferred), after_api
-
-
-# BoTorch's optimisers and samplers (and the SciPy they load): imported when a rule first runs them.
-OPTIMISERS = ["scipy.optimize", "botorch.generation", "botorch.optim", "botorch.fit", "botorch.sampling.pathwise"]
-
-
-def test_importing_the_package_loads_no_optimiser_beyond_botorch():
-    after_botorch = _loaded_after("import botorch", OPTIMISERS)
-    after_package = _loaded_after("import botorch_unknown_hypers", OPTIMISERS)
-    assert after_package == after_botorch
+    for module in DEFERRED:
+        assert loaded_by_imports["botorch"][module] == [], module
+        assert loaded_by_imports["package"][module] == [], module
+        assert loaded_by_imports["api"][module], module
 
 
 @pytest.mark.parametrize("package", ["botorch_unknown_hypers", *(f"botorch_unknown_hypers.{p}" for p in ("models", "acquisition", "policies"))])
