@@ -124,8 +124,8 @@ def maximize_batched(
         options: ``maxiter``, ``history``, ``check_every``, ``gtol``, ``ftol`` (:data:`DEFAULTS`).
 
     Returns:
-        ``(X, values)``: the ``K x r x d`` final points (in the box) and their ``K x r`` values,
-        detached, on the device of ``starts``.
+        ``(X, values)``: the ``K x r x d`` final points (in the box) and their ``K x r`` values
+        (``-inf`` where the value is not finite), detached, on the device of ``starts``.
 
     Example:
         >>> X, v = maximize_batched(lambda X: -(X - 0.3).pow(2).sum(-1), bounds, starts)
