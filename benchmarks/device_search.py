@@ -26,11 +26,19 @@ Printed per search: problems and calls, the relative gap
 median, 90th / 99th percentile and worst; the fraction with gap :math:`\le 10^{-6}`; and the
 summed time of each refinement.
 
+With ``--syncs`` it counts instead, as ``benchmarks/round_profile.py`` does (``torch.profiler``;
+``aten::_local_scalar_dense``, ``aten::item``, ``aten::equal``, ``aten::is_nonzero``), the
+synchronising operations of one ``maximize_per_candidate`` call, in all and within its
+refinement, and its objective evaluations (on 16 HE-like candidates' UCBs: Matern-5/2, length scales log-spaced in [0.05, 1], noise 1e-4,
+``--n`` uniform points of Michalewicz-5 in the unit cube, 10 restarts from 512 raw samples) with
+``search="scipy"`` and ``search="torch"``, after one unprofiled call of each.
+
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/device_search.py
     python benchmarks/device_search.py --quick          # two campaigns, two rounds: a smoke test
     python benchmarks/device_search.py --device cuda
+    OMP_NUM_THREADS=1 python benchmarks/device_search.py --syncs --n 500
 """
 
 from __future__ import annotations
@@ -172,16 +180,107 @@ def summary(rows: list[dict], search: str) -> dict:
     }
 
 
+def inside(event, label: str) -> bool:
+    r"""Whether a profiler ``event`` runs within a ``record_function(label)`` block."""
+    parent = event.cpu_parent
+    while parent is not None and parent.name != label:
+        parent = parent.cpu_parent
+    return parent is not None
+
+
+def count_call_syncs(n: int, device: str, seed: int = 0) -> list[dict]:
+    r"""Synchronising ops, evaluations and seconds of one ``maximize_per_candidate`` call per
+    search, in all and within the refinement (the call of ``refine_indexed`` or
+    ``maximize_batched``, wrapped here in a ``record_function`` block)."""
+    from functools import partial
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from round_profile import count_syncs, he_lengthscales
+
+    from botorch_unknown_hypers.acquisition import multistart
+    from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+    from botorch_unknown_hypers.problems.registry import get_problem
+
+    problem = get_problem("michalewicz5").to(device=device)
+    gen = torch.Generator().manual_seed(seed)
+    unit = torch.rand(n, 5, generator=gen, dtype=torch.float64).to(device)
+    lower, upper = problem.domain.bounds
+    Y = problem.evaluate(lower + (upper - lower) * unit)[0].reshape(-1, 1)
+    candidates = KernelCandidates.from_lengthscales(he_lengthscales(16).to(device), noise=1e-4)
+    model = CandidateGP(unit, (Y - Y.mean()) / Y.std(), candidates)
+    bounds = torch.stack([torch.zeros(5), torch.ones(5)]).to(unit)
+    ucb = partial(candidate_ucb_at, model, as_beta(2.0, 16, unit))
+    evaluations = {"all": 0, "refine": 0}
+    refining = [False]
+
+    def values(X):
+        evaluations["all"] += 1
+        evaluations["refine"] += refining[0]
+        return ucb(X)
+
+    def labelled(fn):
+        def wrapper(*args, **kwargs):
+            refining[0] = True
+            try:
+                with record_function("refine"):
+                    return fn(*args, **kwargs)
+            finally:
+                refining[0] = False
+        return wrapper
+
+    originals = multistart.refine_indexed, multistart.maximize_batched
+    multistart.refine_indexed, multistart.maximize_batched = map(labelled, originals)  # this process only
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    rows = []
+    try:
+        for search in ("scipy", "torch"):
+            multistart.maximize_per_candidate(values, 16, bounds, seed=seed, search=search)  # warm: the factorisation
+            evaluations.update(all=0, refine=0)
+            start = time.perf_counter()
+            with profile(activities=activities) as prof:
+                multistart.maximize_per_candidate(values, 16, bounds, seed=seed + 1, search=search)
+                if device == "cuda":
+                    torch.cuda.synchronize()
+            seconds = time.perf_counter() - start
+            events = list(prof.events())
+            rows.append({"search": search, "seconds": seconds, **evaluations, **count_syncs(events),
+                         "refine_syncs": count_syncs([e for e in events if inside(e, "refine")])})
+    finally:
+        multistart.refine_indexed, multistart.maximize_batched = originals
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each practical-suite campaign")
     parser.add_argument("--quick", action="store_true", help="one golden and one suite campaign, two rounds each")
     parser.add_argument("--json", default=None, help="also write the records and the summary to this file")
+    parser.add_argument("--syncs", action="store_true", help="count the synchronising ops of one call per search instead")
+    parser.add_argument("--n", type=int, default=500, help="observations of the --syncs model")
     args = parser.parse_args()
-    if args.rounds < 1:
-        parser.error(f"--rounds must be >= 1, got {args.rounds}.")
+    if args.rounds < 1 or args.n < 2:
+        parser.error(f"--rounds must be >= 1 and --n >= 2, got {args.rounds} and {args.n}.")
     import torch
+
+    if args.syncs:
+        print(f"machine: {platform.machine()} {platform.processor()}, torch {torch.__version__}, device {args.device}, "
+              f"threads {torch.get_num_threads()}; one maximize_per_candidate call, K = 16, n = {args.n}, d = 5")
+        print("| search | s / call | evaluations (refinement) | _local_scalar_dense | item | equal | is_nonzero | sum | outer "
+              "| refinement: _local_scalar_dense | equal | is_nonzero | sum | outer |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for row in count_call_syncs(args.n, args.device):
+            ref = row["refine_syncs"]
+            cells = [row["search"], f"{row['seconds']:.2f}", f"{row['all']} ({row['refine']})",
+                     *(str(row[k]) for k in ("aten::_local_scalar_dense", "aten::item", "aten::equal", "aten::is_nonzero", "sum", "outer")),
+                     *(str(ref[k]) for k in ("aten::_local_scalar_dense", "aten::equal", "aten::is_nonzero", "sum", "outer"))]
+            print("| " + " | ".join(cells) + " |")
+        return
 
     from botorch_unknown_hypers.acquisition import multistart
 
