@@ -18,20 +18,19 @@ each problem minimises :math:`f(z) = -v(l + (u - l) z)` by a projected quasi-New
   :math:`(s, y) = (z^+ - z, g^+ - g)` when :math:`s^\top y > \epsilon\, y^\top y` and resets
   :math:`t = 1`.
 
-Every iteration is one batched value-and-gradient call of all ``K x r`` points. A problem stops
-(is frozen by a mask; its point no longer moves) when its projected gradient
-:math:`\|\Pi(z - g) - z\|_\infty \le` ``gtol``, an accepted step decreases :math:`f` by at most
-``ftol`` relative (SciPy's L-BFGS-B tests, in unit coordinates), :math:`t` falls below ``1e-10`` or
-its value is not finite. The loop runs at most ``maxiter`` iterations and reads one boolean on
-the host every ``check_every`` iterations (all stopped: leave early); points and values stay on
-the device and are returned as tensors.
+Each iteration is one value-and-gradient call of the ``K x a`` points held. A problem stops (is
+frozen by a mask) when :math:`\|\Pi(z - g) - z\|_\infty \le` ``gtol``, an accepted step
+decreases :math:`f` by at most ``ftol`` relative (SciPy's tests, in unit coordinates), :math:`t <
+10^{-10}` or its value is not finite. At most ``maxiter`` iterations; every ``check_every`` one
+integer is read on the host, the most problems still running in a row, ``a``: 0 ends the loop,
+else each row's running problems move to its first ``a`` columns and the rest are set aside.
+Points and values stay on the device.
 
 Projection rather than a smooth transform (e.g. :math:`x = l + (u - l)\,\mathrm{sigmoid}(w)`): an
 acquisition's maximiser often lies on the boundary, which a transform reaches only as
 :math:`w \to \pm\infty` with vanishing gradients; projection lands on it exactly in one step and
-keeps the objective's curvature for the free coordinates. BoTorch's ``gen_candidates_torch`` (Adam
-with clamping) was measured against this search and SciPy's L-BFGS-B by
-``benchmarks/device_search.py`` (README, Scale).
+keeps the objective's curvature for the free coordinates. This search and BoTorch's
+``gen_candidates_torch`` (Adam) against SciPy's L-BFGS-B: ``docs/scaling.md``.
 
 References:
     D. P. Bertsekas. Projected Newton methods for optimization problems with simple constraints.
@@ -140,6 +139,8 @@ def maximize_batched(
     Y = z.new_zeros(m, *z.shape)
     rho = f.new_zeros(m, *f.shape)
     step = torch.ones_like(f)
+    z_out, f_out = z.clone(), f.clone()  # every problem's last state, written back at compaction
+    cols = torch.arange(z.shape[-2], device=z.device).expand(f.shape).clone()  # K x a: slot of each column
     for iteration in range(int(opts["maxiter"])):
         free = ~(((z <= 0.0) & (g > 0.0)) | ((z >= 1.0) & (g < 0.0)))
         g_free = g * free
@@ -168,9 +169,24 @@ def maximize_batched(
         step = torch.where(accept, torch.ones_like(step), torch.where(running, step / 2, step))
         done = (accept & small) | (projected_gradient(z, g) <= opts["gtol"]) | (step < MIN_STEP)
         running = running & ~done
-        if (iteration + 1) % int(opts["check_every"]) == 0 and not bool(running.any()):
+        if (iteration + 1) % int(opts["check_every"]) != 0:
+            continue
+        active = int(running.sum(-1).max())  # the check's one host read
+        if active == 0:
             break
-    return (lower + width * z).detach(), -f
+        if active < z.shape[-2]:  # drop columns of stopped problems: the running ones first per row
+            z_out.scatter_(-2, cols.unsqueeze(-1).expand_as(z), z)
+            f_out.scatter_(-1, cols, f)
+            keep = torch.argsort((~running).int(), dim=-1, stable=True)[..., :active]  # K x a
+            cols = cols.gather(-1, keep)
+            z, g = (t.gather(-2, keep.unsqueeze(-1).expand(*keep.shape, t.shape[-1])) for t in (z, g))
+            f, step, running = (t.gather(-1, keep) for t in (f, step, running))
+            pairs = keep.expand(m, *keep.shape)
+            S, Y = (t.gather(-2, pairs.unsqueeze(-1).expand(*pairs.shape, t.shape[-1])) for t in (S, Y))
+            rho = rho.gather(-1, pairs)
+    z_out.scatter_(-2, cols.unsqueeze(-1).expand_as(z), z)
+    f_out.scatter_(-1, cols, f)
+    return (lower + width * z_out).detach(), -f_out
 
 
 def grid_slots(cand: Tensor, num_candidates: int) -> tuple[Tensor, Tensor]:

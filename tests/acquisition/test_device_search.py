@@ -96,6 +96,23 @@ def test_batched_problems_equal_each_problem_alone():
             assert torch.allclose(v_kj[0, 0], v[k, j], atol=1e-12, rtol=0)
 
 
+def test_stopped_problems_are_set_aside_and_written_back():
+    widths = []
+    centre = torch.tensor([[0.3, 0.6], [0.7, 0.2]], dtype=D64)
+    scale = torch.tensor([[1.0, 1.0], [1.0, 1e3]], dtype=D64)  # candidate 1: slow, ill-conditioned
+
+    def values(X):
+        widths.append(X.shape[1])
+        return -(scale.unsqueeze(1) * (X - centre.unsqueeze(1)) ** 2).sum(-1) - (X - centre.unsqueeze(1)).pow(4).sum(-1)
+
+    # column 0 of each row starts at its optimum and stops at once; the others run on
+    starts = torch.stack([centre, torch.full((2, 2), 0.95, dtype=D64), torch.full((2, 2), 0.05, dtype=D64)], dim=1)
+    X, v = maximize_batched(values, _box(2, 0.0, 1.0), starts, {"check_every": 1})
+    assert widths[0] == 3 and min(widths) < 3 and widths == sorted(widths, reverse=True)
+    assert torch.allclose(X, centre.unsqueeze(1).expand_as(X), atol=1e-5)
+    assert torch.equal(X[:, 0], centre) and torch.allclose(v, torch.zeros_like(v), atol=1e-9)
+
+
 def test_a_non_finite_start_is_frozen_and_does_not_stop_the_others():
     def values(X):
         return -((X - 0.25) ** 2).sum(-1) + 0 * torch.sqrt(0.9 - X[..., 0])  # NaN where x_0 > 0.9
