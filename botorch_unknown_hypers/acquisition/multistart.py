@@ -260,10 +260,9 @@ def maximize_per_candidate(
         extra = torch.maximum(torch.minimum(extra_starts.to(starts), bounds[1]), bounds[0])
         starts = torch.cat([starts, extra.unsqueeze(0).expand(num, -1, -1)], dim=1)  # K x (R + e) x d
         num_restarts = starts.shape[1]
-    reasons = [] if search == "torch" else reasons_against_parallel(options)
     if search == "torch":
         X_opt, opt_values = maximize_batched(values, bounds, starts, options)
-    elif not reasons:
+    elif not (reasons := reasons_against_parallel(options)):
         cand_index = torch.arange(num, device=bounds.device, dtype=bounds.dtype).repeat_interleave(num_restarts)
         X_opt, opt_values = refine_indexed(values, num, bounds, starts.reshape(-1, dim), cand_index, options)
     else:

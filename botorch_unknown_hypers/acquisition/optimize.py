@@ -51,7 +51,7 @@ from botorch_unknown_hypers.acquisition.multistart import (
     select_restarts,
     split_options,
 )
-from botorch_unknown_hypers.acquisition.device_search import check_search
+from botorch_unknown_hypers.acquisition.device_search import check_search, search_options
 from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
@@ -401,6 +401,8 @@ def joint_ucb_restarts(
     bounds = _check_box(model, bounds)
     beta_t = as_beta(beta, model.num_candidates, bounds)
     options, eta = split_options(options)
+    if search == "torch":
+        search_options(options)  # refuse SciPy-only keys before any work
     num = model.num_candidates
     if search == "scipy" and reasons_against_parallel(options):
         X_k, values_k = optimize_ucb_per_candidate(

@@ -8,6 +8,9 @@ from botorch_unknown_hypers.acquisition.device_search import (
     refine_indexed_batched,
 )
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate, refine
+from botorch_unknown_hypers.acquisition.optimize import joint_ucb_restarts
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.models import CandidateGP
 
 D64 = torch.float64
 
@@ -159,3 +162,16 @@ def test_bad_search_or_options_raise_naming_the_argument():
     with pytest.raises(ValueError, match=r"options for search='torch'.*\['ftol_rel'\]"):
         maximize_per_candidate(values, 1, _box(2), num_restarts=2, raw_samples=8, options={"ftol_rel": 1e-3}, search="torch")
     assert SEARCHES == ("scipy", "torch")
+
+
+def test_joint_ucb_restarts_refines_the_same_pairs_on_the_device():
+    gen = torch.Generator().manual_seed(4)
+    X = torch.rand(20, 2, generator=gen, dtype=D64)
+    model = CandidateGP(X, torch.sin(5 * X).sum(-1, keepdim=True), KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.2, 0.1], dtype=D64)))
+    bounds = _box(2, 0.0, 1.0)
+    scipy = joint_ucb_restarts(model, 2.0, bounds, num_restarts=4, raw_samples=64, seed=0)
+    device = joint_ucb_restarts(model, 2.0, bounds, num_restarts=4, raw_samples=64, seed=0, search="torch")
+    assert torch.equal(device.candidates, scipy.candidates)  # same (point, candidate) starts
+    assert torch.allclose(device.values, scipy.values, rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="search must be one of"):
+        joint_ucb_restarts(model, 2.0, bounds, num_restarts=4, raw_samples=64, search="adam")
