@@ -2,8 +2,8 @@ r"""The device search against SciPy's L-BFGS-B on acquisition problems recorded 
 
 Every box refinement of a multi-start maximisation of the package goes through
 ``botorch_unknown_hypers.acquisition.multistart.refine_indexed`` (BoTorch's parallel L-BFGS-B:
-``maximize_per_candidate`` and the joint (point, candidate) UCB maximisation of the
-balancing/elimination rules). This script wraps that function **in this process only** and runs
+``maximize_per_candidate`` and the joint (point, candidate) UCB maximisation of the elimination
+rules). This script wraps that function **in this process only** and runs
 real campaigns; at each call, from the SAME starts on the SAME objectives, it also runs
 
 - ``torch``: the batched projected L-BFGS of
@@ -29,8 +29,8 @@ summed time of each refinement.
 With ``--syncs`` it counts instead, as ``benchmarks/round_profile.py`` does (``torch.profiler``;
 ``aten::_local_scalar_dense``, ``aten::item``, ``aten::equal``, ``aten::is_nonzero``), the
 synchronising operations of one ``maximize_per_candidate`` call, in all and within its
-refinement, and its objective evaluations (on 16 HE-like candidates' UCBs: Matern-5/2, length scales log-spaced in [0.05, 1], noise 1e-4,
-``--n`` uniform points of Michalewicz-5 in the unit cube, 10 restarts from 512 raw samples) with
+refinement, and its objective evaluations (on 16 HE-like candidates' UCBs: Matern-5/2, length
+scales log-spaced in [0.05, 1], noise 1e-4, ``--n`` uniform points of Michalewicz-5 in the unit cube, 10 restarts from 512 raw samples) with
 ``search="scipy"`` and ``search="torch"``, after one unprofiled call of each.
 
 Usage::
@@ -258,7 +258,7 @@ def count_call_syncs(n: int, device: str, seed: int = 0) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of each practical-suite campaign")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of each practical-suite campaign")
     parser.add_argument("--quick", action="store_true", help="one golden and one suite campaign, two rounds each")
     parser.add_argument("--json", default=None, help="also write the records and the summary to this file")
     parser.add_argument("--syncs", action="store_true", help="count the synchronising ops of one call per search instead")
