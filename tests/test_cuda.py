@@ -163,3 +163,22 @@ def test_fixed_point_moments_on_cuda_match_cpu() -> None:
         moments.append((mean.cpu(), var.cpu()))
     for a, b in zip(*moments):
         torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_device_search_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
+    from functools import partial
+
+    from botorch_unknown_hypers.acquisition.device_search import maximize_batched
+    from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
+
+    starts = torch.rand(4, 5, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    found = {}
+    for device in ("cpu", "cuda"):
+        X, Y, cands = _data(torch.device(device))
+        model = CandidateGP(X, Y, cands)
+        bounds = torch.stack([torch.zeros(3), torch.ones(3)]).to(X)
+        found[device] = maximize_batched(partial(candidate_ucb_at, model, as_beta(2.0, 4, X)), bounds, starts.to(X))
+    X_gpu, v_gpu = found["cuda"]
+    assert X_gpu.device.type == "cuda" and v_gpu.device.type == "cuda"
+    torch.testing.assert_close(X_gpu.cpu(), found["cpu"][0], rtol=0, atol=1e-5)
+    torch.testing.assert_close(v_gpu.cpu(), found["cpu"][1], rtol=1e-7, atol=1e-9)

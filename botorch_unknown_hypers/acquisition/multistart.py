@@ -20,6 +20,9 @@ Boltzmann sampling on each candidate's standardised raw values with the best raw
 always kept (:func:`select_restarts`: BoTorch's ``boltzmann_sample`` under the rule of
 ``initialize_q_batch``, ``eta = 2``).
 
+``search="torch"`` refines the same restarts with the batched projected L-BFGS of
+:mod:`~botorch_unknown_hypers.acquisition.device_search` instead, on the objectives' device.
+
 BoTorch's optimisers (``botorch.generation``, ``botorch.optim``, which load ``scipy.optimize``)
 are imported by the functions that run them, so that importing the package does not load them.
 """
@@ -35,6 +38,13 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.device_search import (
+    check_search,
+    grid_slots,
+    maximize_batched,
+    refine_indexed_batched,
+    search_options,
+)
 from botorch_unknown_hypers.rng import forked_rng
 
 CandidateValues = Callable[[Tensor], Tensor]
@@ -85,11 +95,7 @@ class IndexedCandidateValues(AcquisitionFunction):
     def forward(self, X: Tensor) -> Tensor:
         points = X[..., 0, :-1]  # b x d
         idx = X[..., 0, -1].detach().round().long()  # b
-        counts = torch.bincount(idx, minlength=self.num_candidates)
-        order = torch.argsort(idx, stable=True)
-        first = torch.cumsum(counts, 0) - counts
-        slot = torch.empty_like(idx)
-        slot[order] = torch.arange(idx.numel(), device=idx.device) - first[idx[order]]
+        slot, counts = grid_slots(idx, self.num_candidates)
         grid = points.new_zeros(self.num_candidates, int(counts.max()), points.shape[-1])
         grid = grid.index_put((idx, slot), points)  # differentiable scatter
         return self.values(grid)[idx, slot]
@@ -179,6 +185,23 @@ def refine_indexed(
     return X_opt[..., 0, :dim], opt_values
 
 
+def refine(
+    values: CandidateValues,
+    num_candidates: int,
+    bounds: Tensor,
+    starts: Tensor,
+    cand: Tensor,
+    options: dict[str, Any],
+    search: str = "scipy",
+) -> tuple[Tensor, Tensor]:
+    r""":func:`refine_indexed` (``search="scipy"``) or the device search
+    (:func:`~botorch_unknown_hypers.acquisition.device_search.refine_indexed_batched`,
+    ``search="torch"``) from the same ``m x d`` starts; the ``m x d`` optima and ``m`` values."""
+    if check_search(search) == "torch":
+        return refine_indexed_batched(values, num_candidates, bounds, starts, cand, options)
+    return refine_indexed(values, num_candidates, bounds, starts, cand, options)
+
+
 def maximize_per_candidate(
     values: CandidateValues,
     num_candidates: int,
@@ -189,6 +212,7 @@ def maximize_per_candidate(
     seed: int | None = None,
     chunk: int | None = None,
     extra_starts: Tensor | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, Tensor]:
     r"""Maximise K objectives over one box in one batched L-BFGS-B run.
 
@@ -210,12 +234,20 @@ def maximize_per_candidate(
         chunk: Raw points per candidate and call of ``values`` (default: all at once).
         extra_starts: Optional ``e x d`` points added as L-BFGS-B starts of every candidate
             (e.g. the posterior-mean maximiser), on top of the ``num_restarts``.
+        search: The refinement of the restarts: ``"scipy"`` (BoTorch's parallel L-BFGS-B on
+            the host) or ``"torch"`` (the batched projected L-BFGS of
+            :func:`~botorch_unknown_hypers.acquisition.device_search.maximize_batched` on the
+            objectives' device; ``options`` then takes its keys, ``maxiter`` included). The raw
+            samples and the restarts are the same for both.
 
     Returns:
         ``(X, values)``: the ``K x d`` maximisers and their ``K`` values.
     """
     check_multistart(num_restarts, raw_samples)
+    check_search(search)
     options, eta = split_options(options)
+    if search == "torch":
+        search_options(options)  # refuse SciPy-only keys before any work
     num, dim = num_candidates, bounds.shape[-1]
     # Raw samples: candidate k gets its own scrambled Sobol set.
     raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, batch_shape=torch.Size([num]), seed=seed)
@@ -228,8 +260,9 @@ def maximize_per_candidate(
         extra = torch.maximum(torch.minimum(extra_starts.to(starts), bounds[1]), bounds[0])
         starts = torch.cat([starts, extra.unsqueeze(0).expand(num, -1, -1)], dim=1)  # K x (R + e) x d
         num_restarts = starts.shape[1]
-    reasons = reasons_against_parallel(options)
-    if not reasons:
+    if search == "torch":
+        X_opt, opt_values = maximize_batched(values, bounds, starts, options)
+    elif not (reasons := reasons_against_parallel(options)):
         cand_index = torch.arange(num, device=bounds.device, dtype=bounds.dtype).repeat_interleave(num_restarts)
         X_opt, opt_values = refine_indexed(values, num, bounds, starts.reshape(-1, dim), cand_index, options)
     else:

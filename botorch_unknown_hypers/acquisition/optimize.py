@@ -47,10 +47,11 @@ from botorch_unknown_hypers.acquisition.multistart import (
     maximize_per_candidate,
     raw_values,
     reasons_against_parallel,
-    refine_indexed,
+    refine,
     select_restarts,
     split_options,
 )
+from botorch_unknown_hypers.acquisition.device_search import check_search, search_options
 from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
@@ -331,6 +332,7 @@ def optimize_ucb_per_candidate(
     raw_samples: int = 512,
     options: dict[str, Any] | None = None,
     seed: int | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, Tensor]:
     r"""Maximise every candidate's own UCB in one batched L-BFGS-B run.
 
@@ -343,6 +345,8 @@ def optimize_ucb_per_candidate(
         options: Options for ``gen_candidates_scipy`` and ``eta`` (see
             :func:`~botorch_unknown_hypers.acquisition.multistart.maximize_per_candidate`).
         seed: Seed of the Sobol raw samples and of the restart selection.
+        search: ``"scipy"`` or ``"torch"``, the refinement of the restarts (see
+            :func:`~botorch_unknown_hypers.acquisition.multistart.maximize_per_candidate`).
 
     Returns:
         ``(X, values)``: the ``K x d`` maximisers and their ``K`` UCB values.
@@ -361,6 +365,7 @@ def optimize_ucb_per_candidate(
         options,
         seed,
         chunk=_ucb_chunk(model),
+        search=search,
     )
 
 
@@ -374,6 +379,7 @@ def joint_ucb_restarts(
     seed: int | None = None,
     warm: Restarts | None = None,
     raw_points: Tensor | None = None,
+    search: str = "scipy",
 ) -> Restarts:
     r"""The refined (point, candidate) restarts of the joint UCB maximisation on a box.
 
@@ -387,14 +393,18 @@ def joint_ucb_restarts(
     their posterior across rounds (:meth:`~botorch_unknown_hypers.models.candidate_gp.CandidateModel.fixed_point_moments`)
     scores them in :math:`O(Knm)` instead of :math:`O(Kn^2m)`.
     Falls back to :func:`optimize_ucb_per_candidate` (one restart per candidate) when BoTorch's
-    parallel L-BFGS-B is unavailable.
+    parallel L-BFGS-B is unavailable. ``search="torch"`` refines the same restarts on the device
+    (:func:`~botorch_unknown_hypers.acquisition.multistart.refine`).
     """
     check_multistart(num_restarts, raw_samples)
+    check_search(search)
     bounds = _check_box(model, bounds)
     beta_t = as_beta(beta, model.num_candidates, bounds)
     options, eta = split_options(options)
+    if search == "torch":
+        search_options(options)  # refuse SciPy-only keys before any work
     num = model.num_candidates
-    if reasons_against_parallel(options):
+    if search == "scipy" and reasons_against_parallel(options):
         X_k, values_k = optimize_ucb_per_candidate(
             model, beta_t, bounds, num_restarts, raw_samples, {**options, "eta": eta}, seed
         )
@@ -426,7 +436,7 @@ def joint_ucb_restarts(
     present, local = torch.unique(cand, return_inverse=True)
     used = present.tolist()
     sub = partial(candidate_ucb_at, model.subset(used), beta_t[present]) if len(used) < num else ucb
-    X_opt, values = refine_indexed(sub, len(used), bounds, starts, local.to(bounds), options)
+    X_opt, values = refine(sub, len(used), bounds, starts, local.to(bounds), options, search)
     return Restarts(X_opt.detach(), values.detach(), cand)
 
 

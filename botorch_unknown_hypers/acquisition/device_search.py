@@ -1,0 +1,222 @@
+r"""Batched projected L-BFGS on the objectives' device: many box maximisations, no host round trips.
+
+:func:`maximize_batched` maximises the ``K x r`` independent problems of a
+:data:`~botorch_unknown_hypers.acquisition.multistart.CandidateValues` (``K x r x d`` -> ``K x r``)
+from ``K x r x d`` starts at once. In unit coordinates :math:`z = (x - l) / (u - l) \in [0, 1]^d`
+each problem minimises :math:`f(z) = -v(l + (u - l) z)` by a projected quasi-Newton method
+(Bertsekas' two-metric projection with an L-BFGS metric). At :math:`z` with gradient :math:`g`:
+
+- the active set :math:`A = \{i: z_i = 0, g_i > 0\} \cup \{i: z_i = 1, g_i < 0\}` (the bounds the
+  steepest descent would cross) is held; :math:`P_F` zeroes its coordinates;
+- direction :math:`p = -P_F H P_F g`, :math:`H` the L-BFGS inverse Hessian of the last ``history``
+  pairs (two-loop recursion batched over problems, :math:`H_0 = \gamma I`, :math:`\gamma =
+  s^\top y / y^\top y` of the newest pair; before any pair a step of 0.1 in the largest
+  coordinate); :math:`p = -\gamma P_F g` when :math:`p` is not a descent direction;
+- one trial :math:`z^+ = \Pi_{[0,1]^d}(z + t p)` per problem and iteration, accepted under Armijo's
+  condition along the projection arc, :math:`f(z^+) \le f(z) + c_1 g^\top (z^+ - z)`; a rejected
+  step halves :math:`t` and is retried at the next iteration, an accepted one stores
+  :math:`(s, y) = (z^+ - z, g^+ - g)` when :math:`s^\top y > \epsilon\, y^\top y` and resets
+  :math:`t = 1`.
+
+Each iteration is one value-and-gradient call of the ``K x a`` points held. A problem stops (is
+frozen by a mask) when :math:`\|\Pi(z - g) - z\|_\infty \le` ``gtol``, an accepted step
+decreases :math:`f` by at most ``ftol`` relative (SciPy's tests, in unit coordinates), :math:`t <
+10^{-10}` or its value is not finite. At most ``maxiter`` iterations; every ``check_every`` one
+integer is read on the host, the most problems still running in a row, ``a``: 0 ends the loop,
+else each row's running problems move to its first ``a`` columns and the rest are set aside.
+Points and values stay on the device.
+
+Projection rather than a smooth transform (e.g. :math:`x = l + (u - l)\,\mathrm{sigmoid}(w)`): an
+acquisition's maximiser often lies on the boundary, which a transform reaches only as
+:math:`w \to \pm\infty` with vanishing gradients; projection lands on it exactly in one step and
+keeps the objective's curvature for the free coordinates. This search and BoTorch's
+``gen_candidates_torch`` (Adam) against SciPy's L-BFGS-B: ``docs/scaling.md``.
+
+References:
+    D. P. Bertsekas. Projected Newton methods for optimization problems with simple constraints.
+    SIAM J. Control Optim. 20(2), 1982.
+    J. Nocedal, S. J. Wright. Numerical Optimization, 2nd ed., Alg. 7.4 (two-loop recursion), 2006.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+SEARCHES = ("scipy", "torch")
+r"""Refinements of the multi-start maximisers: SciPy's L-BFGS-B on the host or :func:`maximize_batched`."""
+
+DEFAULTS = {"maxiter": 200, "history": 10, "check_every": 10, "gtol": 1e-5, "ftol": 2.220446049250313e-09}
+r"""Options of :func:`maximize_batched` (``gtol``, ``ftol`` as SciPy's L-BFGS-B defaults)."""
+
+ARMIJO = 1e-4
+FIRST_STEP = 0.1
+MIN_STEP = 1e-10
+
+
+def check_search(search: str) -> str:
+    r"""``search`` if it is one of :data:`SEARCHES`; a ValueError naming the argument otherwise."""
+    if not isinstance(search, str) or search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}.")
+    return search
+
+
+def search_options(options: dict | None) -> dict:
+    r""":data:`DEFAULTS` updated by ``options`` (SciPy's ``maxiter`` is honoured; other SciPy-only
+    keys are refused with a ValueError that names them)."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"options for search='torch' must be among {sorted(DEFAULTS)}, got {unknown}.")
+    return {**DEFAULTS, **options}
+
+
+def value_and_grad(values: Callable[[Tensor], Tensor], lower: Tensor, width: Tensor, z: Tensor) -> tuple[Tensor, Tensor]:
+    r"""``f = -values`` (``K x r``) at unit points ``z`` (``K x r x d``) and its gradient in ``z``;
+    non-finite values become ``+inf`` with a zero gradient."""
+    with torch.enable_grad():
+        z = z.detach().requires_grad_(True)
+        v = values(lower + width * z)
+        (grad,) = torch.autograd.grad(v.sum(), z)
+    f = -v.detach()
+    finite = torch.isfinite(f)
+    grad = torch.where(finite.unsqueeze(-1) & torch.isfinite(grad), -grad, torch.zeros_like(grad))
+    return f.masked_fill(~finite, torch.inf), grad
+
+
+def two_loop(q: Tensor, S: Tensor, Y: Tensor, rho: Tensor, gamma: Tensor) -> Tensor:
+    r""":math:`H q` by the L-BFGS two-loop recursion, batched: ``q`` is ``batch x d``, ``S``, ``Y``
+    are ``m x batch x d`` (oldest first), ``rho`` is ``m x batch`` (0 for empty slots, which then
+    leave ``q`` unchanged), ``gamma`` is ``batch``."""
+    alphas = []
+    for i in reversed(range(S.shape[0])):
+        alpha = rho[i] * (S[i] * q).sum(-1)
+        q = q - alpha.unsqueeze(-1) * Y[i]
+        alphas.append(alpha)
+    r = gamma.unsqueeze(-1) * q
+    for i, alpha in zip(range(S.shape[0]), reversed(alphas)):
+        beta = rho[i] * (Y[i] * r).sum(-1)
+        r = r + (alpha - beta).unsqueeze(-1) * S[i]
+    return r
+
+
+def projected_gradient(z: Tensor, g: Tensor) -> Tensor:
+    r""":math:`\|\Pi_{[0,1]^d}(z - g) - z\|_\infty` per problem (``batch``)."""
+    return ((z - g).clamp(0.0, 1.0) - z).abs().amax(-1)
+
+
+def maximize_batched(
+    values: Callable[[Tensor], Tensor],
+    bounds: Tensor,
+    starts: Tensor,
+    options: dict | None = None,
+) -> tuple[Tensor, Tensor]:
+    r"""Maximise ``K x r`` independent problems over one box from ``K x r x d`` starts.
+
+    Args:
+        values: ``K x r x d`` points -> ``K x r`` values, point ``[k, j]`` affecting value
+            ``[k, j]`` only, differentiable in the points.
+        bounds: ``2 x d`` box, on the device and dtype of ``starts``.
+        starts: ``K x r x d`` initial points (clamped into the box).
+        options: ``maxiter``, ``history``, ``check_every``, ``gtol``, ``ftol`` (:data:`DEFAULTS`).
+
+    Returns:
+        ``(X, values)``: the ``K x r x d`` final points (in the box) and their ``K x r`` values
+        (``-inf`` where the value is not finite), detached, on the device of ``starts``.
+
+    Example:
+        >>> X, v = maximize_batched(lambda X: -(X - 0.3).pow(2).sum(-1), bounds, starts)
+    """
+    opts = search_options(options)
+    lower, width = bounds[0], bounds[1] - bounds[0]
+    z = ((starts.detach() - lower) / width).clamp(0.0, 1.0)
+    f, g = value_and_grad(values, lower, width, z)
+    running = torch.isfinite(f)
+    m = int(opts["history"])
+    S = z.new_zeros(m, *z.shape)
+    Y = z.new_zeros(m, *z.shape)
+    rho = f.new_zeros(m, *f.shape)
+    step = torch.ones_like(f)
+    z_out, f_out = z.clone(), f.clone()  # every problem's last state, written back at compaction
+    cols = torch.arange(z.shape[-2], device=z.device).expand(f.shape).clone()  # K x a: slot of each column
+    for iteration in range(int(opts["maxiter"])):
+        free = ~(((z <= 0.0) & (g > 0.0)) | ((z >= 1.0) & (g < 0.0)))
+        g_free = g * free
+        has_pair = rho[-1] > 0
+        yy = (Y[-1] * Y[-1]).sum(-1)
+        first = FIRST_STEP / g_free.abs().amax(-1).clamp_min(torch.finfo(g.dtype).tiny)
+        gamma = torch.where(has_pair, (S[-1] * Y[-1]).sum(-1) / torch.where(has_pair, yy, 1.0), first)
+        direction = -two_loop(g_free, S, Y, rho, gamma) * free
+        descent = (direction * g).sum(-1) < 0
+        direction = torch.where(descent.unsqueeze(-1), direction, -gamma.unsqueeze(-1) * g_free)
+        trial = torch.where(running.unsqueeze(-1), (z + step.unsqueeze(-1) * direction).clamp(0.0, 1.0), z)
+        f_trial, g_trial = value_and_grad(values, lower, width, trial)
+        s = trial - z
+        accept = running & (f_trial <= f + ARMIJO * (g * s).sum(-1))
+        y = g_trial - g
+        sy = (s * y).sum(-1)
+        store = accept & (sy > torch.finfo(sy.dtype).eps * (y * y).sum(-1))
+        shifted = store.view(1, *store.shape)
+        S = torch.where(shifted.unsqueeze(-1), torch.cat([S[1:], s.unsqueeze(0)]), S)
+        Y = torch.where(shifted.unsqueeze(-1), torch.cat([Y[1:], y.unsqueeze(0)]), Y)
+        rho = torch.where(shifted, torch.cat([rho[1:], (1.0 / torch.where(store, sy, 1.0)).unsqueeze(0)]), rho)
+        small = (f - f_trial) <= opts["ftol"] * torch.maximum(torch.maximum(f.abs(), f_trial.abs()), torch.ones_like(f))
+        z = torch.where(accept.unsqueeze(-1), trial, z)
+        f = torch.where(accept, f_trial, f)
+        g = torch.where(accept.unsqueeze(-1), g_trial, g)
+        step = torch.where(accept, torch.ones_like(step), torch.where(running, step / 2, step))
+        done = (accept & small) | (projected_gradient(z, g) <= opts["gtol"]) | (step < MIN_STEP)
+        running = running & ~done
+        if (iteration + 1) % int(opts["check_every"]) != 0:
+            continue
+        active = int(running.sum(-1).max())  # the check's one host read
+        if active == 0:
+            break
+        if active < z.shape[-2]:  # drop columns of stopped problems: the running ones first per row
+            z_out.scatter_(-2, cols.unsqueeze(-1).expand_as(z), z)
+            f_out.scatter_(-1, cols, f)
+            keep = torch.argsort((~running).int(), dim=-1, stable=True)[..., :active]  # K x a
+            cols = cols.gather(-1, keep)
+            z, g = (t.gather(-2, keep.unsqueeze(-1).expand(*keep.shape, t.shape[-1])) for t in (z, g))
+            f, step, running = (t.gather(-1, keep) for t in (f, step, running))
+            pairs = keep.expand(m, *keep.shape)
+            S, Y = (t.gather(-2, pairs.unsqueeze(-1).expand(*pairs.shape, t.shape[-1])) for t in (S, Y))
+            rho = rho.gather(-1, pairs)
+    z_out.scatter_(-2, cols.unsqueeze(-1).expand_as(z), z)
+    f_out.scatter_(-1, cols, f)
+    return (lower + width * z_out).detach(), -f_out
+
+
+def grid_slots(cand: Tensor, num_candidates: int) -> tuple[Tensor, Tensor]:
+    r"""Slots of ``m`` points with candidate indices ``cand`` in a ``K x w`` grid: ``slot`` (``m``;
+    point ``i`` goes to ``[cand[i], slot[i]]``, in order within each candidate) and the ``K``
+    counts (``w = counts.max()``)."""
+    counts = torch.bincount(cand, minlength=num_candidates)
+    order = torch.argsort(cand, stable=True)
+    first = torch.cumsum(counts, 0) - counts
+    slot = torch.empty_like(cand)
+    slot[order] = torch.arange(cand.numel(), device=cand.device) - first[cand[order]]
+    return slot, counts
+
+
+def refine_indexed_batched(
+    values: Callable[[Tensor], Tensor],
+    num_candidates: int,
+    bounds: Tensor,
+    starts: Tensor,
+    cand: Tensor,
+    options: dict | None = None,
+) -> tuple[Tensor, Tensor]:
+    r""":func:`maximize_batched` from ``m x d`` ``starts``, start ``i`` on candidate ``cand[i]``
+    (``m``, integer-valued): the starts are placed in a ``K x w`` grid (:func:`grid_slots`; the
+    empty slots hold the box's centre and are refined too, as SciPy's path evaluates them) and
+    gathered back. Returns the ``m x d`` optima and their ``m`` values."""
+    idx = cand.round().long()
+    slot, counts = grid_slots(idx, num_candidates)
+    centre = (bounds[0] + bounds[1]) / 2
+    grid = centre.expand(num_candidates, int(counts.max()), -1).clone()  # one host read
+    grid[idx, slot] = starts.detach()
+    X, v = maximize_batched(values, bounds, grid, options)
+    return X[idx, slot], v[idx, slot]
