@@ -166,14 +166,6 @@ def _options(name: str) -> list[str]:
     return found
 
 
-# Options that accept junk today, in modules being rewritten (policies/): each entry is checked
-# to still be a gap (test_the_known_option_gaps_are_still_gaps), so the list cannot go stale.
-KNOWN_GAPS = {
-    ("mle-gp-ucb", "ard"), ("mle-gp-ucb", "fit_noise"),
-    ("mle-gp-ucb", "fit_outputscale"), ("mle-gp-ts", "ard"), ("mle-gp-ts", "fit_noise"),
-    ("mle-gp-ts", "fit_outputscale"), ("hb-gp-ucb", "noisy_sigma"), ("nuts-gp-ucb", "num_samples"),
-    ("nuts-gp-ucb", "warmup_steps"), ("a-gp-ucb", "growth_floor"),
-}
 CASES = [(name, option) for name in list_methods() for option in _options(name)]
 
 
@@ -181,27 +173,10 @@ CASES = [(name, option) for name in list_methods() for option in _options(name)]
 @given(case=st.sampled_from(CASES), value=JUNK)
 def test_make_policy_refuses_junk_options(case, value):
     name, option = case
-    if case in KNOWN_GAPS:
-        return
     try:
         _refused(lambda: make_policy(name, BOX, **{option: value}))
     except AssertionError as e:
         raise AssertionError(f"make_policy({name!r}, box, {option}={value!r}): {e}") from None
-
-
-def test_the_known_option_gaps_are_still_gaps():
-    values = ["abc", math.nan, math.inf, Opaque(), [Opaque()]]
-    for name, option in sorted(KNOWN_GAPS):
-        outcomes = []
-        for value in values:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    make_policy(name, BOX, **{option: value})
-                outcomes.append("accepted")
-            except (ValueError, TypeError):
-                outcomes.append("refused")
-        assert "accepted" in outcomes, f"{name} {option} is now checked: remove it from KNOWN_GAPS"
 
 
 def test_make_policy_is_fuzzed_on_every_method():

@@ -43,10 +43,10 @@ References:
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
+from botorch_unknown_hypers.checks import AT_LEAST_ONE, check_number, check_positive
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.balancing_pieces import (
     BalancingCandidates,
@@ -135,10 +135,10 @@ class AGPUCB(LengthScalePolicy):
         snap: list[float] | None = None,
         **kwargs: Any,
     ) -> None:
-        if theta0 is not None and not (theta0 > 0 and math.isfinite(theta0)):
-            raise ValueError(f"theta0 must be positive and finite, got {theta0}.")
-        if growth_floor is not None and not growth_floor >= 1:
-            raise ValueError(f"growth_floor must be >= 1, got {growth_floor}.")
+        if theta0 is not None:
+            check_positive("theta0", theta0)
+        if growth_floor is not None:
+            check_number("growth_floor", growth_floor, AT_LEAST_ONE)
         if snap is not None and (not snap or not all(float(v) > 0 for v in snap)):
             raise ValueError(f"snap must be a non-empty list of positive length scales, got {snap}.")
         super().__init__(domain, **kwargs)

@@ -13,7 +13,6 @@ configuration of pieces its own module writes
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -22,7 +21,7 @@ from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.checks import check_positive, check_probability
+from botorch_unknown_hypers.checks import check_bool, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
@@ -166,14 +165,10 @@ class BalancingPolicy(Policy):
             raise ValueError(f"xi_count must be one of {XI_COUNTS}, got {xi_count!r}.")
         if xi_delta_split not in (1.0, 2.0):
             raise ValueError(f"xi_delta_split must be 1 or 2, got {xi_delta_split!r}.")
-        if not (noise_std >= 0 and math.isfinite(noise_std)):
-            raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}.")
-        check_probability("delta", delta)
-        check_positive("width_factor", width_factor)
-        self.noise_std = float(noise_std)
-        self.delta = float(delta)
-        self.width_factor = float(width_factor)
-        self.noisy_sigma = bool(noisy_sigma)
+        self.noise_std = check_nonnegative("noise_std", noise_std)
+        self.delta = check_probability("delta", delta)
+        self.width_factor = check_positive("width_factor", width_factor)
+        self.noisy_sigma = check_bool("noisy_sigma", noisy_sigma)
         self.xi_count = xi_count
         self.xi_delta_split = float(xi_delta_split)
         self.state = self.state_type()

@@ -38,7 +38,7 @@ from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
 from botorch.models import SingleTaskGP
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_nonnegative, check_positive, check_probability
+from botorch_unknown_hypers.checks import check_bool, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.acquisition.thompson import thompson_maximizers
 from botorch_unknown_hypers.confidence import frequentist_beta
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
@@ -100,9 +100,9 @@ class FittedGPPolicy(Policy):
         check_kernel(kernel)
         check_positive("noise", noise)
         self.kernel = kernel
-        self.ard = ard
-        self.fit_outputscale = fit_outputscale
-        self.fit_noise = fit_noise
+        self.ard = check_bool("ard", ard)
+        self.fit_outputscale = check_bool("fit_outputscale", fit_outputscale)
+        self.fit_noise = check_bool("fit_noise", fit_noise)
         self.noise = noise
         self.state = FittedState()
 

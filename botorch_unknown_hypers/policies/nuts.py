@@ -48,7 +48,7 @@ from gpytorch.kernels import MaternKernel, RBFKernel
 from pyro.infer import MCMC, NUTS
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.checks import check_int, check_nonnegative, check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
@@ -179,12 +179,11 @@ class NUTSGPUCB(Policy):
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
         check_kernel(kernel)
         check_positive("noise", noise)
-        if not (beta >= 0 and math.isfinite(beta)):
-            raise ValueError(f"beta must be finite and >= 0, got {beta}.")
+        check_nonnegative("beta", beta)
         if len(prior) != 2 or not all(p > 0 for p in prior):
             raise ValueError(f"prior must be (concentration, rate), both positive, got {prior}.")
-        if num_samples < 1 or warmup_steps < 0:
-            raise ValueError(f"num_samples must be >= 1 and warmup_steps >= 0, got {num_samples}, {warmup_steps}.")
+        check_int("num_samples", num_samples, 1)
+        check_int("warmup_steps", warmup_steps, 0)
         self.kernel = kernel
         self.noise = float(noise)
         self.beta = float(beta)
