@@ -12,6 +12,7 @@ Usage::
         --functions 1-24 --instances 1-5 --seeds 0 --methods qlognei,optuna-gp,random
     python benchmarks/bbob.py --out runs/bbob-dev --executor ray --workers 8     # on Ray
     python benchmarks/bbob.py --out runs/bbob-dev --dry-run                      # count only
+    python benchmarks/bbob.py --out runs/bbob-dev --methods 'lb-gp-ucb-auto[growth=1.01&restart=true]'  # a variant
 
 Needs ``pip install "botorch-unknown-hypers[bbob,optuna]"``.
 """
@@ -35,6 +36,17 @@ from botorch_unknown_hypers.benchmarks.bbob import (  # noqa: E402
 )
 
 
+def split_methods(text: str) -> list[str]:
+    r"""``"a,b[k=[1,2]&j=x],c"`` -> ``["a", "b[k=[1,2]&j=x]", "c"]``: commas split methods only outside brackets."""
+    methods, depth, start = [], 0, 0
+    for i, ch in enumerate(text + ","):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            methods.append(text[start:i].strip())
+            start = i + 1
+    return [m for m in methods if m]
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True, help="folder of the run files (outside the repository)")
@@ -42,7 +54,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--instances", default="1-5", help="instance ids (default: the development instances 1-5)")
     p.add_argument("--dims", default="5", help="dimensions, e.g. 2,5,10 (default 5)")
     p.add_argument("--seeds", default="0", help="run seeds, e.g. 0-4 (default 0)")
-    p.add_argument("--methods", default=",".join(DEFAULT_METHODS), help="comma-separated method names")
+    p.add_argument("--methods", default=",".join(DEFAULT_METHODS),
+                   help="comma-separated methods, each name or name[key=value&...] (a variant with options, "
+                        "e.g. 'lb-gp-ucb-auto[growth=1.01&restart=true]'; commas inside brackets stay in the option)")
     p.add_argument("--noise", choices=("none", "noisy", "both"), default="none",
                    help="noise-free problems, the noisy variants, or both (default none)")
     p.add_argument("--executor", choices=("local", "ray"), default="local")
@@ -67,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             instances=parse_seeds(args.instances),
             dims=parse_seeds(args.dims),
             seeds=parse_seeds(args.seeds),
-            methods=[m.strip() for m in args.methods.split(",") if m.strip()],
+            methods=split_methods(args.methods),
             noise=noise,
             allow_report=args.allow_report_instances,
         )

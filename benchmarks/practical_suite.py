@@ -53,21 +53,11 @@ REFERENCES = ("qlognei", "mle-gp-ucb")
 
 
 def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
-    r"""``"name[k=v&...]"`` -> ``(name, options)`` with JSON-decoded values."""
-    name, _, rest = spec.partition("[")
-    options = dict(BASE_OPTIONS.get(name, {}))
-    if rest:
-        if not rest.endswith("]"):
-            raise ValueError(f"method {spec!r}: options must be written name[key=value&...].")
-        for item in filter(None, rest[:-1].split("&")):
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"method {spec!r}: option {item!r} is not key=value.")
-            try:
-                options[key] = json.loads(value)
-            except json.JSONDecodeError:
-                options[key] = value
-    return name, options
+    r"""``"name[k=v&...]"`` -> ``(name, options)`` with JSON-decoded values, on top of :data:`BASE_OPTIONS`."""
+    from botorch_unknown_hypers.policies.registry import parse_method_spec
+
+    name, options = parse_method_spec(spec)
+    return name, {**BASE_OPTIONS.get(name, {}), **options}
 
 
 def parse_seeds(text: str) -> list[int]:

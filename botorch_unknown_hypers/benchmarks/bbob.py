@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import platform
+import re
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
@@ -48,7 +49,7 @@ import torch
 
 from botorch_unknown_hypers.executors import Executor, ProcessExecutor, RayExecutor, RunSpec, execute_run
 from botorch_unknown_hypers.integrations.peers import PEERS, import_optuna
-from botorch_unknown_hypers.policies.registry import METHODS, list_methods, register_method
+from botorch_unknown_hypers.policies.registry import METHODS, list_methods, parse_method_spec, register_method
 from botorch_unknown_hypers.problems.bbob import (
     BBOB_FUNCTIONS,
     DEV_INSTANCES,
@@ -136,9 +137,14 @@ def grid(
             ``allow_report``, or an unknown method.
     """
     check_instances(instances, allow_report)
-    bad = [m for m in methods if m not in set(list_methods()) | set(PEERS)]
+    parsed = [parse_method_spec(m) for m in methods]
+    bad = [m for m, (name, _) in zip(methods, parsed) if name not in set(list_methods()) | set(PEERS)]
     if bad:
         raise ValueError(f"unknown method(s) {bad}; valid methods: {', '.join(list_methods())}.")
+    files = [run_file_name(m) for m in methods]
+    clash = sorted({m for m, f in zip(methods, files) if files.count(f) > 1})
+    if clash:
+        raise ValueError(f"methods {clash} would share one run file name; spell each once.")
     specs = []
     for dim in dims:
         n_init, iterations = budget(dim)
@@ -148,7 +154,7 @@ def grid(
                     for function in functions:
                         name = bbob_name(function, instance, dim, noisy)
                         parse_bbob_name(name)
-                        for method in methods:
+                        for spelled, (method, options) in zip(methods, parsed):
                             specs.append(
                                 RunSpec(
                                     name,
@@ -156,16 +162,25 @@ def grid(
                                     seed=seed,
                                     iterations=iterations,
                                     n_init=n_init,
-                                    options=dict(METHOD_OPTIONS.get(method, {})),
+                                    options={**METHOD_OPTIONS.get(method, {}), **options},
+                                    label=spelled if options else None,
                                 )
                             )
     return specs
 
 
+def run_file_name(label: str) -> str:
+    r"""A method label as a file name: characters other than letters, digits and ``._=,+-``
+    become ``_`` (``lb-gp-ucb-auto[growth=1.01&restart=true]`` ->
+    ``lb-gp-ucb-auto_growth=1.01_restart=true_``)."""
+    return re.sub(r"[^A-Za-z0-9._=,+-]", "_", label)
+
+
 def run_path(out: str | Path, spec: RunSpec) -> Path:
-    r"""``out/d{d}/{problem}/{method}-seed{seed}.json``."""
+    r"""``out/d{d}/{problem}/{method label as a file name}-seed{seed}.json``; the label itself is
+    in the file's ``config``."""
     _, _, dim, _ = parse_bbob_name(spec.problem)
-    return Path(out) / f"d{dim}" / spec.problem / f"{spec.key[1]}-seed{spec.seed}.json"
+    return Path(out) / f"d{dim}" / spec.problem / f"{run_file_name(spec.key[1])}-seed{spec.seed}.json"
 
 
 def is_complete(path: Path, spec: RunSpec) -> bool:

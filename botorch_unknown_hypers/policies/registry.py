@@ -11,6 +11,7 @@ dtype=..., **options)`` (a policy class or any callable).
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Iterator, MutableMapping
 from typing import Any, Callable
 
@@ -134,6 +135,35 @@ def method_limits(name: str) -> tuple[int | None, int]:
     (``(None, 0)`` for a factory that declares neither), known before any policy is built."""
     factory = METHODS[_check_name(name)]
     return getattr(factory, "max_batch_size", None), getattr(factory, "min_observations", 0)
+
+
+def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    r"""``"name"`` or ``"name[key=value&...]"`` to ``(name, options)``: the written form of a method
+    with options on the benchmarks' command lines and in their run files. Values are decoded as
+    JSON (``shrink=[1.0,0.5]``, ``restart=true``), else kept as text (``acquisition=ucb``).
+
+    Raises:
+        ValueError: for a ``spec`` that is not a string, an empty name, a bracket that is not
+            closed at the end, or an item that is not ``key=value`` with a new, non-empty key.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"spec must be a string name[key=value&...], got {spec!r}.")
+    name, bracket, rest = spec.partition("[")
+    if not name:
+        raise ValueError(f"method {spec!r}: the name before '[' is empty.")
+    options: dict[str, Any] = {}
+    if bracket:
+        if not rest.endswith("]"):
+            raise ValueError(f"method {spec!r}: options must be written name[key=value&...].")
+        for item in filter(None, rest[:-1].split("&")):
+            key, sep, value = item.partition("=")
+            if not sep or not key or key in options:
+                raise ValueError(f"method {spec!r}: option {item!r} is not key=value with a new, non-empty key.")
+            try:
+                options[key] = json.loads(value)
+            except json.JSONDecodeError:
+                options[key] = value
+    return name, options
 
 
 def make_policy(

@@ -130,3 +130,32 @@ def test_command_line_counts_the_grid_and_refuses_report_instances(tmp_path, cap
     assert "--allow-report-instances" in capsys.readouterr().err
     assert cli.main(["--out", str(tmp_path), "--instances", "6", "--allow-report-instances", "--dry-run"]) == 0
     assert not any(tmp_path.iterdir())  # a dry run writes nothing
+
+
+def test_method_variants_carry_their_options_label_and_file(tmp_path):
+    spelled = "random[note=v1&shrink=[1.0]]"
+    specs = grid(functions=[1], instances=[1], dims=[2], methods=["qlognei[num_restarts=4]", spelled, "random"])
+    assert [s.method for s in specs] == ["qlognei", "random", "random"]
+    assert specs[0].options == {"surrogate": "fitted", "num_restarts": 4}  # on top of the method's own options
+    assert specs[1].options == {"note": "v1", "shrink": [1.0]} and specs[1].key[1] == spelled
+    assert specs[2].label is None and specs[2].key[1] == "random"
+    assert run_path(tmp_path, specs[1]).name == "random_note=v1_shrink=_1.0__-seed0.json"
+    assert len({run_path(tmp_path, s) for s in specs}) == 3
+    with pytest.raises(ValueError, match="share one run file"):
+        grid(functions=[1], instances=[1], dims=[2], methods=["random[x=a&y=b]", "random[x=a_y=b]"])
+    with pytest.raises(ValueError, match="key=value"):
+        grid(functions=[1], instances=[1], dims=[2], methods=["random[a]"])
+    with pytest.raises(ValueError, match="unknown method"):
+        grid(functions=[1], instances=[1], dims=[2], methods=["nope[a=1]"])
+
+
+def test_command_line_splits_methods_outside_brackets(tmp_path, capsys):
+    from tests.benchmark_loader import load_benchmark
+
+    cli = load_benchmark("bbob")
+    assert cli.split_methods("random, qlognei[shrink=[1.0,0.5]&a=b],x[]") == ["random", "qlognei[shrink=[1.0,0.5]&a=b]", "x[]"]
+    argv = ["--out", str(tmp_path), "--functions", "1", "--instances", "1", "--dry-run"]
+    assert cli.main(argv + ["--methods", "random,random[note=[1,2]]"]) == 0
+    assert "2 runs in the grid" in capsys.readouterr().out
+    assert cli.main(argv + ["--methods", "random[note]"]) == 2
+    assert "key=value" in capsys.readouterr().err

@@ -159,3 +159,15 @@ def test_he_gp_ucb_needs_one_observation(pool):
         policy.suggest(torch.empty(0, 2, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
     assert json.dumps(policy.state_dict(), sort_keys=True) == before
     assert method_limits("he-gp-ucb") == (None, 1)
+
+
+def test_parse_method_spec_reads_names_and_json_options():
+    from botorch_unknown_hypers.policies.registry import parse_method_spec
+
+    assert parse_method_spec("qlognei") == ("qlognei", {})
+    assert parse_method_spec("lb-gp-ucb-auto[shrink=[1.0,0.5]&acquisition=ucb&restart=true&growth=1.01]") == (
+        "lb-gp-ucb-auto", {"shrink": [1.0, 0.5], "acquisition": "ucb", "restart": True, "growth": 1.01})
+    assert parse_method_spec("x[]") == ("x", {})
+    for bad in ("lb[shrink]", "lb[a=1&a=2]", "lb[=1]", "lb[a=1", "[a=1]", 3):
+        with pytest.raises(ValueError):
+            parse_method_spec(bad)
