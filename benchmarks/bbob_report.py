@@ -7,9 +7,17 @@ with paired differences against ``--reference``, the tables as CSV, and the ECDF
 evaluations and against wall time (``botorch_unknown_hypers/benchmarks/bbob_report.py`` defines
 every quantity; ``docs/bbob.md`` explains them).
 
+``--decide BASELINE --variants A;B`` instead prints the decision rule of ``docs/bbob.md``
+("Choosing the `auto` presets") for the variants against the baseline: per variant the paired
+difference of the scores, its SE, the functions significantly better and worse, whether it
+beats the baseline, and the label kept once every problem of the grid (``--expected``, 240 at
+d = 5) has both runs.
+
 Usage::
 
     python benchmarks/bbob_report.py --out runs/bbob-dev --reference qlognei
+    python benchmarks/bbob_report.py --out runs/bbob-dev --decide lb-gp-ucb-auto \
+        --variants 'lb-gp-ucb-auto[growth=1.01&restart=true];lb-gp-ucb-auto[acquisition=lognei]'
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from botorch_unknown_hypers.benchmarks.bbob_report import write_report
+from botorch_unknown_hypers.benchmarks.bbob_report import load_runs, runs_frame, variant_decision, write_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +34,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="folder of the run files")
     p.add_argument("--reference", default="qlognei", help="method of the paired differences (default qlognei)")
     p.add_argument("--report-dir", type=Path, default=None, help="where to write (default OUT/report)")
+    p.add_argument("--decide", default=None, metavar="BASELINE", help="print the variants' decision against this method")
+    p.add_argument("--variants", default="", help="';'-separated variant labels for --decide")
+    p.add_argument("--expected", type=int, default=240, help="problems of the development grid (default 240)")
     args = p.parse_args(argv)
+    if args.decide is not None:
+        variants = [v for v in args.variants.split(";") if v]
+        if not variants:
+            print("error: --decide needs --variants", file=sys.stderr)
+            return 2
+        frame = runs_frame(load_runs(args.out))
+        if frame.empty:
+            print(f"error: out: no complete BBOB run files under {args.out}.", file=sys.stderr)
+            return 2
+        table, kept = variant_decision(frame, args.decide, variants, expected_pairs=args.expected)
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(f"kept: {kept}" if kept is not None else f"kept: not decided (fewer than {args.expected} paired problems)")
+        return 0
     try:
         path = write_report(args.out, reference=args.reference, report_dir=args.report_dir)
     except ValueError as e:

@@ -170,6 +170,70 @@ def average_ranks(frame: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+SCORE_FLOOR = 1e-8
+r"""Floor of the normalised final regret in a run's score (COCO's last target)."""
+
+
+def run_scores(frame: pd.DataFrame) -> pd.Series:
+    r"""Per run, :math:`s = \log_{10}\max(r / \mathrm{spread}, 10^{-8})` of the final simple regret
+    :math:`r`: the decade of the normalised regret, so that every function weighs the same."""
+    return np.log10(np.maximum(frame["final_simple_regret"] / frame["spread"], SCORE_FLOOR))
+
+
+def variant_decision(
+    frame: pd.DataFrame, baseline: str, variants: Sequence[str], expected_pairs: int | None = None
+) -> tuple[pd.DataFrame, str | None]:
+    r"""The decision rule of ``docs/bbob.md`` ("Choosing the `auto` presets"), applied as written.
+
+    For each variant, over the problems (function, instance, noise setting; seed 0) that it and
+    ``baseline`` both ran, the paired difference of the scores :math:`d = s_\text{variant} -
+    s_\text{baseline}` (:func:`run_scores`): mean, :math:`\mathrm{SE} = \mathrm{sd}(d)/\sqrt m`
+    (``ddof = 1``), and per function (pairs: its instances and noise settings) whether the
+    variant is significantly better or worse (mean beyond 2 SE). A variant **beats** the
+    baseline when its mean is below :math:`-2\,\mathrm{SE}` and it is significantly worse on at
+    most as many functions as it is significantly better on; of those that beat it, the lowest
+    mean is kept, else the baseline.
+
+    Args:
+        frame: :func:`runs_frame` rows (any methods; the others are ignored).
+        baseline: The method label of V0.
+        variants: The labels of the variants.
+        expected_pairs: The grid's number of problems; while a variant has fewer pairs, the
+            decision is not taken (``kept`` is ``None``).
+
+    Returns:
+        ``(table, kept)``: one row per variant (``pairs``, ``mean_diff``, ``se``, ``functions_better``,
+        ``functions_worse``, ``beats``) and the label kept (``None`` while runs are missing).
+    """
+    scored = frame.assign(score=run_scores(frame))
+    rows, complete = [], True
+    for variant in variants:
+        both = scored[scored["method"].isin([baseline, variant])]
+        wide = both.pivot_table(index=["function", "instance", "group", "seed"], columns="method", values="score").dropna()
+        if variant not in wide.columns or baseline not in wide.columns:
+            wide = pd.DataFrame(columns=[baseline, variant], dtype=float)
+        diff = (wide[variant] - wide[baseline]) if len(wide) else pd.Series(dtype=float)
+        m = len(diff)
+        mean = float(diff.mean()) if m else float("nan")
+        se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan")
+        better = worse = 0
+        for _, d in diff.groupby(level="function") if m else []:
+            k = len(d)
+            if k > 1:
+                f_mean, f_se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(k))
+                better += int(f_mean < -2 * f_se)
+                worse += int(f_mean > 2 * f_se)
+        beats = bool(m > 1 and mean < -2 * se and worse <= better)
+        complete = complete and (expected_pairs is None or m >= expected_pairs)
+        rows.append({"variant": variant, "pairs": m, "mean_diff": mean, "se": se,
+                     "functions_better": better, "functions_worse": worse, "beats": beats})
+    table = pd.DataFrame(rows)
+    if not complete:
+        return table, None
+    winners = table[table["beats"]]
+    return table, (str(winners.sort_values("mean_diff")["variant"].iloc[0]) if len(winners) else baseline)
+
+
 def method_colors(methods: Sequence[str]) -> dict[str, str]:
     r"""One colour per method (matplotlib's ``tab10`` in sorted name order), the same in every plot."""
     cycle = plt.get_cmap("tab10").colors
@@ -266,6 +330,7 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
 
 
 __all__ = [
+    "SCORE_FLOOR",
     "TARGETS",
     "auc",
     "average_ranks",
@@ -276,6 +341,8 @@ __all__ = [
     "method_colors",
     "paired_table",
     "plot_ecdfs",
+    "run_scores",
     "runs_frame",
+    "variant_decision",
     "write_report",
 ]

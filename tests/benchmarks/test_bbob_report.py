@@ -16,7 +16,9 @@ from botorch_unknown_hypers.benchmarks.bbob_report import (
     ecdf_time,
     load_runs,
     paired_table,
+    run_scores,
     runs_frame,
+    variant_decision,
     write_report,
 )
 
@@ -148,3 +150,64 @@ def test_report_writes_tables_and_labelled_plots(tmp_path, records):
         assert (path.parent / name).exists()
     with pytest.raises(ValueError, match="no complete"):
         write_report(tmp_path / "empty")
+
+
+def test_variant_decision_applies_the_written_rule():
+    rng = np.random.default_rng(3)
+    shifts = {  # decades added to the baseline's normalised regret, per function
+        "v-better": {1: -1.0, 2: -1.0, 3: 0.0, 4: 0.0},
+        "v-best-but-worse-twice": {1: -3.0, 2: -3.0, 3: 0.5, 4: 0.5},  # better on 2 functions, worse on 2
+        "v-mixed": {1: -2.0, 2: -2.0, 3: 0.5, 4: 0.0},  # better on 2, worse on 1
+        "v-same": {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0},
+    }
+    recs = []
+    for function, instance, noisy in itertools.product([1, 2, 3, 4], range(1, 6), [False, True]):
+        base = _record(function, instance, 0, "v0", rng, noisy=noisy, spread=2.0)
+        base["final_simple_regret"] = 2.0 * 10 ** float(rng.uniform(-6, -1))
+        recs.append(base)
+        for name, by in shifts.items():
+            r = json.loads(json.dumps(base))
+            r["config"]["method"] = name
+            noise = 0.1 * (instance - 3) + (0.05 if noisy else 0.0)  # paired differences with spread
+            r["final_simple_regret"] = base["final_simple_regret"] * 10 ** (by[function] + noise)
+            recs.append(r)
+    frame = runs_frame(recs)
+    scores = run_scores(frame)
+    assert scores.iloc[0] == pytest.approx(math.log10(recs[0]["final_simple_regret"] / 2.0))
+    table, kept = variant_decision(frame, "v0", list(shifts), expected_pairs=40)
+    table = table.set_index("variant")
+    diff = np.array([0.1 * (i - 3) + (0.05 if z else 0.0) for i, z in itertools.product(range(1, 6), [False, True])])
+    by = shifts["v-better"]
+    d = np.concatenate([by[f] + diff for f in [1, 2, 3, 4]])  # brute force, one function after another
+    assert table.loc["v-better", "pairs"] == 40
+    assert table.loc["v-better", "mean_diff"] == pytest.approx(d.mean())
+    assert table.loc["v-better", "se"] == pytest.approx(d.std(ddof=1) / math.sqrt(40))
+    assert table.loc["v-better", ["functions_better", "functions_worse"]].tolist() == [2, 0]
+    assert table.loc["v-best-but-worse-twice", ["functions_better", "functions_worse"]].tolist() == [2, 2]
+    assert table.loc["v-best-but-worse-twice", "beats"]  # worse on 2 <= better on 2
+    assert table.loc["v-mixed", "beats"] and table.loc["v-better", "beats"] and not table.loc["v-same", "beats"]
+    assert kept == "v-best-but-worse-twice"  # the lowest mean of those that beat V0
+    _, kept = variant_decision(frame, "v0", ["v-better", "v-same"], expected_pairs=40)
+    assert kept == "v-better"
+    _, kept = variant_decision(frame, "v0", ["v-same"], expected_pairs=40)
+    assert kept == "v0"  # none beats the baseline: it stays
+    _, kept = variant_decision(frame[frame["instance"] < 5], "v0", ["v-better"], expected_pairs=40)
+    assert kept is None  # runs missing: no decision yet
+    worse = frame[frame["method"] != "v-mixed"].copy()
+    worse.loc[(worse["method"] == "v-better") & (worse["function"] == 3), "final_simple_regret"] *= 1e3
+    table, _ = variant_decision(worse, "v0", ["v-better"])
+    row = table.iloc[0]
+    assert row["functions_worse"] == 1 and row["functions_better"] == 2 and row["beats"] == (row["mean_diff"] < -2 * row["se"])
+
+
+def test_command_line_prints_the_decision_and_waits_for_missing_runs(tmp_path, records, capsys):
+    from tests.benchmark_loader import load_benchmark
+
+    cli = load_benchmark("bbob_report")
+    _write(tmp_path, records)
+    assert cli.main(["--out", str(tmp_path), "--decide", "a", "--variants", "b;c", "--expected", "12"]) == 0
+    out = capsys.readouterr().out
+    assert "functions_worse" in out and "kept: " in out and "not decided" not in out  # 3 functions x 2 instances x 2 seeds
+    assert cli.main(["--out", str(tmp_path), "--decide", "a", "--variants", "b", "--expected", "13"]) == 0
+    assert "not decided" in capsys.readouterr().out
+    assert cli.main(["--out", str(tmp_path), "--decide", "a"]) == 2
