@@ -84,21 +84,35 @@ class IndexedCandidateValues(AcquisitionFunction):
 
     The points are scattered into a ``K x r`` grid (candidate ``k``'s points in its own slots),
     every candidate's objective is evaluated in one batched call of ``values``
-    (``K x r x d`` -> ``K x r``) and the values are gathered back.
+    (``K x r x d`` -> ``K x r``) and the values are gathered back. When some candidates hold
+    no point (their restarts have converged and dropped out of the batch) and ``values`` has a
+    ``subset(rows)`` method (:class:`~botorch_unknown_hypers.acquisition.ucb.CandidateUCBValues`),
+    only the candidates that hold points are evaluated, on the objectives of ``subset``
+    (built once per set of rows): a candidate without points would cost a full triangular
+    solve against its factor for padding.
     """
 
     def __init__(self, values: CandidateValues, num_candidates: int) -> None:
         super().__init__(model=None)
         self.values = values
         self.num_candidates = num_candidates
+        self.subsets: dict[tuple[int, ...], CandidateValues] = {}
 
     def forward(self, X: Tensor) -> Tensor:
         points = X[..., 0, :-1]  # b x d
         idx = X[..., 0, -1].detach().round().long()  # b
-        slot, counts = grid_slots(idx, self.num_candidates)
-        grid = points.new_zeros(self.num_candidates, int(counts.max()), points.shape[-1])
+        values, rows = self.values, self.num_candidates
+        if hasattr(values, "subset"):
+            present = torch.unique(idx)  # sorted
+            if present.numel() < rows:
+                key = tuple(present.tolist())
+                if key not in self.subsets:
+                    self.subsets[key] = values.subset(list(key))
+                values, rows, idx = self.subsets[key], present.numel(), torch.searchsorted(present, idx)
+        slot, counts = grid_slots(idx, rows)
+        grid = points.new_zeros(rows, int(counts.max()), points.shape[-1])
         grid = grid.index_put((idx, slot), points)  # differentiable scatter
-        return self.values(grid)[idx, slot]
+        return values(grid)[idx, slot]
 
 
 class GridCandidateValues(AcquisitionFunction):

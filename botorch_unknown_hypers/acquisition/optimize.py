@@ -34,7 +34,6 @@ importing the package does not load them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import torch
@@ -52,7 +51,7 @@ from botorch_unknown_hypers.acquisition.multistart import (
     split_options,
 )
 from botorch_unknown_hypers.acquisition.device_search import check_search, search_options
-from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
@@ -357,7 +356,7 @@ def optimize_ucb_per_candidate(
     bounds = _check_box(model, bounds)
     beta_t = as_beta(beta, model.num_candidates, bounds)
     return maximize_per_candidate(
-        partial(candidate_ucb_at, model, beta_t),
+        CandidateUCBValues(model, beta_t),
         model.num_candidates,
         bounds,
         num_restarts,
@@ -409,7 +408,7 @@ def joint_ucb_restarts(
             model, beta_t, bounds, num_restarts, raw_samples, {**options, "eta": eta}, seed
         )
         return Restarts(X_k, values_k, torch.arange(num, device=X_k.device))
-    ucb = partial(candidate_ucb_at, model, beta_t)  # K x m x d -> K x m
+    ucb = CandidateUCBValues(model, beta_t)  # K x m x d -> K x m
     if raw_points is None:
         raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
     else:
@@ -435,7 +434,7 @@ def joint_ucb_restarts(
     # refine on the candidates that hold a restart only: each L-BFGS-B evaluation scores those
     present, local = torch.unique(cand, return_inverse=True)
     used = present.tolist()
-    sub = partial(candidate_ucb_at, model.subset(used), beta_t[present]) if len(used) < num else ucb
+    sub = CandidateUCBValues(model.subset(used), beta_t[present]) if len(used) < num else ucb
     X_opt, values = refine(sub, len(used), bounds, starts, local.to(bounds), options, search)
     return Restarts(X_opt.detach(), values.detach(), cand)
 

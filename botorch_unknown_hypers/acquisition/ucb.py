@@ -65,6 +65,27 @@ def candidate_ucb_at(model: CandidateModel, beta: Tensor, X: Tensor) -> Tensor:
     return upper_confidence_bound(mean, variance, beta.unsqueeze(-1))
 
 
+class CandidateUCBValues:
+    r"""The K candidates' UCBs at their own points (:func:`candidate_ucb_at`, ``K x m x d`` ->
+    ``K x m``) as the objectives of a per-candidate maximisation, with :meth:`subset` for the
+    candidates that still hold unconverged restarts (the optimiser then scores only those).
+
+    Args:
+        model: A K-wide candidate model.
+        beta: ``K``-dim multipliers.
+    """
+
+    def __init__(self, model: CandidateModel, beta: Tensor) -> None:
+        self.model, self.beta = model, beta
+
+    def __call__(self, X: Tensor) -> Tensor:
+        return candidate_ucb_at(self.model, self.beta, X)
+
+    def subset(self, rows: list[int]) -> CandidateUCBValues:
+        r"""The objectives of the candidates at ``rows`` only, in that order."""
+        return CandidateUCBValues(self.model.subset(rows), self.beta[rows])
+
+
 def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
     r"""Broadcast a scalar or ``K``-dim ``beta`` to a ``K``-dim tensor like ``like``.
 

@@ -14,8 +14,9 @@ costs :math:`O(K n^2 q)` instead of the :math:`O(K (n+q)^3)` of a new factorisat
 
 **One canonical factor per (candidate, data):** rows are appended one at a time and the factor
 recomputed (LAPACK) at every multiple of ``refactor_every`` rows, so it depends on the candidate
-and the data alone and a resumed campaign rebuilds it bit for bit. A round's factors are stacked
-once (:attr:`CandidateFactor.L`), subsets solve on slices of that stack, and fixed points
+and the data alone and a resumed campaign rebuilds it bit for bit. Solves run on each
+candidate's blocks in place, so the factors are held once and never stacked for a round
+(:attr:`CandidateFactor.L` assembles them only when asked), and fixed points
 :math:`Z` (:meth:`FactorCache.set_points`) carry :math:`L_u^{-1} k_u(X, Z)` (:class:`PointSolve`).
 Every rule, case and cost: ``docs/scaling.md`` ("The factor cache").
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import json
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gpytorch
@@ -127,6 +129,15 @@ class Factor:
         L[:b, :b], L[b:, :b], L[b:, b:] = self.base, self.lower_left, self.lower_right
         return L
 
+    def write_into(self, slot: Tensor) -> None:
+        r"""Write :math:`L` into the top-left ``n x n`` block of ``slot`` (zeros above the diagonal
+        blocks), with no intermediate dense copy."""
+        b, n = self.base.shape[0], self.n
+        slot[:b, :b] = self.base
+        if b < n:
+            slot[:b, b:n] = 0.0
+            slot[b:n, :b], slot[b:n, b:n] = self.lower_left, self.lower_right
+
     def logdet(self) -> Tensor:
         return 2.0 * (self.base.diagonal().log().sum() + self.lower_right.diagonal().log().sum())
 
@@ -139,6 +150,25 @@ class Factor:
         rest = rhs[b:] - self.lower_left @ w_base if b else rhs[b:]
         w_appended = torch.linalg.solve_triangular(self.lower_right, rest, upper=False) if self.lower_right.shape[0] else rest
         return w_base, w_appended
+
+    def backward_solve(self, w_base: Tensor, w_appended: Tensor) -> Tensor:
+        r""":math:`L^{-\top}w` for ``w`` in the two parts of :meth:`forward_solve` (no assembly):
+        :math:`z_p = L_{pp}^{-\top}w_p` and :math:`z_b = L_b^{-\top}(w_b - L_{pb}^\top z_p)`;
+        returns the ``n x c`` solution."""
+        p = self.lower_right.shape[0]
+        z_appended = torch.linalg.solve_triangular(self.lower_right.mT, w_appended, upper=True) if p else w_appended
+        rest = w_base - self.lower_left.mT @ z_appended if p else w_base
+        z_base = torch.linalg.solve_triangular(self.base.mT, rest, upper=True) if self.base.shape[0] else rest
+        return torch.cat([z_base, z_appended]) if p else z_base
+
+    def lower_solve(self, rhs: Tensor) -> Tensor:
+        r""":math:`L^{-1}r` for ``n x c`` right-hand sides, as one ``n x c`` tensor."""
+        w_base, w_appended = self.forward_solve(rhs)
+        return torch.cat([w_base, w_appended]) if w_appended.shape[0] else w_base
+
+    def cholesky_solve(self, rhs: Tensor) -> Tensor:
+        r""":math:`(LL^\top)^{-1}r` for ``n x c`` right-hand sides."""
+        return self.backward_solve(*self.forward_solve(rhs))
 
 
 @dataclass
@@ -190,7 +220,6 @@ class CandidateFactor:
         self.X, self.parts, self.jitter, self.noise = X, parts, jitter, noise
         self.points, self.solves = points, solves
         self._stacked: Tensor | None = None
-        self._rows_of: tuple[CandidateFactor, list[int]] | None = None  # a subset's (parent, indices in its stack)
         self._last_solve: tuple[Tensor, Tensor] | None = None  # (rhs, A^{-1} rhs) of the last solve()
 
     @property
@@ -199,69 +228,49 @@ class CandidateFactor:
 
     @property
     def L(self) -> Tensor:
-        r"""``K x n x n``, the factors :math:`L_u` assembled and stacked (once), written into one
-        allocation (:meth:`_assemble`). A :meth:`subset` copies its rows out of its parent's stack
-        only when this is asked for: its solves read the parent's stack in place."""
+        r"""``K x n x n``, the factors :math:`L_u` assembled and stacked into one allocation (once,
+        when asked; :meth:`release` drops it). The solves do not use it: they run on each
+        candidate's :class:`Factor` in place, so a round holds the factors once, not twice."""
         if self._stacked is None:
-            if self._rows_of is None:
-                self._stacked = self._assemble()
-            else:
-                parent, indices = self._rows_of
-                self._stacked = parent.L[torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)]
+            self._stacked = self._assemble()
         return self._stacked
 
     def release(self) -> None:
-        r"""Drop the stacked factors (``K n^2`` numbers); :attr:`L` assembles them again if asked.
+        r"""Drop the stacked factors (``K n^2`` numbers) if :attr:`L` built them; it assembles them
+        again if asked.
 
         A :class:`FactorCache` releases the factors it handed out at its previous call: a round's
         model is often left to the cyclic garbage collector (GPyTorch modules hold reference
-        cycles), and its stack would otherwise stay allocated next to the new round's.
+        cycles), and a stack would otherwise stay allocated next to the new round's.
         """
         self._stacked = None
 
-    def _assemble(self) -> Tensor:
-        r"""The ``K x n x n`` stacked factors: each candidate's blocks copied into its slice of one
-        ``torch.empty`` allocation and the upper triangle's off-diagonal block zeroed (the values
-        of :meth:`Factor.dense`, bit for bit, without a dense copy per candidate that is then
-        stacked: one ``K n^2`` allocation instead of two)."""
-        n = self.parts[0].n
-        out = self.parts[0].base.new_empty(len(self.parts), n, n)
+    def _assemble(self, extra: int = 0) -> Tensor:
+        r"""``K x (n + extra) x (n + extra)``: each candidate's factor written into its slot's
+        top-left block (:meth:`Factor.write_into`: the values of :meth:`Factor.dense`, bit for bit,
+        in one allocation instead of a dense copy per candidate that is then stacked); the
+        ``extra`` rows and columns are zeros."""
+        n = self.parts[0].n + extra
+        base = self.parts[0].base
+        out = base.new_zeros(len(self.parts), n, n) if extra else base.new_empty(len(self.parts), n, n)
         for slot, part in zip(out, self.parts):
-            b = part.base.shape[0]
-            slot[:b, :b] = part.base
-            if b < n:
-                slot[:b, b:] = 0.0
-                slot[b:, :b], slot[b:, b:] = part.lower_left, part.lower_right
+            part.write_into(slot)
         return out
 
     def subset(self, indices: list[int]) -> CandidateFactor:
-        r"""The factors of the candidates at ``indices`` (the parts are shared, not copied).
-
-        The subset reads this factor's stacked :attr:`L` (assembled now if it is not yet) in
-        place: its solves run on its candidates' ``n x n`` slices of that stack, one per candidate
-        (:meth:`solve_lower`), instead of on a copy of ``K' n^2`` numbers; all candidates in
-        order share the stack itself. The rows of the last :meth:`solve` come along too.
-        """
+        r"""The factors of the candidates at ``indices``: the parts (and fixed-point solves) are
+        shared, not copied, and so are the rows of the last :meth:`solve`."""
         indices = [int(i) for i in indices]
         idx = torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)
         solves = None if self.solves is None else [self.solves[i] for i in indices]
         sub = CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves)
-        if self._rows_of is not None:
-            parent, mine = self._rows_of
-            sub._rows_of = (parent, [mine[i] for i in indices])
-        elif indices == list(range(self.num_candidates)):
-            sub._stacked = self.L
-        else:
-            self.L  # built now: the subset reads it in place
-            sub._rows_of = (self, indices)
         if self._last_solve is not None:
             sub._last_solve = (self._last_solve[0][idx], self._last_solve[1][idx])
         return sub
 
     def whiten(self, rhs: Tensor) -> Tensor:
-        r""":math:`L_u^{-1} r_u` for ``K x n`` right-hand sides, on each factor's two parts (no
-        assembly; :meth:`Factor.forward_solve`)."""
-        return torch.stack([torch.cat(f.forward_solve(r.unsqueeze(-1))).squeeze(-1) for f, r in zip(self.parts, rhs)])
+        r""":math:`L_u^{-1} r_u` for ``K x n`` right-hand sides (:meth:`Factor.lower_solve`)."""
+        return torch.stack([f.lower_solve(r.unsqueeze(-1)).squeeze(-1) for f, r in zip(self.parts, rhs)])
 
     def point_products(self, rhs: Tensor) -> tuple[Tensor, Tensor]:
         r"""``K x m`` each: :math:`V_u^\top L_u^{-1} r_u` and :math:`\mathbf 1^\top(V_u \circ V_u)` at the
@@ -273,37 +282,36 @@ class CandidateFactor:
         return torch.stack([p[0] for p in products]), torch.stack([p[1] for p in products])
 
     def solve(self, rhs: Tensor) -> Tensor:
-        r""":math:`A_u^{-1} b = L_u^{-\top}(L_u^{-1} b)` for ``K x n x m`` right-hand sides.
+        r""":math:`A_u^{-1} b = L_u^{-\top}(L_u^{-1} b)` for ``K x n x m`` right-hand sides (or one
+        ``n x m`` block, broadcast over the candidates).
 
-        As two batched triangular solves (BLAS ``trsm``) that read the stacked factors in place, on
-        every device: LAPACK ``potrs`` (``torch.cholesky_solve``) is the same two solves, but
-        torch first copies all K factors into a column-major buffer on every call (``K n^2``
-        numbers, the peak of a round); the two agree to rounding (often bit for bit with MKL;
-        1e-13 relative apart on some matrices). On CUDA ``torch.cholesky_solve`` also sends a
-        batch with one right-hand side to cuSOLVER's ``potrsBatched``, which failed with "invalid
-        argument" at K = 16, n = 10,000 (torch 2.11, H200). The last right-hand sides and their solution are kept: the
-        same ``rhs`` again (or its rows, on a :meth:`subset`) costs a comparison.
+        Two triangular solves (BLAS ``trsm``) per candidate on its :class:`Factor`'s blocks in place
+        (:meth:`Factor.cholesky_solve`), so no stacked copy of the factors is formed: a batched
+        solve needs all K factors in one ``K n^2`` tensor, and LAPACK ``potrs``
+        (``torch.cholesky_solve``) copies them again into a column-major buffer on every call.
+        The results agree with ``potrs`` to rounding. (On CUDA ``torch.cholesky_solve`` also sends
+        a batch with one right-hand side to cuSOLVER's ``potrsBatched``, which failed with
+        "invalid argument" at K = 16, n = 10,000 with torch 2.11 on an H200.) The last right-hand
+        sides and their solution are kept: the same ``rhs`` again (or its rows, on a
+        :meth:`subset`) costs a comparison.
         """
         memo = self._last_solve
         if memo is not None and memo[0].shape == rhs.shape and torch.equal(memo[0], rhs):
             return memo[1]
-        out = self._each(rhs, lambda L, r: torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, r, upper=False), upper=True))
+        out = self._each(rhs, Factor.cholesky_solve)
         self._last_solve = (rhs.detach().clone(), out)
         return out
 
     def solve_lower(self, rhs: Tensor) -> Tensor:
-        r""":math:`L_u^{-1} r_u` for ``K x n x c`` right-hand sides, reading the factors in place."""
-        return self._each(rhs, lambda L, r: torch.linalg.solve_triangular(L, r, upper=False))
+        r""":math:`L_u^{-1} r_u` for ``K x n x c`` right-hand sides, on each factor's blocks in place."""
+        return self._each(rhs, Factor.lower_solve)
 
-    def _each(self, rhs: Tensor, solve) -> Tensor:
-        r"""``solve(L, rhs)`` batched over the stacked :attr:`L`; on a :meth:`subset`, one call per
-        candidate on its slice of the parent's stack (a loop rather than a batched call on a copy
-        of the slices: the copy would be the round's largest allocation)."""
-        if self._rows_of is None:
-            return solve(self.L, rhs)
-        parent, indices = self._rows_of
-        stack, rhs = parent.L, rhs.expand(len(indices), *rhs.shape[-2:])
-        return torch.cat([solve(stack[i : i + 1], rhs[j : j + 1]) for j, i in enumerate(indices)])
+    def _each(self, rhs: Tensor, solve: Callable[[Factor, Tensor], Tensor]) -> Tensor:
+        r"""``solve(part, r_u)`` for each candidate's :class:`Factor` and its ``n x c`` right-hand
+        sides, stacked to ``K x n x c``: one call per candidate, since a batched call would need the
+        stacked factors, which would be the round's largest allocation."""
+        rhs = rhs.expand(self.num_candidates, *rhs.shape[-2:])
+        return torch.stack([solve(part, r) for part, r in zip(self.parts, rhs)])
 
     def logdet(self) -> Tensor:
         r""":math:`\log\det A_u` (``K``), without assembling the factors."""
@@ -331,13 +339,7 @@ class CandidateFactor:
         cross = self.solve_lower(kernel_matrix(covar, self.X, pending).expand(K, n, p))  # L_21^T
         schur = kernel_matrix(covar, pending).expand(K, p, p) - cross.transpose(-2, -1) @ cross
         schur = schur + torch.diag_embed((self.noise + self.jitter)[:, None].expand(K, p))
-        out = cross.new_zeros(K, n + p, n + p)
-        if self._rows_of is None:
-            out[:, :n, :n] = self.L
-        else:  # a subset: its rows of the parent's stack, copied once, into the grown factors
-            parent, indices = self._rows_of
-            for slot, i in zip(out, indices):
-                slot[:n, :n] = parent.L[i]
+        out = self._assemble(extra=p)  # the factors written once into the grown ones
         out[:, n:, :n], out[:, n:, n:] = cross.transpose(-2, -1), psd_safe_cholesky(schur)
         return out
 

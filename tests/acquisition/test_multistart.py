@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import IndexedCandidateValues, maximize_per_candidate, select_restarts
-from botorch_unknown_hypers.acquisition.ucb import candidate_ucb_at
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, candidate_ucb_at
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from tests.acquisition.test_optimize import DTYPES, make_problem, ucb_of_selected
@@ -20,8 +20,9 @@ from tests.acquisition.test_optimize import DTYPES, make_problem, ucb_of_selecte
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.parametrize("subsets", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_indexed_candidate_ucb(dtype):
+def test_indexed_candidate_ucb(dtype, subsets):
     model, beta, bounds = make_problem(dtype=dtype)
     # Uneven counts: 4, 0, 1, 3, 2 points for candidates 0..4.
     idx = torch.tensor([0, 0, 0, 0, 2, 3, 3, 3, 4, 4])
@@ -32,9 +33,14 @@ def test_indexed_candidate_ucb(dtype):
     pts = bounds[0] + (bounds[1] - bounds[0]) * unit
     X = torch.cat([pts, idx.to(dtype).unsqueeze(-1)], dim=-1).unsqueeze(-2)  # b x 1 x (d+1)
     X.requires_grad_(True)
-    acqf = IndexedCandidateValues(partial(candidate_ucb_at, model, beta), model.num_candidates)
+    objectives = CandidateUCBValues(model, beta) if subsets else partial(candidate_ucb_at, model, beta)
+    acqf = IndexedCandidateValues(objectives, model.num_candidates)
     values = acqf(X)
     assert values.shape == (len(idx),)
+    if subsets:  # candidate 1 holds no point: only the other four are evaluated, on one subset
+        assert list(acqf.subsets) == [(0, 2, 3, 4)] and acqf.subsets[(0, 2, 3, 4)].model.num_candidates == 4
+        acqf(X)
+        assert len(acqf.subsets) == 1
 
     expected = torch.stack(
         [
@@ -165,7 +171,7 @@ def test_serial_fallback_matches_parallel(monkeypatch):
         X_ser, v_ser = opt_mod.optimize_ucb_per_candidate(model, 1.5, bounds, num_restarts=4, raw_samples=64, seed=1)
     assert X_ser.shape == (3, 2)
     torch.testing.assert_close(v_ser, v_par, rtol=1e-5, atol=1e-6)
-    direct = opt_mod.candidate_ucb_at(model, torch.full((3,), 1.5, dtype=torch.float64), X_ser.unsqueeze(1)).squeeze(-1)
+    direct = candidate_ucb_at(model, torch.full((3,), 1.5, dtype=torch.float64), X_ser.unsqueeze(1)).squeeze(-1)
     torch.testing.assert_close(direct, v_ser)
 
 

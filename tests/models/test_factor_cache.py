@@ -297,20 +297,24 @@ def test_fixed_points_are_kept_per_candidate_and_dropped_when_the_points_change(
         FactorCache().factor(spec, X[:41]).point_products(torch.zeros(3, 41, dtype=D))
 
 
-def test_a_subset_carries_the_stacked_factors_and_the_last_solve_with_the_same_bits():
+def test_solves_run_on_the_blocks_match_the_dense_factors_and_a_subset_shares_parts_and_last_solve():
     spec, X = _spec(noise=1e-4), _points(150, repeats=False)  # 150 rows: a base of 128 and 22 appended
     f = FactorCache().factor(spec, X)
-    rhs = torch.randn(3, 150, 1, generator=torch.Generator().manual_seed(2), dtype=D)
+    rhs = torch.randn(3, 150, 4, generator=torch.Generator().manual_seed(2), dtype=D)
     full = f.solve(rhs)
+    assert f._stacked is None  # solved on the blocks: no stacked copy of the factors was made
     assert f.solve(rhs.clone()) is full  # the same right-hand sides again: kept
+    dense = f.L
+    two_solves = torch.linalg.solve_triangular(dense.mT, torch.linalg.solve_triangular(dense, rhs, upper=False), upper=True)
+    torch.testing.assert_close(full, two_solves, rtol=1e-10, atol=0)
+    torch.testing.assert_close(full, torch.cholesky_solve(rhs, dense), rtol=1e-10, atol=0)  # LAPACK potrs
+    torch.testing.assert_close(f.solve_lower(rhs), torch.linalg.solve_triangular(dense, rhs, upper=False), rtol=1e-10, atol=0)
+    torch.testing.assert_close(f.solve_lower(rhs[:1]), f.solve_lower(rhs[:1].expand(3, -1, -1)), rtol=0, atol=0)  # broadcast
     sub = f.subset([2, 0])
+    assert sub.parts[0] is f.parts[2] and sub.solve(rhs[[2, 0]]) is not None
+    assert torch.equal(sub.solve(rhs[[2, 0]]), full[[2, 0]])  # the parent's last solve, its rows
     fresh = FactorCache().factor(spec, X).subset([2, 0])  # nothing assembled or solved yet
-    assert torch.equal(sub.L, fresh.L)
-    assert torch.equal(sub.solve(rhs[[2, 0]]), fresh.solve(rhs[[2, 0]]))  # BLAS solves each matrix alone
-    other = torch.randn(2, 150, 1, dtype=D)
-    two_solves = torch.linalg.solve_triangular(fresh.L.mT, torch.linalg.solve_triangular(fresh.L, other, upper=False), upper=True)
-    torch.testing.assert_close(sub.solve(other), two_solves, rtol=0, atol=0)  # the subset's rows, solved in place
-    torch.testing.assert_close(sub.solve(other), torch.cholesky_solve(other, fresh.L), rtol=1e-10, atol=0)  # LAPACK potrs
+    assert torch.equal(sub.L, fresh.L) and torch.equal(fresh.solve(rhs[[2, 0]]), full[[2, 0]])  # each candidate alone
 
 
 def test_a_factor_names_its_blocks_and_keeps_their_earlier_names():
@@ -334,4 +338,4 @@ def test_the_cache_frees_the_stack_it_handed_out_last_and_it_is_rebuilt_with_the
     assert first._stacked is None and second.L.shape == (3, 90, 90)
     assert torch.equal(first.L, stack)  # assembled again on demand, from the same parts
     sub._last_solve = None
-    assert torch.equal(sub.solve(rhs), before)  # a subset reads its parent's rebuilt stack
+    assert torch.equal(sub.solve(rhs), before)  # the same parts, the same bits
