@@ -13,6 +13,8 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   data every round). They are proposed on the initial design and **re-proposed** whenever the
   number of observations has doubled since the last proposal: the proposing function :math:`a(t)`
   of Alg. 2, which only adds candidates; old ones leave by the rule's own test.
+  Option ``standing``: candidate 0 is BoTorch's default model itself (ARD, fitted noise),
+  refitted on all data every round (one MAP fit per round) and left only by the rule's test.
 - **Confidence constants**, standardised units: norm bound :math:`B = 1` (a unit-variance function
   under a unit output scale), sub-Gaussian scale :math:`R = 0.1` (a tenth of the outputs' standard
   deviation), :math:`\delta = 0.01`; :math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`
@@ -363,7 +365,7 @@ class LBGPUCBAuto(BalancingPolicy):
         seed, device, dtype, num_restarts, raw_samples: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
-            (default ``False`` here), ``growth``, ``B``, ``R``, ``delta``).
+            (default ``False`` here), ``growth``, ``restart``, ``standing``, ``B``, ``R``, ``delta``).
     """
 
     name = "lb-gp-ucb-auto"

@@ -287,6 +287,23 @@ def test_restart_never_retires_the_standing_candidate(name):
     assert flags[0] or 0 in st.eliminated_at
 
 
+@pytest.mark.parametrize("name", AUTOS)
+def test_an_eliminated_standing_candidate_stays_out_and_is_no_longer_refitted(name):
+    policy = make_policy(name, BOX, seed=2, **STANDING)
+    X, Y = _campaign(policy, *_data(6), 2)
+    st = policy.state
+    flags = st.active if name.startswith("lb") else st.alive
+    flags[0] = False  # as the rule's test eliminates it
+    st.eliminated_at[0] = st.round
+    frozen = st.candidates.lengthscale[0].clone()
+    X, Y = _campaign(policy, X, Y, 3)
+    assert not flags[0] and st.standing == 0 and all(p.candidate != 0 for p in st.pending)
+    assert torch.equal(st.candidates.lengthscale[0], frozen)
+    assert all(c != 0 for c in st.play_candidate[2:])
+    ell, _ = _default_fit(X, Y)
+    assert not torch.allclose(ell, frozen)  # a refit would have moved it
+
+
 def _standing_run(name, seed):
     policy = make_policy(name, BOX, seed=seed, **STANDING)
     X, Y = _campaign(policy, *_data(6), 4)
