@@ -452,8 +452,8 @@ class AutoEliminationState(EliminationState):
 
     def check(self) -> None:
         if self.candidates is None:
-            if self.alive or self.play_candidate or self.pending:
-                raise ValueError("a state without candidates must have no survivors or plays.")
+            if self.alive or self.play_candidate or self.pending or self.standing is not None:
+                raise ValueError("a state without candidates must have no survivors, plays or standing candidate.")
             return
         super().check()
         if len(self.candidates) != len(self.alive):

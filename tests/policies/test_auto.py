@@ -345,6 +345,11 @@ def test_standing_state_round_trip(name):
     bad["state"]["standing"] = 7
     with pytest.raises(ValueError, match="standing must be None or a candidate index"):
         make_policy(name, BOX, seed=0, **STANDING).load_state_dict(bad)
+    empty = make_policy(name, BOX, seed=0, **STANDING).state_dict()  # before its first round
+    assert empty["state"]["standing"] is None
+    empty["state"]["standing"] = 0
+    with pytest.raises(ValueError, match="standing"):
+        make_policy(name, BOX, seed=0, **STANDING).load_state_dict(empty)
 
 
 def plain_after(name):
