@@ -13,6 +13,8 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   data every round). They are proposed on the initial design and **re-proposed** whenever the
   number of observations has doubled since the last proposal: the proposing function :math:`a(t)`
   of Alg. 2, which only adds candidates; old ones leave by the rule's own test.
+  Option ``standing``: candidate 0 is BoTorch's default model itself (ARD, fitted noise),
+  refitted on all data every round (one MAP fit per round) and left only by the rule's test.
 - **Confidence constants**, standardised units: norm bound :math:`B = 1` (a unit-variance function
   under a unit output scale), sub-Gaussian scale :math:`R = 0.1` (a tenth of the outputs' standard
   deviation), :math:`\delta = 0.01`; :math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`
@@ -48,7 +50,7 @@ References:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import torch
@@ -109,6 +111,13 @@ class AutoSettings:
         restart: At a re-proposal, retire the candidates of earlier proposals (epochs of the
             doubling trick: the rule starts afresh on the new candidates, with all data) instead
             of adding to them (:math:`a(t)` of Alg. 2, the default).
+        standing: Add one *standing* candidate (index 0): the hyperparameters of BoTorch's
+            default model (:func:`standing_candidate`: ARD even where ``ard`` is ``False``),
+            refitted on all data at every round, so that the MAP model is never older than one
+            round (the proposals of :math:`a(t)` are only made again when the data have grown by
+            ``growth``). It keeps its index and its plays (recorded at the hyperparameters it
+            had when it played), is never retired by ``restart``, and leaves the set only by the
+            rule's test; once eliminated it stays out and is no longer refitted.
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -118,6 +127,7 @@ class AutoSettings:
     ard: bool = True
     growth: float = AUTO_GROWTH
     restart: bool = False
+    standing: bool = False
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -144,7 +154,7 @@ class AutoSettings:
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
                 raise ValueError(f"{name} must hold finite numbers > 0, got {list(values)!r}.")
-        for name in ("ard", "restart"):
+        for name in ("ard", "restart", "standing"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}.")
         if not self.shrink and not self.isotropic:
@@ -165,6 +175,28 @@ def propose_candidates(policy: Policy, settings: AutoSettings, train_X: Tensor, 
         )
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
     return candidates.with_noise(noise).to(device=policy.device, dtype=policy.dtype)
+
+
+STANDING = {"shrink": (1.0,), "isotropic": (), "ard": True}
+r"""What makes :func:`propose_candidates` give the standing candidate: the MAP vector alone, ARD."""
+
+
+def standing_candidate(policy: Policy, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
+    r"""The standing candidate on all data: BoTorch's default model (ARD, its priors, fitted
+    noise) fitted as :func:`propose_candidates` fits it, its MAP length scales alone, noise
+    floored (one candidate; the fitted constant mean is not kept, as for every proposal)."""
+    return propose_candidates(policy, replace(settings, **STANDING), train_X, train_Y)
+
+
+def with_candidate(spec: KernelCandidates, index: int, new: KernelCandidates) -> KernelCandidates:
+    r"""``spec`` with candidate ``index``'s hyperparameters those of ``new`` (one candidate of the
+    same kernel and length-scale layout); the others unchanged, in order."""
+    fields = {}
+    for name in ("lengthscale", "outputscale", "noise"):
+        values = getattr(spec, name).clone()
+        values[index] = getattr(new, name)[0].to(values)
+        fields[name] = values
+    return replace(spec, **fields)
 
 
 def due(proposed_at: list[int], num_observations: int, growth: float) -> bool:
@@ -206,10 +238,11 @@ def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor
     return torch.cat([incumbent, mean_max.to(incumbent)]) if mean_max is not None else incumbent
 
 
-def retire(flags: list[bool], retired_at: dict[int, int], t: int) -> None:
-    r"""``restart``: every candidate still in the set leaves it at round ``t`` (recorded)."""
+def retire(flags: list[bool], retired_at: dict[int, int], t: int, keep: int | None = None) -> None:
+    r"""``restart``: every candidate still in the set but ``keep`` (the standing candidate) leaves
+    it at round ``t`` (recorded)."""
     for u, on in enumerate(flags):
-        if on:
+        if on and u != keep:
             flags[u] = False
             retired_at[u] = t
 
@@ -220,25 +253,48 @@ def check_retired(flags: list[bool], retired_at: dict[int, int]) -> None:
         raise ValueError("retired_at must map candidates out of the set to rounds >= 0.")
 
 
+def check_standing(standing: int | None, flags: list[bool], retired_at: dict[int, int]) -> None:
+    r"""The standing candidate is ``None`` or a candidate of the set that was never retired."""
+    if standing is not None and not (0 <= standing < len(flags) and standing not in retired_at):
+        raise ValueError(f"standing must be None or a candidate index in [0, {len(flags)}) never retired, got {standing}.")
+
+
+def check_standing_option(settings: AutoSettings, state: Any) -> None:
+    r"""A loaded state has a standing candidate iff the preset's ``standing`` option asks for one
+    (once it holds candidates)."""
+    if state.candidates is not None and settings.standing != (state.standing is not None):
+        raise ValueError(
+            f"state['state']['standing'] is {state.standing!r}, but the preset's option standing is {settings.standing}."
+        )
+
+
 @dataclass
 class AutoBalancingState(BalancingState):
-    r"""Balancing state plus the number of observations at each proposal and, with ``restart``,
-    the round at which each earlier candidate was retired."""
+    r"""Balancing state plus the number of observations at each proposal, with ``restart`` the
+    round at which each earlier candidate was retired, and with ``standing`` the standing
+    candidate's index (its current hyperparameters are its row of ``candidates``)."""
 
     proposed_at: list[int] = field(default_factory=list)
     retired_at: dict[int, int] = field(default_factory=dict)
+    standing: int | None = None
 
     def check(self) -> None:
         super().check()
         check_retired(self.active, self.retired_at)
+        check_standing(self.standing, self.active, self.retired_at)
 
 
 @dataclass(frozen=True)
 class ProposedCandidates(CandidateSource):
     r"""Candidates proposed from the data (:func:`propose_candidates`), re-proposed once the data
     have grown by ``settings.growth`` (:func:`due`); with ``settings.restart`` the earlier ones
-    retire. The set lives in the rule's state (``candidates``, ``alive``, ``proposed_at``); a
-    balancing state also keeps each proposal's norm bound ``settings.B`` (``norms``)."""
+    retire. With ``settings.standing``, candidate 0 is the standing candidate
+    (:func:`standing_candidate`), introduced at the first round and refitted on all data at every
+    round while it is in the set; its row of the set changes, so the factor caches, keyed by
+    hyperparameters, factorise it afresh and drop its old factors, while every other candidate's
+    factors are extended. The set lives in the rule's state (``candidates``, ``alive``,
+    ``proposed_at``, ``standing``); a balancing state also keeps each candidate's norm bound
+    ``settings.B`` (``norms``)."""
 
     settings: AutoSettings
     norms: bool = False
@@ -246,23 +302,37 @@ class ProposedCandidates(CandidateSource):
     def spec(self, rule: Policy) -> KernelCandidates:
         return rule.state.candidates
 
+    def add(self, rule: Policy, spec: KernelCandidates) -> None:
+        r"""Introduce ``spec``'s candidates into the set, in play (norm bound ``settings.B``)."""
+        st = rule.state
+        if self.norms:
+            st.add(spec, torch.full((len(spec),), self.settings.B, dtype=rule.dtype, device=rule.device))
+        else:
+            st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
+            st.alive.extend([True] * len(spec))
+
     def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
         st, n = rule.state, train_X.shape[0]
+        if self.settings.standing:  # the standing candidate on D_t, refitted while in the set
+            if st.standing is None:
+                self.add(rule, standing_candidate(rule, self.settings, train_X, train_Y))
+                st.standing = len(st.alive) - 1
+            elif st.alive[st.standing]:
+                fitted = standing_candidate(rule, self.settings, train_X, train_Y)
+                st.candidates = with_candidate(st.candidates, st.standing, fitted)
         if due(st.proposed_at, n, self.settings.growth):  # a(t) on D_t, as round t + 1 starts
             spec = propose_candidates(rule, self.settings, train_X, train_Y)
             if self.settings.restart:
-                retire(st.alive, st.retired_at, st.round)
-            if self.norms:
-                st.add(spec, torch.full((len(spec),), self.settings.B, dtype=rule.dtype, device=rule.device))
-            else:
-                st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
-                st.alive.extend([True] * len(spec))
+                retire(st.alive, st.retired_at, st.round, keep=st.standing)
+            self.add(rule, spec)
             st.proposed_at.append(n)
         return [u for u, a in enumerate(st.alive) if a]
 
     def diagnostics(self, rule: Policy) -> dict[str, Any]:
         st = rule.state
         out: dict[str, Any] = {"proposed_at": list(st.proposed_at)}
+        if st.standing is not None:
+            out["standing"] = st.standing
         if self.norms:
             out.update(candidates=st.candidates.labels(), norms=st.norms.tolist())
         return out
@@ -295,7 +365,7 @@ class LBGPUCBAuto(BalancingPolicy):
         seed, device, dtype, num_restarts, raw_samples: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
-            (default ``False`` here), ``growth``, ``B``, ``R``, ``delta``).
+            (default ``False`` here), ``growth``, ``restart``, ``standing``, ``B``, ``R``, ``delta``).
     """
 
     name = "lb-gp-ucb-auto"
@@ -328,6 +398,9 @@ class LBGPUCBAuto(BalancingPolicy):
             ledger=PlayLedger(),  # w = beta sigma (latent) at play time
             test=BalancingElimination(settings.R, settings.delta, 2.0, "introduced", XI_DELTA_SPLIT, source),  # lines 9-11
         )
+
+    def _check_state(self, state: AutoBalancingState) -> None:
+        check_standing_option(self.settings, state)
 
     def suspected_bounds(self, counts: Tensor) -> Tensor:
         r""":math:`R^u(|S^u| + 1)` (Thm 2.3 at each candidate's geometric-mean length scale)."""
@@ -375,16 +448,18 @@ class AutoEliminationState(EliminationState):
     candidates: KernelCandidates | None = None
     proposed_at: list[int] = field(default_factory=list)
     retired_at: dict[int, int] = field(default_factory=dict)
+    standing: int | None = None
 
     def check(self) -> None:
         if self.candidates is None:
-            if self.alive or self.play_candidate or self.pending:
-                raise ValueError("a state without candidates must have no survivors or plays.")
+            if self.alive or self.play_candidate or self.pending or self.standing is not None:
+                raise ValueError("a state without candidates must have no survivors, plays or standing candidate.")
             return
         super().check()
         if len(self.candidates) != len(self.alive):
             raise ValueError(f"candidates ({len(self.candidates)}) and alive ({len(self.alive)}) must have one entry per candidate.")
         check_retired(self.alive, self.retired_at)
+        check_standing(self.standing, self.alive, self.retired_at)
 
 
 class HEGPUCBAuto(Policy):
@@ -439,6 +514,7 @@ class HEGPUCBAuto(Policy):
         self.engine.observe(self, X, Y)
 
     def _check_state(self, state: AutoEliminationState) -> None:
+        check_standing_option(self.settings, state)
         if state.candidates is not None and state.candidates.lengthscale.shape[-1] not in (1, self.domain.dim):
             raise ValueError(f"state['state']['candidates'] has length scales of the wrong dimension for d = {self.domain.dim}.")
 

@@ -339,3 +339,26 @@ def test_the_cache_frees_the_stack_it_handed_out_last_and_it_is_rebuilt_with_the
     assert torch.equal(first.L, stack)  # assembled again on demand, from the same parts
     sub._last_solve = None
     assert torch.equal(sub.solve(rhs), before)  # the same parts, the same bits
+
+
+def test_a_candidate_whose_hyperparameters_change_is_factorised_afresh_and_the_others_extended():
+    # a refitted candidate (the auto presets' standing one) is a new key: its factor is rebuilt
+    # from scratch on all rows, never its old factor with rows appended; the others are extended
+    base, X = _spec(noise=1e-4), _points(80, repeats=False)
+    cache = FactorCache()
+    others = FactorCache()  # the other two alone, extended round by round
+    cache.factor(base, X[:60])
+    others.factor(base.subset([1, 2]), X[:60])
+    for step, m in enumerate((61, 62, 70, 80), start=1):
+        ls = base.lengthscale.clone()
+        ls[0] = ls[0] * (1 + 0.1 * step)  # candidate 0 refitted on the data of this round
+        spec = KernelCandidates(lengthscale=ls, outputscale=base.outputscale, noise=base.noise, kernel=base.kernel)
+        f = cache.factor(spec, X[:m])
+        assert cache.stats.refactor_reasons["new candidates"] == 3 + step
+        assert torch.equal(f.L[0], FactorCache().factor(spec.subset([0]), X[:m]).L[0])
+        assert _rel(f.L[0], _fresh_chol(spec.subset([0]), X[:m])[0]) < 1e-10
+        assert torch.equal(f.L[1:], others.factor(base.subset([1, 2]), X[:m]).L)  # extended as if alone
+        assert _rel(f.L[1:], _fresh_chol(spec.subset([1, 2]), X[:m])) < 1e-10
+    # candidate 0's earlier hyperparameters were dropped: asked for again, they are factorised anew
+    cache.factor(base, X)
+    assert cache.stats.refactor_reasons["new candidates"] == 3 + 4 + 1

@@ -5,9 +5,11 @@ import torch
 
 from botorch_unknown_hypers.confidence import xi
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.auto import HEGPUCBAuto, LBGPUCBAuto, due
+from botorch_unknown_hypers.policies.auto import MIN_NOISE, HEGPUCBAuto, LBGPUCBAuto, due
+from botorch_unknown_hypers.policies.pieces import UnitCubeModel
 from botorch_unknown_hypers.policies.registry import method_limits
 
 FAST = {"num_restarts": 2, "raw_samples": 64}
@@ -49,7 +51,8 @@ def test_registered_batched_and_validated(name):
     domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     for bad, match in [({"acquisition": "ei"}, "acquisition"), ({"shrink": [0.0]}, "shrink"), ({"growth": 1.0}, "growth"),
                        ({"R": -1.0}, "R"), ({"shrink": [], "isotropic": []}, "both be empty"), ({"shrnk": [1.0]}, "unknown option"),
-                       ({"shrink": 0.5}, "list"), ({"restart": "yes"}, "restart must be true or false")]:
+                       ({"shrink": 0.5}, "list"), ({"restart": "yes"}, "restart must be true or false"),
+                       ({"standing": "yes"}, "standing must be true or false"), ({"standing": 1}, "standing must be true or false")]:
         with pytest.raises(ValueError, match=match):
             make_policy(name, domain, **bad)
 
@@ -195,3 +198,174 @@ def test_restart_retires_the_earlier_proposals(name):
     fresh = make_policy(name, _pool(), seed=0, restart=True)
     fresh.load_state_dict(policy.state_dict())
     torch.testing.assert_close(fresh.suggest(X, Y), policy.suggest(X, Y))
+
+
+# --------------------------------------------------------------------------- standing candidate
+BOX = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+STANDING = {"standing": True, "shrink": [1.0], **FAST}
+
+
+def _default_fit(X, Y):
+    r"""Brute-force reference: BoTorch's default model fitted directly on the data (ARD)."""
+    model = fit_default_single_task_gp(X, Y, BOX.bounds)
+    ell = model.covar_module.lengthscale.detach().reshape(-1)
+    return ell, max(float(model.likelihood.noise.detach().reshape(-1)[0]), MIN_NOISE)
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_standing_candidate_is_the_default_model_refitted_every_round(name):
+    policy = make_policy(name, BOX, seed=0, **STANDING)
+    X, Y = _data(6)
+    for _ in range(7):
+        x = policy.suggest(X, Y)
+        st = policy.state
+        assert st.standing == 0 and policy.diagnostics["standing"] == 0
+        ell, noise = _default_fit(X, Y)  # ARD on all data observed, whatever the preset's `ard`
+        assert ell.shape == (2,)
+        torch.testing.assert_close(st.candidates.lengthscale[0], ell, rtol=1e-9, atol=0)
+        assert float(st.candidates.noise[0]) == pytest.approx(noise, rel=1e-9)
+        assert float(st.candidates.outputscale[0]) == 1.0
+        y = _f(x).unsqueeze(-1)
+        policy.observe(x, y)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    # the proposals of a(t) are made as without the option: at n = 6 and 12, one each (shrink 1)
+    assert st.proposed_at == [6, 12] and len(st.candidates) == 3
+    for u, n in zip((1, 2), (6, 12)):
+        _, ell = propose_ard_lengthscales(X[:n], Y[:n], BOX.bounds, shrink=(1.0,), isotropic=(), ard=name.startswith("he"))
+        torch.testing.assert_close(st.candidates.lengthscale[u], ell, rtol=1e-9, atol=0)
+    if name.startswith("lb"):
+        assert st.norms.tolist() == [1.0, 1.0, 1.0]  # settings.B for the standing candidate too
+        assert bool(st.candidates.lengthscale[1, 0] == st.candidates.lengthscale[1, 1])  # LB's proposals: shared
+    assert 0 in st.play_candidate  # its plays are kept under its index across refits
+
+
+def test_standing_candidates_posterior_after_a_refit_is_a_fresh_models():
+    # HE holds every survivor in the round's model: after each refit the standing candidate's
+    # factor must be rebuilt (a new factorisation), the others' extended; its posterior equals a
+    # dense GP with its new hyperparameters on all data
+    policy = make_policy("he-gp-ucb-auto", BOX, seed=1, **STANDING)
+    X, Y = _data(6, seed=1)
+    Z = torch.rand(5, 2, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    previous, seen, refits = None, 0, 0
+    for t in range(5):
+        x = policy.suggest(X, Y)
+        st, stats = policy.state, policy.factor_caches[None].stats
+        spec = st.candidates.subset([u for u, a in enumerate(st.alive) if a])
+        new = stats.refactor_reasons.get("new candidates", 0)
+        if previous is not None and not torch.equal(previous, st.candidates.lengthscale[0]) and X.shape[0] != 12:
+            assert new - seen == 1  # only the refitted standing candidate, the others extended
+            refits += 1
+        previous, seen = st.candidates.lengthscale[0].clone(), new
+        model, _, _ = UnitCubeModel(standardise=True).build(policy, spec, X, Y)  # the round's cached factors
+        assert model.factor is not None
+        mean, var = model.marginal_mean_variance(Z.unsqueeze(0))
+        # brute force: dense RBF GP of the standing candidate, standardised outputs, raw units back
+        ell, noise = st.candidates.lengthscale[0], float(st.candidates.noise[0])
+        k = lambda A, B: torch.exp(-0.5 * torch.cdist(A / ell, B / ell) ** 2)  # noqa: E731
+        mu, sd = Y.mean(), Y.std()
+        A = k(X, X) + noise * torch.eye(X.shape[0], dtype=X.dtype)
+        kz = k(X, Z)
+        ref_mean = kz.T @ torch.linalg.solve(A, (Y - mu) / sd) * sd + mu
+        ref_var = (1 - (kz * torch.linalg.solve(A, kz)).sum(0)) * sd**2
+        torch.testing.assert_close(mean[0], ref_mean.reshape(-1), rtol=1e-7, atol=1e-9)
+        torch.testing.assert_close(var[0], ref_var, rtol=1e-6, atol=1e-9)
+        y = _f(x).unsqueeze(-1)
+        policy.observe(x, y)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    assert refits >= 2
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_restart_never_retires_the_standing_candidate(name):
+    policy = make_policy(name, _pool(), seed=0, restart=True, standing=True)
+    X, Y = _pool_data(5)
+    X, Y = _campaign(policy, X, Y, 6)
+    st = policy.state
+    flags = st.active if name.startswith("lb") else st.alive
+    assert st.proposed_at == [5, 10] and len(st.candidates) == 7  # the standing one, then 3 + 3
+    assert 0 not in st.retired_at and set(st.retired_at) == {1, 2, 3} - set(st.eliminated_at)
+    assert flags[0] or 0 in st.eliminated_at
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_an_eliminated_standing_candidate_stays_out_and_is_no_longer_refitted(name):
+    policy = make_policy(name, BOX, seed=2, **STANDING)
+    X, Y = _campaign(policy, *_data(6), 2)
+    st = policy.state
+    flags = st.active if name.startswith("lb") else st.alive
+    flags[0] = False  # as the rule's test eliminates it
+    st.eliminated_at[0] = st.round
+    frozen = st.candidates.lengthscale[0].clone()
+    X, Y = _campaign(policy, X, Y, 3)
+    assert not flags[0] and st.standing == 0 and all(p.candidate != 0 for p in st.pending)
+    assert torch.equal(st.candidates.lengthscale[0], frozen)
+    assert all(c != 0 for c in st.play_candidate[2:])
+    ell, _ = _default_fit(X, Y)
+    assert not torch.allclose(ell, frozen)  # a refit would have moved it
+
+
+def _standing_run(name, seed):
+    policy = make_policy(name, BOX, seed=seed, **STANDING)
+    X, Y = _campaign(policy, *_data(6), 4)
+    return X, policy.state_dict()
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_standing_runs_are_deterministic_given_a_seed(name):
+    rng = torch.get_rng_state()
+    (X1, s1), (X2, s2) = _standing_run(name, 4), _standing_run(name, 4)
+    assert torch.equal(X1, X2) and s1 == s2
+    assert torch.equal(torch.get_rng_state(), rng)  # the fits draw from the policy's generator only
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_standing_state_round_trip(name):
+    import json
+
+    policy = make_policy(name, BOX, seed=5, **STANDING)
+    X, Y = _campaign(policy, *_data(6), 3)
+    state = json.loads(json.dumps(policy.state_dict(), allow_nan=False))
+    assert state["state"]["standing"] == 0
+    fresh = make_policy(name, BOX, seed=0, **STANDING)
+    fresh.load_state_dict(state)
+    assert fresh.state.standing == 0
+    assert torch.equal(fresh.state.candidates.lengthscale, policy.state.candidates.lengthscale)
+    assert torch.equal(fresh.state.candidates.noise, policy.state.candidates.noise)
+    torch.testing.assert_close(fresh.suggest(X, Y), policy.suggest(X, Y))
+    assert torch.equal(fresh.state.candidates.lengthscale, policy.state.candidates.lengthscale)  # refitted alike
+    # a state and a preset that disagree on the option are refused, the policy unchanged
+    plain = make_policy(name, BOX, seed=0, shrink=[1.0], **FAST)
+    before = plain.state_dict()
+    with pytest.raises(ValueError, match="standing"):
+        plain.load_state_dict(state)
+    assert plain.state_dict() == before
+    with pytest.raises(ValueError, match="standing"):
+        fresh.load_state_dict(plain_after(name))
+    bad = json.loads(json.dumps(state))
+    bad["state"]["standing"] = 7
+    with pytest.raises(ValueError, match="standing must be None or a candidate index"):
+        make_policy(name, BOX, seed=0, **STANDING).load_state_dict(bad)
+    empty = make_policy(name, BOX, seed=0, **STANDING).state_dict()  # before its first round
+    assert empty["state"]["standing"] is None
+    empty["state"]["standing"] = 0
+    with pytest.raises(ValueError, match="standing"):
+        make_policy(name, BOX, seed=0, **STANDING).load_state_dict(empty)
+
+
+def plain_after(name):
+    r"""The state of a preset without the option after one round."""
+    policy = make_policy(name, BOX, seed=0, shrink=[1.0], **FAST)
+    _campaign(policy, *_data(6), 1)
+    return policy.state_dict()
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_both_presets_run_with_a_standing_candidate_on_a_tiny_problem(name):
+    from botorch_unknown_hypers import get_problem, run
+
+    problem = get_problem("branin")
+    policy = make_policy(name, problem.domain, seed=0, standing=True, shrink=[1.0], **FAST)
+    history = run(problem, policy, iterations=4, seed=0, n_init=5)
+    assert len(history) == 9 and policy.state.standing == 0
+    assert policy.state.proposed_at == [5] and len(policy.state.candidates) == 2
+    assert bool(history["simple_regret"].notna().all())
