@@ -17,13 +17,14 @@ improvement of sequential greedy batches), the baseline is pruned to the points 
 chance of being the best, and the root of the baseline's covariance is cached (the one-candidate
 view of :meth:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP.select` is a
 ``GPyTorchModel`` with a linear outcome transform, so BoTorch supports it). The view is on
-GPyTorch's exact predictive (``factors=False``): the joint covariance at a baseline point and a
-point equal to it is singular, which BoTorch's jittered factorisation handles.
+GPyTorch's exact predictive (``select(u, factors=False)``): the joint covariance at a baseline
+point and a point equal to it is singular, which BoTorch's jittered Cholesky handles and the
+cached factors' dense covariance (factorised at once by torch) does not.
 
-One ``qLogNoisyExpectedImprovement`` per candidate, on ``model.select(u)``, all from the same
-Sobol seed (common random numbers across candidates): BoTorch's baseline pruning refuses a
-batched model, and unpruned the joint posterior over every observation would cost
-:math:`O(n^2)` per point and candidate, so the K candidates (a handful) are a Python loop.
+One ``qLogNoisyExpectedImprovement`` per candidate, all from the same Sobol seed (common random
+numbers across candidates), a Python loop over the K candidates (a handful): on the K-wide model
+BoTorch's baseline pruning refuses the batch, its forward refuses a ``batch_shape x K`` output,
+and unpruned every evaluation would sample jointly at all observed points.
 Reductions as :class:`~botorch_unknown_hypers.acquisition.logei.CandidateLogEI`: ``"max"``
 over candidates (the doubly optimistic pair) or ``"select"`` (one candidate).
 
