@@ -48,6 +48,17 @@ from botorch_unknown_hypers.models.marginal import MarginalModel
 LOGEI_REDUCTIONS = ("max", "select")
 
 
+def check_reduction(reduction: str, index: int | None, num_candidates: int) -> None:
+    r"""``reduction`` is one of :data:`LOGEI_REDUCTIONS` and, for ``"select"``, ``index`` one of the
+    ``num_candidates`` candidates (``ValueError`` naming the argument otherwise)."""
+    if reduction not in LOGEI_REDUCTIONS:
+        raise ValueError(f"reduction must be one of {LOGEI_REDUCTIONS}, got {reduction!r}.")
+    if reduction == "select" and (index is None or not 0 <= int(index) < num_candidates):
+        raise ValueError(
+            f"index must be given and lie in [0, {num_candidates - 1}] for reduction='select', got {index!r}."
+        )
+
+
 class CandidateLogEI(AcquisitionFunction):
     r"""LogEI of each candidate of a K-wide model, reduced over candidates.
 
@@ -63,11 +74,8 @@ class CandidateLogEI(AcquisitionFunction):
         self, model: CandidateModel, best_f: float | Tensor, reduction: str = "max", index: int | None = None
     ) -> None:
         super().__init__(model=model)
-        if reduction not in LOGEI_REDUCTIONS:
-            raise ValueError(f"reduction must be one of {LOGEI_REDUCTIONS}, got {reduction!r}.")
         num = model.num_candidates
-        if reduction == "select" and (index is None or not 0 <= int(index) < num):
-            raise ValueError(f"index must be given and lie in [0, {num - 1}] for reduction='select', got {index!r}.")
+        check_reduction(reduction, index, num)
         self.reduction = reduction
         self._eval_model = model.subset([int(index)]) if reduction == "select" and num > 1 else model
         like = model.raw_train_X
@@ -118,4 +126,4 @@ def believer_best_f(model: CandidateModel, best_observed: float | Tensor, X_fixe
     return torch.maximum(best, mean.max(dim=-1).values)
 
 
-__all__ = ["CandidateLogEI", "LOGEI_REDUCTIONS", "believer_best_f"]
+__all__ = ["CandidateLogEI", "LOGEI_REDUCTIONS", "believer_best_f", "check_reduction"]

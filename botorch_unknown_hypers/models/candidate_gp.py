@@ -547,16 +547,29 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         """
         return self.predictive.log_marginal_likelihood(self)
 
-    def select(self, index: int) -> CandidateGP:
+    def select(self, index: int, factors: bool = True) -> CandidateGP:
         r"""Candidate ``index`` as a plain single-output model (no candidate dimension).
 
         Its posteriors have BoTorch's usual ``batch_shape x q x 1`` shape, so it
         works with any BoTorch acquisition function and ``optimize_acqf``.
+
+        Args:
+            index: The candidate.
+            factors: Keep this model's cached factors (the default). ``False``: GPyTorch's exact
+                predictive, whose joint posteriors keep a lazy covariance that BoTorch's samplers
+                factorise with jitter. The factor path's covariance is dense, and torch's
+                ``MultivariateNormal`` factorises it at once, which fails where it is singular:
+                a Monte Carlo acquisition sampling jointly at observed points and at a point
+                equal to one of them (qLogNEI's baseline). Not with pending points, which
+                condition through the factors.
         """
         if not (-self.num_candidates <= int(index) < self.num_candidates):
             raise ValueError(f"index must lie in [0, {self.num_candidates - 1}], got {index}.")
+        if not factors and self.X_pending is not None:
+            raise ValueError("factors=False needs a model without pending points (they condition through the factors).")
         index = int(index) % self.num_candidates
-        view = self._rebuild(self.candidates.subset([index]), squeeze=True, factor=self.predictive.subset_factor([index]))
+        factor = self.predictive.subset_factor([index]) if factors else None
+        view = self._rebuild(self.candidates.subset([index]), squeeze=True, factor=factor)
         return view if self.X_pending is None else view.condition_on_pending(self.X_pending)
 
     def add_candidates(self, candidates: CandidateSpec) -> CandidateGP:

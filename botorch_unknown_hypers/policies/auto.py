@@ -21,7 +21,10 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   with :math:`I^u_{t-1}` at noise variance :math:`R^2`. These widths feed the rules' tests only.
 - **Acquisition** of the selected candidate(s): ``"logei"``, LogEI with the best observed value as
   :math:`f^+` (in a batch, raised per candidate to its believed values at the pending points and
-  earlier slots, the Kriging Believer's incumbent), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
+  earlier slots, the Kriging Believer's incumbent), ``"lognei"``, BoTorch's qLogNEI on the
+  candidate's GP with the observed points as baseline and the pending points and earlier slots as
+  BoTorch's pending points (no noisy observation as :math:`f^+`;
+  :class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
   :math:`\beta^{\mathrm{p}}_t = \sqrt{0.2\,d\log 2t}` (:func:`~botorch_unknown_hypers.confidence.practical_beta`).
   Default LogEI for both presets, chosen on development seeds (``docs/choosing-a-method.md``):
   for LB on seeds 100-101, for HE on seeds 102-111 (LogEI had the lower mean final simple
@@ -59,6 +62,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
+from botorch_unknown_hypers.acquisition.lognei import CandidateLogNEI
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
@@ -82,7 +86,7 @@ from botorch_unknown_hypers.policies.balancing_pieces import (
 from botorch_unknown_hypers.policies.balancing_policy import BalancingPolicy, BalancingState
 from botorch_unknown_hypers.policies.candidate_set import XI_DELTA_SPLIT
 
-ACQUISITIONS = ("logei", "ucb")
+ACQUISITIONS = ("logei", "lognei", "ucb")
 HE_REDUCTIONS = ("max", "evidence")
 LB_DEFAULTS: dict[str, object] = {"ard": False}
 r"""LB-auto's defaults that differ from those of :class:`AutoSettings`: one shared MAP length scale,
@@ -102,7 +106,8 @@ class AutoSettings:
     r"""The options of both ``auto`` presets (see the module docstring).
 
     Attributes:
-        acquisition: ``"logei"`` (default) or ``"ucb"`` (practical :math:`\beta`).
+        acquisition: ``"logei"`` (default), ``"lognei"`` (for noisy objectives) or ``"ucb"``
+            (practical :math:`\beta`).
         shrink: Shrink factors of the MAP ARD vector.
         isotropic: Isotropic length scales proposed as well (unit cube; default none).
         ard: Fit one MAP length scale per input (HE's default) or one shared one (LB's default,
@@ -212,13 +217,24 @@ def acquisition(
     reduction: str,
     index: int | None = None,
     fixed: Tensor | None = None,
+    policy: Policy | None = None,
 ) -> AcquisitionFunction:
-    r"""LogEI or practical UCB of ``model``'s candidates.
+    r"""LogEI, LogNEI or practical UCB of ``model``'s candidates.
 
     LogEI's :math:`f^+` is the best observation, raised per candidate to its believed values
     :math:`\mu_u(x_j)` at ``fixed`` (``p x d``: the pending points and earlier slots that
     ``model``'s variance is conditioned on; :func:`~botorch_unknown_hypers.acquisition.logei.believer_best_f`).
+    LogNEI (:class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`) samples jointly at
+    the observed points, ``fixed`` and ``x`` instead, on the model without the conditioning on
+    ``fixed`` (BoTorch's pending points), with a Sobol seed drawn from ``policy``'s generator.
     """
+    if settings.acquisition == "lognei":
+        if policy is None:
+            raise ValueError("policy must be given for acquisition='lognei' (its generator seeds the samples).")
+        observed = model if model.X_pending is None else model.condition_on_pending(None)
+        return CandidateLogNEI(
+            observed, model.raw_train_X, policy.next_seed(), reduction=reduction, index=index, X_pending=fixed
+        )
     if settings.acquisition == "logei":
         best = believer_best_f(model, train_Y.max(), fixed)  # K
         if reduction == "select" and model.num_candidates == 1:
@@ -340,7 +356,7 @@ class ProposedCandidates(CandidateSource):
 
 @dataclass(frozen=True)
 class PlayedAcquisition(Selector):
-    r"""LogEI or practical UCB (:func:`acquisition`) of the played candidate, the round's one,
+    r"""LogEI, LogNEI or practical UCB (:func:`acquisition`) of the played candidate, the round's one,
     maximised with the incumbent and its posterior-mean maximiser as extra starts."""
 
     settings: AutoSettings
@@ -351,7 +367,7 @@ class PlayedAcquisition(Selector):
     def __call__(
         self, rule: Policy, data: RoundData, prepared: Tensor | None, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
-        acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=0, fixed=fixed)
+        acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=0, fixed=fixed, policy=rule)
         x, warm = rule.maximize_slot(acqf, fixed, prepared, warm)
         return Slot(x, 0), warm
 
@@ -394,7 +410,7 @@ class LBGPUCBAuto(BalancingPolicy):
             choice=LeastSuspectedBound(),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
             model=UnitCubeModel(standardise=True, info_noise=R2),  # u_t's GP on D_{t-1}, standardised
             widths=BalancingWidths(settings.R, settings.delta, R2),  # Thm 2.1's beta^u_t, for the test
-            selector=PlayedAcquisition(settings),  # line 4 with LogEI / practical UCB
+            selector=PlayedAcquisition(settings),  # line 4 with LogEI / LogNEI / practical UCB
             ledger=PlayLedger(),  # w = beta sigma (latent) at play time
             test=BalancingElimination(settings.R, settings.delta, 2.0, "introduced", XI_DELTA_SPLIT, source),  # lines 9-11
         )
@@ -409,7 +425,7 @@ class LBGPUCBAuto(BalancingPolicy):
 
 @dataclass(frozen=True)
 class AcquisitionSlots(Selector):
-    r"""LogEI or practical UCB of the survivors (:func:`acquisition`), maximised from the
+    r"""LogEI, LogNEI or practical UCB of the survivors (:func:`acquisition`), maximised from the
     incumbent and the most likely survivor's posterior-mean maximiser as extra starts.
     ``"max"``: the doubly optimistic pair, the candidate attaining the max at the maximiser;
     ``"evidence"``: the survivor of highest log marginal likelihood and its maximiser."""
@@ -428,13 +444,13 @@ class AcquisitionSlots(Selector):
     ) -> tuple[Slot, Restarts | None]:
         best, starts = prepared
         if self.reduction == "max":
-            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed)
+            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, policy=rule)
             x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
             with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x
                 local = int(acqf.candidate_values(x).reshape(-1).argmax())
         else:  # the most likely survivor
             local = best
-            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed)
+            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed, policy=rule)
             x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
         return Slot(x, local), warm
 
@@ -503,7 +519,7 @@ class HEGPUCBAuto(Policy):
             source=ProposedCandidates(settings),  # a(t): MAP ARD ladders, re-proposed as the data double
             model=UnitCubeModel(standardise=True, info_noise=settings.R**2),  # survivors on D_{t-1}, standardised
             widths=FrequentistWidths(settings.B, settings.R, settings.delta, noise=settings.R**2),  # Thm 4.1's beta
-            selector=AcquisitionSlots(settings, reduction),  # Alg. 1 line 7 with LogEI / practical UCB
+            selector=AcquisitionSlots(settings, reduction),  # Alg. 1 line 7 with LogEI / LogNEI / practical UCB
             test=PrequentialElimination(settings.R, settings.delta),  # Alg. 1 lines 10-12, standardised units
         )
 

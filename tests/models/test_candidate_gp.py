@@ -796,3 +796,24 @@ def test_fixed_point_moments_only_at_the_cached_points_and_without_pending_point
     assert model.condition_on_pending(R[:2]).fixed_point_moments(R) is None  # pending points change sigma
     assert build(FactorCache().factor(spec, X)).fixed_point_moments(R) is None  # no points cached
     assert build().fixed_point_moments(R) is None  # no factors
+
+
+def test_select_without_factors_is_the_same_candidate_on_gpytorchs_lazy_predictive():
+    from linear_operator.operators import LinearOperator
+
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    g, X, _, spec, _, build = _unit_square_case(7, 20, [0.4, 0.15])
+    cached = build(FactorCache().factor(spec, X))
+    Z = torch.cat([X[:2], torch.rand(3, 2, generator=g, dtype=torch.float64)])  # two observed points among them
+    for u in range(2):
+        plain, factored = cached.select(u, factors=False), cached.select(u)
+        assert plain.factor is None and factored.factor is not None
+        a, b = plain.posterior(Z), factored.posterior(Z)
+        torch.testing.assert_close(a.mean, b.mean, rtol=1e-9, atol=1e-12)
+        torch.testing.assert_close(a.covariance_matrix, b.covariance_matrix, rtol=1e-7, atol=1e-10)
+        # the joint covariance at an observed point and at a copy of it stays lazy (no eager Cholesky)
+        twice = plain.posterior(torch.cat([X[:1], X[:1]]))
+        assert isinstance(twice.distribution.lazy_covariance_matrix, LinearOperator)
+    with pytest.raises(ValueError, match="factors=False needs a model without pending points"):
+        cached.condition_on_pending(Z[:1]).select(0, factors=False)

@@ -85,7 +85,7 @@ def test_reproposes_when_the_data_double(name):
 
 
 @pytest.mark.parametrize("name", AUTOS)
-@pytest.mark.parametrize("acquisition", ["logei", "ucb"])
+@pytest.mark.parametrize("acquisition", ["logei", "lognei", "ucb"])
 def test_scale_free(name, acquisition):
     # outputs are standardised for every rule: an affine change of units changes nothing
     X, Y = _pool_data()
@@ -369,3 +369,72 @@ def test_both_presets_run_with_a_standing_candidate_on_a_tiny_problem(name):
     assert len(history) == 9 and policy.state.standing == 0
     assert policy.state.proposed_at == [5] and len(policy.state.candidates) == 2
     assert bool(history["simple_regret"].notna().all())
+
+
+def test_an_unknown_acquisition_is_refused_with_the_valid_ones_named():
+    for name in AUTOS:
+        with pytest.raises(ValueError, match=r"acquisition must be one of \('logei', 'lognei', 'ucb'\), got 'bogus'"):
+            make_policy(name, _pool(), acquisition="bogus")
+    from botorch_unknown_hypers.policies.auto import acquisition
+    from botorch_unknown_hypers.policies.hyperparameter_balancing import standardised_candidate_gp
+
+    policy = HEGPUCBAuto(_pool(), seed=0, acquisition="lognei")
+    X, Y = _pool_data()
+    policy.suggest(X, Y)
+    model = standardised_candidate_gp(policy.domain, X, Y, policy.state.candidates)
+    with pytest.raises(ValueError, match="policy must be given for acquisition='lognei'"):
+        acquisition(model, policy.settings, 1, Y, reduction="max")
+
+
+def _noisy(X):
+    r"""The test function plus noise of a tenth of its spread, from a generator seeded by the points."""
+    g = torch.Generator().manual_seed(int(1e6 * float(X.sum())) % 2**31)
+    return _f(X) + 0.2 * torch.randn(X.shape[0], generator=g, dtype=X.dtype)
+
+
+@pytest.mark.parametrize("name, options", [(n, {}) for n in AUTOS] + [("he-gp-ucb-auto", {"reduction": "evidence"})])
+def test_lognei_campaign_is_reproducible_and_inside_the_bounds(name, options):
+    domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64))
+    g = torch.Generator().manual_seed(0)
+    X0 = domain.bounds[0] + 3 * torch.rand(6, 2, generator=g, dtype=torch.float64)
+    runs = []
+    for _ in range(2):
+        policy = make_policy(name, domain, seed=7, acquisition="lognei", **FAST, **options)
+        X, Y = X0, _noisy(X0).unsqueeze(-1)
+        for _ in range(2):  # batches of two: the second slot's acquisition has the first as a pending point
+            x = policy.suggest(X, Y, q=2)
+            y = _noisy(x).unsqueeze(-1)
+            policy.observe(x, y)
+            X, Y = torch.cat([X, x]), torch.cat([Y, y])
+        runs.append((X, list(policy.selected)))
+    assert torch.equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1]
+    new = runs[0][0][6:]
+    assert new.shape == (4, 2) and bool((new >= domain.bounds[0]).all() and (new <= domain.bounds[1]).all())
+    assert torch.unique(new, dim=0).shape[0] == 4  # no slot proposed twice
+
+
+def test_he_auto_lognei_plays_the_candidate_attaining_the_joint_max(monkeypatch):
+    from botorch_unknown_hypers.policies import auto
+
+    built = []
+
+    class Recorded(auto.CandidateLogNEI):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(self)
+
+    monkeypatch.setattr(auto, "CandidateLogNEI", Recorded)
+    policy = HEGPUCBAuto(_pool(), seed=0, acquisition="lognei")
+    X, Y = _pool_data()
+    x = policy.suggest(X, Y, q=2)
+    assert len(built) == 2  # one acquisition per slot, each on the model of the data observed
+    for j, acqf in enumerate(built):
+        assert acqf.reduction == "max" and acqf.model.X_pending is None
+        values = acqf.candidate_values(policy.domain.points)  # N x K, K survivors
+        if j == 1:  # BoTorch's pending points: the first slot joins every candidate's baseline
+            assert all(torch.equal(a.X_baseline[-1], x[0]) for a in acqf.acqfs)
+            values[(policy.domain.points == x[0]).all(-1)] = -float("inf")  # a proposed point is not proposed again
+        flat = int(values.argmax())
+        assert torch.equal(x[j], policy.domain.points[flat // values.shape[1]])
+        assert policy.state.pending[j].candidate == flat % values.shape[1]
+    assert built[0].seed != built[1].seed  # each slot's samples seeded afresh from the policy's generator

@@ -1,0 +1,111 @@
+r"""Log noisy expected improvement of every candidate of a K-wide model.
+
+For candidate :math:`u`, observed points :math:`X_b` and pending points :math:`Q` (points still
+being evaluated, or the earlier slots of a batch), noisy expected improvement (Letham et al.
+2019) at a batch :math:`X` integrates over the joint posterior of :math:`f` at all of them,
+
+.. math::
+
+    \mathrm{NEI}_u(X) = \mathbb E_{f \sim \mathcal{GP}_u \mid D}\Big[\big(\max_{x \in X} f(x)
+        - \max_{z \in X_b \cup Q} f(z)\big)^+\Big],
+
+so no noisy observation serves as the incumbent :math:`f^+` (LogEI's best observed value is
+fooled by a lucky draw). BoTorch's ``qLogNoisyExpectedImprovement`` estimates
+:math:`\log\mathrm{NEI}_u` from quasi-Monte Carlo samples with the smoothed max and ReLU of Ament
+et al. (2023). Its defaults are kept: pending points join the baseline (the incremental
+improvement of sequential greedy batches), the baseline is pruned to the points with a sampled
+chance of being the best, and the root of the baseline's covariance is cached (the one-candidate
+view of :meth:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP.select` is a
+``GPyTorchModel`` with a linear outcome transform, so BoTorch supports it). The view is on
+GPyTorch's exact predictive (``select(u, factors=False)``): the joint covariance at a baseline
+point and a point equal to it is singular, which BoTorch's jittered Cholesky handles and the
+cached factors' dense covariance (factorised at once by torch) does not.
+
+One ``qLogNoisyExpectedImprovement`` per candidate, all from the same Sobol seed (common random
+numbers across candidates), a Python loop over the K candidates (a handful): on the K-wide model
+BoTorch's baseline pruning refuses the batch, its forward refuses a ``batch_shape x K`` output,
+and unpruned every evaluation would sample jointly at all observed points.
+Reductions as :class:`~botorch_unknown_hypers.acquisition.logei.CandidateLogEI`: ``"max"``
+over candidates (the doubly optimistic pair) or ``"select"`` (one candidate).
+
+References:
+    B. Letham, B. Karrer, G. Ottoni, E. Bakshy. Constrained Bayesian Optimization with Noisy
+    Experiments. Bayesian Analysis 2019.
+    S. Ament, S. Daulton, D. Eriksson, M. Balandat, E. Bakshy. Unexpected Improvements to
+    Expected Improvement for Bayesian Optimization. NeurIPS 2023.
+"""
+
+from __future__ import annotations
+
+import torch
+from botorch.acquisition import qLogNoisyExpectedImprovement
+from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.sampling import SobolQMCNormalSampler
+from botorch.utils.transforms import t_batch_mode_transform
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.logei import check_reduction
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.rng import forked_rng
+
+LOGNEI_SAMPLES = 128
+r"""Quasi-Monte Carlo samples per evaluation (BoTorch's default for its MC acquisitions)."""
+
+
+class CandidateLogNEI(AcquisitionFunction):
+    r"""qLogNEI of each candidate of a K-wide model, reduced over candidates.
+
+    Args:
+        model: A K-wide candidate model on the data observed (not conditioned on ``X_pending``).
+        X_baseline: ``n x d`` observed points, in the model's input units.
+        seed: Seeds the Sobol samples and the global RNG while each candidate's baseline is
+            pruned (forked: the caller's RNG is untouched), so the values are deterministic.
+        reduction: ``"max"`` (over candidates) or ``"select"`` (candidate ``index``).
+        index: The candidate for ``"select"``.
+        X_pending: ``p x d`` pending points and earlier slots, or ``None``.
+        num_samples: Quasi-Monte Carlo samples.
+    """
+
+    def __init__(
+        self,
+        model: CandidateGP,
+        X_baseline: Tensor,
+        seed: int,
+        reduction: str = "max",
+        index: int | None = None,
+        X_pending: Tensor | None = None,
+        num_samples: int = LOGNEI_SAMPLES,
+    ) -> None:
+        super().__init__(model=model)
+        check_reduction(reduction, index, model.num_candidates)
+        d = model.raw_train_X.shape[-1]
+        if X_baseline.ndim != 2 or X_baseline.shape[0] == 0 or X_baseline.shape[-1] != d:
+            raise ValueError(f"X_baseline must be n x {d} with n >= 1, got shape {tuple(X_baseline.shape)}.")
+        if X_pending is not None and (X_pending.ndim != 2 or X_pending.shape[-1] != d):
+            raise ValueError(f"X_pending must be p x {d}, got shape {tuple(X_pending.shape)}.")
+        if X_pending is not None and X_pending.shape[0] == 0:
+            X_pending = None
+        self.reduction = reduction
+        self.seed = int(seed)
+        self.acqfs = torch.nn.ModuleList()
+        for u in [int(index)] if reduction == "select" else range(model.num_candidates):
+            with forked_rng(self.seed, X_baseline.device):  # baseline pruning draws from the global RNG
+                sampler = SobolQMCNormalSampler(sample_shape=torch.Size([num_samples]), seed=self.seed)
+                self.acqfs.append(qLogNoisyExpectedImprovement(model.select(u, factors=False), X_baseline, sampler=sampler, X_pending=X_pending))
+
+    def q_values(self, X: Tensor) -> Tensor:
+        r"""``batch_shape x q x d`` batches -> ``batch_shape x K'`` values (``K' = 1`` for ``"select"``)."""
+        return torch.stack([acqf(X) for acqf in self.acqfs], dim=-1)
+
+    def candidate_values(self, X: Tensor) -> Tensor:
+        r"""``batch_shape x d`` points -> ``batch_shape x K'`` values (``K' = 1`` for ``"select"``)."""
+        return self.q_values(X.unsqueeze(-2))
+
+    @t_batch_mode_transform()
+    def forward(self, X: Tensor) -> Tensor:
+        r"""Reduced qLogNEI at ``X`` (``batch_shape x q x d``); returns ``batch_shape``."""
+        values = self.q_values(X)
+        return values.max(dim=-1).values if self.reduction == "max" else values[..., 0]
+
+
+__all__ = ["CandidateLogNEI", "LOGNEI_SAMPLES"]

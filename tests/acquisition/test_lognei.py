@@ -1,0 +1,92 @@
+import pytest
+import torch
+from botorch.acquisition import qLogNoisyExpectedImprovement
+from botorch.models.transforms import Normalize, Standardize
+from botorch.sampling import SobolQMCNormalSampler
+from botorch.utils.sampling import manual_seed
+
+from botorch_unknown_hypers.acquisition.lognei import LOGNEI_SAMPLES, CandidateLogNEI
+from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+SEED = 11
+
+
+def _model():
+    r"""Noisy observations on a box (not the unit cube), three candidates on cached factors, as the presets build them."""
+    g = torch.Generator().manual_seed(0)
+    bounds = torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64)
+    X = bounds[0] + (bounds[1] - bounds[0]) * torch.rand(15, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(2 * X).sum(-1, keepdim=True) + 0.2 * torch.randn(15, 1, generator=g, dtype=torch.float64)
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.2, 0.1], dtype=torch.float64), noise=0.05)
+    factor = FactorCache().factor(spec, (X - bounds[0]) / (bounds[1] - bounds[0]))
+    model = CandidateGP(X, Y, spec, input_transform=Normalize(2, bounds=bounds), outcome_transform=Standardize(m=1), factor=factor)
+    Z = bounds[0] + (bounds[1] - bounds[0]) * torch.rand(6, 2, generator=g, dtype=torch.float64)
+    return model, X, Z, bounds
+
+
+def _reference(model, X, u, X_pending=None):
+    r"""BoTorch's qLogNEI built directly on candidate ``u``, the global RNG seeded as the class seeds it."""
+    with manual_seed(SEED):
+        sampler = SobolQMCNormalSampler(sample_shape=torch.Size([LOGNEI_SAMPLES]), seed=SEED)
+        return qLogNoisyExpectedImprovement(model.select(u, factors=False), X, sampler=sampler, X_pending=X_pending)
+
+
+@pytest.mark.parametrize("pending", [False, True])
+def test_each_candidate_equals_botorch_qlognei_of_that_candidate(pending):
+    model, X, Z, _ = _model()
+    P = Z[:2] if pending else None
+    acqf = CandidateLogNEI(model, X, SEED, X_pending=P)
+    values = acqf.candidate_values(Z)
+    assert values.shape == (6, 3)
+    for u in range(3):
+        ref = _reference(model, X, u, P)
+        torch.testing.assert_close(values[:, u], ref(Z.unsqueeze(-2)), rtol=1e-12, atol=1e-12)
+        pair = Z[2:].reshape(2, 2, 2)  # q = 2 batches
+        assert torch.allclose(acqf.q_values(pair)[:, u], ref(pair), rtol=1e-12, atol=1e-12)
+        if pending:  # BoTorch's incremental improvement: the pending points join the pruned baseline
+            torch.testing.assert_close(acqf.acqfs[u].X_baseline[-2:], P)
+    torch.testing.assert_close(acqf(Z.unsqueeze(-2)), values.max(-1).values)
+    assert acqf(Z[2:].reshape(2, 2, 2)).shape == (2,)
+    select = CandidateLogNEI(model, X, SEED, reduction="select", index=2, X_pending=P)
+    torch.testing.assert_close(select(Z.unsqueeze(-2)), values[:, 2])
+    assert select.candidate_values(Z).shape == (6, 1)
+
+
+def test_deterministic_given_the_seed_and_the_callers_rng_untouched():
+    model, X, Z, _ = _model()
+    state = torch.get_rng_state()
+    a = CandidateLogNEI(model, X, SEED).candidate_values(Z)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert torch.equal(CandidateLogNEI(model, X, SEED).candidate_values(Z), a)
+    assert not torch.equal(CandidateLogNEI(model, X, SEED + 1).candidate_values(Z), a)  # other Sobol samples
+
+
+def test_finite_with_gradients_at_an_observed_point_and_low_at_a_pending_one():
+    model, X, Z, _ = _model()
+    acqf = CandidateLogNEI(model, X, SEED)
+    at = X.clone().unsqueeze(-2).requires_grad_(True)  # every observed point, the incumbents among them
+    values = acqf(at)
+    values.sum().backward()
+    assert torch.isfinite(values).all() and torch.isfinite(at.grad).all()
+    best = Z[int(acqf(Z.unsqueeze(-2)).argmax())].unsqueeze(0)
+    pending = CandidateLogNEI(model, X, SEED, X_pending=best)
+    # a second evaluation at a pending point improves on it by (almost) nothing
+    assert float(pending(best.unsqueeze(0))) < float(acqf(best.unsqueeze(0))) - 5.0
+
+
+def test_pending_view_and_bad_arguments_are_named():
+    model, X, Z, _ = _model()
+    with pytest.raises(ValueError, match="reduction"):
+        CandidateLogNEI(model, X, SEED, reduction="weighted")
+    with pytest.raises(ValueError, match="index must be given"):
+        CandidateLogNEI(model, X, SEED, reduction="select", index=3)
+    with pytest.raises(ValueError, match="X_baseline must be n x 2"):
+        CandidateLogNEI(model, X[:0], SEED)
+    with pytest.raises(ValueError, match="X_pending must be p x 2"):
+        CandidateLogNEI(model, X, SEED, X_pending=Z[:, :1])
+    with pytest.raises(ValueError, match="factors=False needs a model without pending points"):
+        CandidateLogNEI(model.condition_on_pending(Z[:1]), X, SEED)  # the caller hands the model on the data observed
+    empty = CandidateLogNEI(model, X, SEED, X_pending=Z[:0])  # no pending rows: as without
+    torch.testing.assert_close(empty.candidate_values(Z), CandidateLogNEI(model, X, SEED).candidate_values(Z))
