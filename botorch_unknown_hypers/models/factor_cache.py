@@ -250,8 +250,7 @@ class CandidateFactor:
         top-left block (:meth:`Factor.write_into`: the values of :meth:`Factor.dense`, bit for bit,
         in one allocation instead of a dense copy per candidate that is then stacked); the
         ``extra`` rows and columns are zeros."""
-        n = self.parts[0].n + extra
-        base = self.parts[0].base
+        n, base = self.parts[0].n + extra, self.parts[0].base
         out = base.new_zeros(len(self.parts), n, n) if extra else base.new_empty(len(self.parts), n, n)
         for slot, part in zip(out, self.parts):
             part.write_into(slot)
