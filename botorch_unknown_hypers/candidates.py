@@ -152,15 +152,18 @@ def fixed_mean(mean_constant: Tensor | None, num: int, like: Tensor) -> Mean:
     return mean
 
 
+def _as_vector(value: float | Tensor, num: int, like: Tensor) -> Tensor:
+    t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
+    return t.expand(num).clone() if t.ndim == 0 else t
+
+
 def candidate_vector(value: float | Tensor, name: str, num: int, like: Tensor, positive: bool = True) -> Tensor:
     r"""A scalar or ``K`` values as a ``K``-dim tensor like ``like``, finite (and positive).
 
     Raises:
         ValueError: naming ``name``, for a wrong shape, a non-finite or a non-positive value.
     """
-    t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
-    if t.ndim == 0:
-        t = t.expand(num).clone()
+    t = _as_vector(value, num, like)
     if t.shape != (num,) or not torch.isfinite(t).all() or (positive and (t <= 0).any()):
         kind = "positive finite" if positive else "finite"
         raise ValueError(f"{name} must be a {kind} scalar or {num} values, got {t.tolist()}.")
@@ -207,16 +210,25 @@ class KernelCandidates(CandidateSpec):
         num = ls.shape[0]
         if num == 0:
             raise ValueError("lengthscale: the candidate set is empty (K = 0).")
-        if not torch.isfinite(ls).all() or (ls <= 0).any():
-            raise ValueError("lengthscale must be finite and strictly positive.")
         if self.kernel not in KERNELS:
             raise ValueError(
                 f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}."
             )
-        fields = {name: candidate_vector(getattr(self, name), name, num, ls) for name in ("outputscale", "noise")}
-        mean = self.mean_constant
-        if mean is not None:
-            mean = candidate_vector(mean, "mean_constant", num, ls, positive=False)
+        fields = {name: _as_vector(getattr(self, name), num, ls) for name in ("outputscale", "noise")}
+        mean = None if self.mean_constant is None else _as_vector(self.mean_constant, num, ls)
+        shapes_ok = all(t.shape == (num,) for t in (*fields.values(), *([mean] if mean is not None else [])))
+        valid = None
+        if shapes_ok:  # every value check in one device read
+            positive = torch.cat([ls.reshape(-1), fields["outputscale"], fields["noise"]])
+            valid = torch.isfinite(positive).all() & (positive > 0).all()
+            if mean is not None:
+                valid = valid & torch.isfinite(mean).all()
+        if valid is None or not bool(valid):  # find the culprit, for the message
+            if not torch.isfinite(ls).all() or (ls <= 0).any():
+                raise ValueError("lengthscale must be finite and strictly positive.")
+            for name, value in (*fields.items(), ("mean_constant", mean)):
+                if value is not None:
+                    candidate_vector(value, name, num, ls, positive=name != "mean_constant")
         object.__setattr__(self, "lengthscale", ls)
         object.__setattr__(self, "outputscale", fields["outputscale"])
         object.__setattr__(self, "noise", fields["noise"])
@@ -268,7 +280,11 @@ class KernelCandidates(CandidateSpec):
         idx = torch.as_tensor(indices, dtype=torch.long, device=self.lengthscale.device)
         if idx.ndim != 1 or idx.numel() == 0:
             raise ValueError("indices must be a non-empty 1-d list of candidate indices.")
-        if (idx < 0).any() or (idx >= len(self)).any():
+        if isinstance(indices, (list, tuple)):  # checked on the host, no device read
+            out_of_range = not all(0 <= int(i) < len(self) for i in indices)
+        else:
+            out_of_range = bool(((idx < 0) | (idx >= len(self))).any())
+        if out_of_range:
             raise ValueError(f"indices must lie in [0, {len(self) - 1}], got {idx.tolist()}.")
         return KernelCandidates(
             lengthscale=self.lengthscale[idx],

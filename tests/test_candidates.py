@@ -383,3 +383,31 @@ class TestGeometricLadder:
     def test_invalid(self, args, match):
         with pytest.raises(ValueError, match=match):
             geometric_ladder(*args)
+
+
+def test_valid_candidates_are_checked_in_one_device_read_and_subsets_by_list_in_none():
+    from torch.profiler import profile
+
+    ls = torch.tensor([[0.5, 0.2], [0.1, 0.3], [0.7, 0.9]], dtype=torch.float64)
+
+    def reads(fn):
+        with profile() as prof:
+            fn()
+        return sum(e.count for e in prof.key_averages() if e.key in ("aten::_local_scalar_dense", "aten::is_nonzero"))
+
+    cands = KernelCandidates(lengthscale=ls, outputscale=torch.ones(3, dtype=torch.float64), noise=1e-4, mean_constant=0.0)
+    # one bool() of one tensor: is_nonzero and the _local_scalar_dense inside it
+    assert reads(lambda: KernelCandidates(lengthscale=ls, outputscale=1.0, noise=1e-4, mean_constant=0.0)) == 2
+    assert reads(lambda: cands.subset([2, 0])) == 2  # the new set's construction only
+    assert torch.equal(cands.subset([2, 0]).lengthscale, ls[[2, 0]])
+    for bad, match in (({"noise": -1.0}, "noise must be a positive"), ({"outputscale": float("nan")}, "outputscale"),
+                       ({"mean_constant": float("inf")}, "mean_constant must be a finite"),
+                       ({"noise": torch.ones(2)}, "noise must be")):
+        with pytest.raises(ValueError, match=match):
+            KernelCandidates(**{"lengthscale": ls, "outputscale": 1.0, "noise": 1e-4, **bad})
+    with pytest.raises(ValueError, match="finite and strictly positive"):
+        KernelCandidates(lengthscale=-ls, outputscale=1.0, noise=1e-4)
+    with pytest.raises(ValueError, match="indices must lie"):
+        cands.subset([0, 3])
+    with pytest.raises(ValueError, match="indices must lie"):
+        cands.subset(torch.tensor([-1]))
