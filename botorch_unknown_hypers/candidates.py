@@ -75,6 +75,11 @@ class CandidateSpec(ABC):
     def subset(self, indices: Tensor | list[int]) -> CandidateSpec:
         r"""The candidates at ``indices`` (a non-empty list, in that order)."""
 
+    def candidate_dicts(self) -> list[dict[str, Any]]:
+        r"""``[self.subset([u]).to_dict() for each u]``: each candidate alone, JSON-safe (the factor
+        cache's identity of a candidate). Families may compute them without building the subsets."""
+        return [self.subset([u]).to_dict() for u in range(len(self))]
+
     @abstractmethod
     def cat(self, other: CandidateSpec) -> CandidateSpec:
         r"""These candidates followed by ``other``'s (same family and structure)."""
@@ -350,6 +355,13 @@ class KernelCandidates(CandidateSpec):
 
     def with_noise(self, variance: float) -> KernelCandidates:
         return replace(self, noise=torch.full_like(self.noise, float(variance)))
+
+    def candidate_dicts(self) -> list[dict[str, Any]]:
+        r"""Each candidate's :meth:`to_dict` alone, from one copy of the values to the host (the
+        same dicts as ``subset([u]).to_dict()``, without building K sets)."""
+        whole = self.to_dict()
+        fields = ("lengthscale", "outputscale", "noise") + (("mean_constant",) if self.mean_constant is not None else ())
+        return [{**whole, **{name: [whole[name][u]] for name in fields}} for u in range(len(self))]
 
     def to_dict(self) -> dict[str, Any]:
         r"""JSON-safe representation (lists of floats)."""

@@ -411,3 +411,13 @@ def test_valid_candidates_are_checked_in_one_device_read_and_subsets_by_list_in_
         cands.subset([0, 3])
     with pytest.raises(ValueError, match="indices must lie"):
         cands.subset(torch.tensor([-1]))
+
+
+@pytest.mark.parametrize("mean_constant", [None, torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)])
+def test_candidate_dicts_equal_each_subsets_dict(mean_constant):
+    ls = torch.tensor([[0.5, 0.2], [0.1, 0.3], [0.7, 0.9]], dtype=torch.float64)
+    cands = KernelCandidates(lengthscale=ls, outputscale=torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64), noise=1e-4,
+                             kernel="rbf", mean_constant=mean_constant)
+    assert cands.candidate_dicts() == [cands.subset([u]).to_dict() for u in range(3)]
+    assert [json.dumps(d, sort_keys=True) for d in cands.candidate_dicts()] == [
+        json.dumps(cands.subset([u]).to_dict(), sort_keys=True) for u in range(3)]

@@ -39,7 +39,7 @@ from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.gpytorch import GPyTorchModel
 from botorch.models.model import Model
 from botorch.models.transforms.input import InputTransform
-from botorch.models.transforms.outcome import OutcomeTransform
+from botorch.models.transforms.outcome import OutcomeTransform, Standardize
 from botorch.models.utils.assorted import gpt_posterior_settings
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultivariateNormal
@@ -418,6 +418,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
     def _untransformed(self, mean: Tensor, variance: Tensor, Xt: Tensor) -> tuple[Tensor, Tensor]:
         r"""Marginal means and variances (``... x K x q``) in the units of the raw targets."""
         tf = getattr(self, "outcome_transform", None)
+        if type(tf) is Standardize and tf.means.numel() == 1:  # its affine map, as BoTorch writes it, without the host read of its trained flag
+            return tf.means.squeeze(-1) + tf.stdvs.squeeze(-1) * mean, tf.stdvs.pow(2).squeeze(-1) * variance
         if tf is not None:
             mean, variance = tf.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1), X=Xt)
             mean, variance = mean.squeeze(-1), variance.squeeze(-1)

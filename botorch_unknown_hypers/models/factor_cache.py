@@ -422,7 +422,7 @@ class FactorCache:
     @staticmethod
     def keys(spec: CandidateSpec) -> list[str]:
         r"""One exact identity per candidate (its JSON with float reprs)."""
-        return [json.dumps(spec.subset([i]).to_dict(), sort_keys=True) for i in range(len(spec))]
+        return [json.dumps(d, sort_keys=True) for d in spec.candidate_dicts()]
 
     def factor(self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | None = None) -> CandidateFactor:
         r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order.

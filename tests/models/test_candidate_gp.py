@@ -817,3 +817,20 @@ def test_select_without_factors_is_the_same_candidate_on_gpytorchs_lazy_predicti
         assert isinstance(twice.distribution.lazy_covariance_matrix, LinearOperator)
     with pytest.raises(ValueError, match="factors=False needs a model without pending points"):
         cached.condition_on_pending(Z[:1]).select(0, factors=False)
+
+
+def test_marginals_untransform_as_botorchs_standardize_bit_for_bit():
+    from torch.profiler import profile
+
+    train_X, train_Y = make_data(n=10, shift=2.0, scale=5.0)
+    cands = make_candidates("matern32", ard=True)
+    model = CandidateGP(train_X, train_Y - 20.0, cands, input_transform=Normalize(d=2), outcome_transform=Standardize(m=1))
+    X = sample_points(6, shift=2.0, scale=5.0).unsqueeze(0).expand(model.num_candidates, -1, -1)  # K x q x d
+    mean, var = model.marginal_mean_variance(X)
+    Xt = model.transform_inputs(X)
+    raw_mean, raw_var = model.predictive.marginals(model, Xt, False)
+    want_mean, want_var = model.outcome_transform.untransform(raw_mean.unsqueeze(-1), raw_var.unsqueeze(-1))
+    assert torch.equal(mean, want_mean.squeeze(-1)) and torch.equal(var, want_var.squeeze(-1))
+    with profile() as prof:
+        model._untransformed(raw_mean, raw_var, Xt)
+    assert not any(e.key in ("aten::is_nonzero", "aten::_local_scalar_dense") for e in prof.key_averages())
