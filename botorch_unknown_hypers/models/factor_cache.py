@@ -268,8 +268,8 @@ class CandidateFactor:
         return sub
 
     def whiten(self, rhs: Tensor) -> Tensor:
-        r""":math:`L_u^{-1} r_u` for ``K x n`` right-hand sides (:meth:`Factor.lower_solve`)."""
-        return torch.stack([f.lower_solve(r.unsqueeze(-1)).squeeze(-1) for f, r in zip(self.parts, rhs)])
+        r""":math:`L_u^{-1} r_u` for ``K x n`` right-hand sides (:meth:`solve_lower` of one column each)."""
+        return self.solve_lower(rhs.unsqueeze(-1)).squeeze(-1)
 
     def point_products(self, rhs: Tensor) -> tuple[Tensor, Tensor]:
         r"""``K x m`` each: :math:`V_u^\top L_u^{-1} r_u` and :math:`\mathbf 1^\top(V_u \circ V_u)` at the
