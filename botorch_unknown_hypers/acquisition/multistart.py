@@ -304,3 +304,89 @@ def maximize_per_candidate(
     best = opt_values.argmax(dim=-1)
     ar = torch.arange(num, device=best.device)
     return X_opt[ar, best].detach(), opt_values[ar, best].detach()
+
+
+def maximize_acquisition(
+    acqf: AcquisitionFunction,
+    bounds: Tensor,
+    q: int = 1,
+    num_restarts: int = 10,
+    raw_samples: int = 512,
+    seed: int | None = None,
+    starts: Tensor | None = None,
+    best_only: bool = True,
+    search: str = "scipy",
+) -> tuple[Tensor, Tensor]:
+    r"""Multi-start maximisation of one BoTorch acquisition function (``b x q x d -> b``) over the
+    box ``bounds``: BoTorch's ``optimize_acqf`` (``search="scipy"``) or the device search.
+
+    Both draw ``raw_samples`` scrambled Sobol points with ``seed``, keep ``num_restarts`` of
+    them by Boltzmann sampling (the best always kept; none when ``num_restarts`` is 0, then
+    ``starts`` must be given), add the ``e x q x d`` ``starts``, and refine every restart; a batch
+    with ``q > 1`` is filled greedily, one point at a time, each conditioned on the earlier ones
+    through ``acqf.set_X_pending`` (``optimize_acqf``'s ``sequential=True``). ``search="torch"``
+    refines the ``q = 1`` restarts as one problem each of
+    :func:`~botorch_unknown_hypers.acquisition.device_search.maximize_batched` (``K = 1``), on
+    ``acqf``'s device, with no host round trip inside the refinement.
+
+    Args:
+        acqf: The acquisition function.
+        bounds: ``2 x d`` box.
+        q: Number of points.
+        num_restarts, raw_samples: Raw-sample restarts (``num_restarts >= 0``).
+        seed: Seed of the raw samples and of the restart selection.
+        starts: Optional ``e x q x d`` extra starts.
+        best_only: Return only the best restart (``q x d`` and its value) instead of every
+            restart (``r x q x d`` and ``r`` values); ``q > 1`` needs ``True``.
+        search: ``"scipy"`` or ``"torch"``.
+
+    Returns:
+        ``(X, values)``, detached, as ``optimize_acqf`` returns them.
+    """
+    if check_search(search) == "scipy":
+        from botorch.optim import optimize_acqf
+
+        X, values = optimize_acqf(
+            acqf,
+            bounds=bounds,
+            q=q,
+            num_restarts=num_restarts + (0 if starts is None else starts.shape[0]),
+            raw_samples=raw_samples,
+            sequential=q > 1,
+            options={"seed": seed},
+            batch_initial_conditions=starts,
+            return_best_only=best_only,
+        )
+        return X.detach(), values.detach()
+    if q > 1:
+        if starts is not None or not best_only:
+            raise ValueError(f"q: a batch of q = {q} points is filled greedily, with best_only=True and no starts.")
+        base, points, slot_values = acqf.X_pending, [], []
+        try:
+            for _ in range(q):  # the same seed for every slot, as optimize_acqf's sequential mode
+                x, value = maximize_acquisition(acqf, bounds, 1, num_restarts, raw_samples, seed, None, True, search)
+                points.append(x)
+                slot_values.append(value)
+                chosen = torch.cat(points, dim=-2)
+                acqf.set_X_pending(chosen if base is None else torch.cat([base, chosen], dim=-2))
+        finally:
+            acqf.set_X_pending(base)
+        return torch.cat(points, dim=-2), torch.stack(slot_values)
+    dim = bounds.shape[-1]
+
+    def values(X: Tensor) -> Tensor:  # 1 x m x d -> 1 x m, each point its own q = 1 batch
+        return acqf(X.reshape(-1, 1, dim)).reshape(1, -1)
+
+    parts = [] if starts is None else [starts.reshape(-1, dim).to(bounds)]
+    if num_restarts > 0:
+        raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).reshape(1, raw_samples, dim)
+        chosen = select_restarts(raw_values(values, raw, raw_samples), num_restarts, DEFAULT_ETA, seed)[0]
+        parts.insert(0, raw[0, chosen])
+    if not parts:
+        raise ValueError("num_restarts: 0 restarts and no starts leave nothing to refine.")
+    X, opt_values = maximize_batched(values, bounds, torch.cat(parts).unsqueeze(0))
+    X, opt_values = X[0].unsqueeze(-2), opt_values[0]  # r x 1 x d, r
+    if not best_only:
+        return X, opt_values
+    best = opt_values.argmax()
+    return X[best], opt_values[best]

@@ -27,6 +27,10 @@ r"""Maximising acquisitions over a domain: the one pool-versus-box dispatch of t
 Randomness comes from the caller's ``torch.Generator`` only: integer seeds for BoTorch's Sobol
 raw samples and a forked global RNG for its restart selection (:mod:`botorch_unknown_hypers.rng`).
 Exact ties of an exhaustive joint argmax are broken uniformly at random (:func:`random_argmax`).
+Every box maximisation takes ``search``: ``"scipy"`` (BoTorch's L-BFGS-B on the host, the
+default) or ``"torch"`` (the batched projected L-BFGS of
+:mod:`~botorch_unknown_hypers.acquisition.device_search`, on the objectives' device, from the
+same raw samples and restarts). A pool is scored exhaustively either way.
 BoTorch's optimisers (which load ``scipy.optimize``) are imported when first run, so that
 importing the package does not load them.
 """
@@ -43,6 +47,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import (
     check_multistart,
+    maximize_acquisition,
     maximize_per_candidate,
     raw_values,
     reasons_against_parallel,
@@ -110,6 +115,7 @@ def maximize(
     unique: bool = False,
     fork_rng: bool = True,
     exclude: Tensor | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, Tensor]:
     r"""``q x d`` maximiser of a BoTorch acquisition function over ``domain``, and its values.
 
@@ -139,6 +145,7 @@ def maximize(
         ``(X, values)``: the ``q x d`` points and their acquisition values (per slot for a
         sequential batch), as BoTorch's optimisers return them.
     """
+    check_search(search)
     if exclude is not None and exclude.shape[0] == 0:
         exclude = None
     if isinstance(domain, FiniteDomain):
@@ -155,7 +162,7 @@ def maximize(
         raise ValueError(f"exclude: a box batch is filled one point at a time (q = 1), got q = {q}.")
 
     def run() -> tuple[Tensor, Tensor]:
-        X, values = _box_restarts(acqf, domain, generator, q, num_restarts, raw_samples, starts, best_only=exclude is None)
+        X, values = _box_restarts(acqf, domain, generator, q, num_restarts, raw_samples, starts, exclude is None, search)
         if exclude is None:
             return X, values
         return _pick(acqf, Restarts(X[:, 0], values.reshape(-1)), exclude, domain, generator)[:2]
@@ -209,24 +216,15 @@ def _box_restarts(
     raw_samples: int,
     starts: Tensor | None,
     best_only: bool,
+    search: str,
 ) -> tuple[Tensor, Tensor]:
-    r"""``optimize_acqf`` on the box of ``domain`` with ``num_restarts`` raw-sample restarts plus
-    the ``e x q x d`` ``starts`` (no raw samples are scored when ``num_restarts`` is 0), seeded
-    from ``generator``; detached points and values (of every restart unless ``best_only``)."""
-    from botorch.optim import optimize_acqf
-
-    X, values = optimize_acqf(
-        acqf,
-        bounds=domain.bounds,
-        q=q,
-        num_restarts=num_restarts + (0 if starts is None else starts.shape[0]),
-        raw_samples=raw_samples,
-        sequential=q > 1,
-        options={"seed": draw_seed(generator)},
-        batch_initial_conditions=starts,
-        return_best_only=best_only,
+    r""":func:`~botorch_unknown_hypers.acquisition.multistart.maximize_acquisition` on the box of
+    ``domain`` with ``num_restarts`` raw-sample restarts plus the ``e x q x d`` ``starts`` (no raw
+    samples are scored when ``num_restarts`` is 0), seeded from ``generator``; detached points
+    and values (of every restart unless ``best_only``)."""
+    return maximize_acquisition(
+        acqf, domain.bounds, q, num_restarts, raw_samples, draw_seed(generator), starts, best_only, search
     )
-    return X.detach(), values.detach()
 
 
 def _pick(
@@ -250,6 +248,7 @@ def maximize_slot(
     initial_points: Tensor | None = None,
     exclude: Tensor | None = None,
     warm: Restarts | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, Restarts | None]:
     r"""One slot of a batch filled one point at a time: the ``1 x d`` maximiser of ``acqf`` outside
     ``exclude``, and the refined restarts that warm-start the next slot.
@@ -268,11 +267,13 @@ def maximize_slot(
         acqf, domain, generator, num_restarts, raw_samples, initial_points, exclude: As
             :func:`maximize` (``initial_points`` are used by the cold start only).
         warm: The previous slot's restarts, or ``None`` for a cold start.
+        search: ``"scipy"`` or ``"torch"``, as :func:`maximize`.
 
     Returns:
         ``(x, restarts)``: the point and this slot's restarts (``None`` on a pool, which is
         scored exhaustively).
     """
+    check_search(search)
     if exclude is not None and exclude.shape[0] == 0:
         exclude = None
     if isinstance(domain, FiniteDomain):
@@ -288,7 +289,7 @@ def maximize_slot(
         extra = new_basin(values[: keep.shape[0]], values[keep.shape[0] :])
         count, starts = 0, (keep if extra is None else torch.cat([keep, raw[extra : extra + 1]])).unsqueeze(-2)
     with forked_rng(draw_seed(generator), domain.device):
-        X, values = _box_restarts(acqf, domain, generator, 1, count, raw_samples, starts, best_only=False)
+        X, values = _box_restarts(acqf, domain, generator, 1, count, raw_samples, starts, False, search)
         restarts = Restarts(X[:, 0], values.reshape(-1))
         x, _, _ = _pick(acqf, restarts, exclude, domain, generator)
     return x, restarts
@@ -477,6 +478,7 @@ def joint_ucb_argmax(
     exclude: Tensor | None = None,
     warm: Restarts | None = None,
     raw_points: Tensor | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, int, float, float, Restarts | None]:
     r"""The doubly optimistic :math:`(x, k)` over ``domain`` and the K candidates of ``model``.
 
@@ -487,12 +489,14 @@ def joint_ucb_argmax(
     point of the box is taken with its best candidate. ``warm``: the previous slot's restarts of
     a batch filled one point at a time (:func:`joint_ucb_restarts`; box only). ``raw_points``:
     fixed raw samples instead of fresh Sobol points (box only; see :func:`joint_ucb_restarts`).
+    ``search``: the refinement of the restarts on a box (:func:`joint_ucb_restarts`).
 
     Returns:
         ``(x, k, mean, sigma, restarts)``: the ``1 x d`` point, the candidate index, that
         candidate's posterior mean and standard deviation at the point under ``model``, and the
         refined restarts on a box (``None`` on a pool), the next slot's ``warm``.
     """
+    check_search(search)
     beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
     if isinstance(domain, FiniteDomain):
         with torch.no_grad():
@@ -506,7 +510,8 @@ def joint_ucb_argmax(
         X, restarts = domain.points[i : i + 1], None
     else:
         restarts = joint_ucb_restarts(
-            model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points
+            model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,
+            search=search,
         )
         x, k, value = _best_pair(restarts, exclude)
         X = x.unsqueeze(0) if bool(torch.isfinite(value)) else domain.sample_uniform(1, generator)

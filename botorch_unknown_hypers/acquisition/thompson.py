@@ -24,31 +24,25 @@ from __future__ import annotations
 import torch
 from botorch.acquisition import PosteriorMean
 from botorch.models.model import Model
-from botorch.optim import optimize_acqf
 from botorch.sampling.pathwise import draw_matheron_paths
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
+from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
 
 def max_posterior_mean_box(
-    model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int
+    model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int, search: str = "scipy"
 ) -> tuple[float, Tensor]:
-    r""":math:`\max_x \mu_t(x)` on a box: ``optimize_acqf`` on the posterior mean, and the training inputs.
+    r""":math:`\max_x \mu_t(x)` on a box: a multi-start maximisation of the posterior mean
+    (:func:`~botorch_unknown_hypers.acquisition.multistart.maximize_acquisition` with ``search``),
+    and the training inputs.
 
     Returns:
         ``(value, x)``: the maximum and a ``1 x d`` maximiser.
     """
-    x, val = optimize_acqf(
-        PosteriorMean(model),
-        bounds=bounds,
-        q=1,
-        num_restarts=num_restarts,
-        raw_samples=raw_samples,
-        options={"seed": seed},
-    )
+    x, val = maximize_acquisition(PosteriorMean(model), bounds, 1, num_restarts, raw_samples, seed, search=search)
     with torch.no_grad():  # each training input as its own q = 1 batch: the means, no joint covariance
         at_train = model.posterior(train_X.unsqueeze(-2)).mean.reshape(-1)
     best = int(at_train.argmax())
@@ -167,14 +161,16 @@ def posterior_mean_maximizer(
     generator: torch.Generator,
     num_restarts: int = 10,
     raw_samples: int = 512,
+    search: str = "scipy",
 ) -> Tensor | None:
     r"""A ``1 x d`` maximiser of the posterior mean on a box (an extra start for the box
     optimisers of batch rules); ``None`` on a pool, where every maximisation is exhaustive and
-    needs no start. Seeded from ``generator``."""
+    needs no start. Seeded from ``generator``; ``search`` as :func:`max_posterior_mean_box`."""
     if isinstance(domain, FiniteDomain):
         return None
     with forked_rng(draw_seed(generator), domain.device):
-        return max_posterior_mean_box(model, domain.bounds, train_X, num_restarts, raw_samples, draw_seed(generator))[1]
+        seed = draw_seed(generator)
+        return max_posterior_mean_box(model, domain.bounds, train_X, num_restarts, raw_samples, seed, search)[1]
 
 
 def candidate_set(domain: Domain, num_points: int, generator: torch.Generator) -> Tensor:

@@ -249,7 +249,7 @@ def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor
     extra starts on a box only; on a pool the mean maximiser is ``None``)."""
     incumbent = train_X[int(train_Y.reshape(-1).argmax())].unsqueeze(0)
     mean_max = posterior_mean_maximizer(
-        model.select(index), policy.domain, train_X, policy.generator, policy.num_restarts, policy.raw_samples
+        model.select(index), policy.domain, train_X, policy.generator, policy.num_restarts, policy.raw_samples, policy.search
     )
     return torch.cat([incumbent, mean_max.to(incumbent)]) if mean_max is not None else incumbent
 
@@ -395,12 +395,13 @@ class LBGPUCBAuto(BalancingPolicy):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
         **options: object,
     ) -> None:
         settings = AutoSettings.from_options(**{**LB_DEFAULTS, **options})
         super().__init__(
             domain, seed=seed, device=device, dtype=dtype, noise_std=settings.R, delta=settings.delta,
-            width_factor=2.0, noisy_sigma=False, num_restarts=num_restarts, raw_samples=raw_samples,
+            width_factor=2.0, noisy_sigma=False, num_restarts=num_restarts, raw_samples=raw_samples, search=search,
         )
         self.settings = settings
         source = ProposedCandidates(settings, norms=True)  # a(t): MAP length scales, re-proposed as the data double
@@ -505,13 +506,14 @@ class HEGPUCBAuto(Policy):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
         reduction: str = "max",
         **options: object,
     ) -> None:
         settings = AutoSettings.from_options(**options)
         if reduction not in HE_REDUCTIONS:
             raise ValueError(f"reduction must be one of {HE_REDUCTIONS}, got {reduction!r}.")
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         self.settings = settings
         self.reduction = reduction
         self.state = AutoEliminationState()

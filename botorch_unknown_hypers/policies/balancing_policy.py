@@ -157,10 +157,11 @@ class BalancingPolicy(Policy):
         noisy_sigma: bool = False,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
         xi_count: str = "introduced",
         xi_delta_split: float = XI_DELTA_SPLIT,
     ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         if xi_count not in XI_COUNTS:
             raise ValueError(f"xi_count must be one of {XI_COUNTS}, got {xi_count!r}.")
         if xi_delta_split not in (1.0, 2.0):

@@ -33,6 +33,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.device_search import check_search
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import Restarts, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import CandidateSpec
@@ -118,6 +119,10 @@ class Policy(ABC):
         device: Device of all computations (default: the domain's).
         dtype: Floating dtype of all computations (default ``torch.float64``).
         num_restarts, raw_samples: Multi-start settings of box maximisations.
+        search: The refinement of the restarts of every box maximisation: ``"scipy"``
+            (BoTorch's L-BFGS-B on the host) or ``"torch"`` (the batched projected L-BFGS of
+            :mod:`~botorch_unknown_hypers.acquisition.device_search`, on the policy's device,
+            from the same raw samples and restarts). Pools are scored exhaustively either way.
 
     Attributes:
         name: The registered method name.
@@ -151,6 +156,7 @@ class Policy(ABC):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
     ) -> None:
         check_domain(domain)
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -158,6 +164,7 @@ class Policy(ABC):
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}.")
         check_multistart(num_restarts, raw_samples)
+        check_search(search)
         self.device = torch.device(device) if device is not None else domain.device
         self.dtype = dtype
         self.domain = domain.to(device=self.device, dtype=dtype)
@@ -165,6 +172,7 @@ class Policy(ABC):
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self.num_restarts = num_restarts
         self.raw_samples = raw_samples
+        self.search = search
         self.num_observed = 0
         self.state: Any = NoState()
         self.selected: list[str] = []
@@ -353,6 +361,7 @@ class Policy(ABC):
             q=q,
             num_restarts=self.num_restarts,
             raw_samples=self.raw_samples,
+            search=self.search,
             **options,
         )
         return X
@@ -364,7 +373,7 @@ class Policy(ABC):
         multi-start settings: the ``1 x d`` point and the restarts that warm-start the next slot
         (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_slot`)."""
         return maximize_slot(
-            acqf, self.domain, self.generator, self.num_restarts, self.raw_samples, initial_points, exclude, warm
+            acqf, self.domain, self.generator, self.num_restarts, self.raw_samples, initial_points, exclude, warm, self.search
         )
 
     def next_seed(self) -> int:

@@ -95,8 +95,9 @@ class FittedGPPolicy(Policy):
         noise: float = 1e-4,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
     ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         check_kernel(kernel)
         check_positive("noise", noise)
         self.kernel = kernel

@@ -138,7 +138,7 @@ class BatchBaselinePolicy(SurrogatePolicy):
         self.x_mean_max = None
         if self.start_at_mean_max and self.uses_mean_max_start:
             self.x_mean_max = posterior_mean_maximizer(
-                model, self.domain, train_X, self.generator, self.num_restarts, self.raw_samples
+                model, self.domain, train_X, self.generator, self.num_restarts, self.raw_samples, self.search
             )
         X, info = self.propose(model, train_X, train_Y, q)
         self.last_info = {"n": self.state.n, **info}
@@ -359,6 +359,7 @@ class QLogNEI(BatchBaselinePolicy):
                 raw_samples=self.raw_samples,
                 unique=q <= self.domain.size,
                 fork_rng=False,
+                search=self.search,
             )
         return X, {"log_nei": values.reshape(-1).tolist()}
 

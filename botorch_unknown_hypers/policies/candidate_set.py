@@ -132,8 +132,9 @@ class CandidateSetPolicy(Policy):
         lipschitz: tuple[float, float] = (1.0, 1.0),
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
     ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         if not (noise_std > 0 and math.isfinite(noise_std)):
             raise ValueError(f"noise_std must be positive and finite, got {noise_std}.")
         if isinstance(beta, str):

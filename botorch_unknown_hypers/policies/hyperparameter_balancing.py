@@ -169,11 +169,12 @@ class HyperparameterBalancing(BalancingPolicy):
         noisy_sigma: bool = False,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
         xi_count: str = "introduced",
         xi_delta_split: float = XI_DELTA_SPLIT,
     ) -> None:
         super().__init__(
-            domain, seed, device, dtype, noise_std, delta, width_factor, noisy_sigma, num_restarts, raw_samples,
+            domain, seed, device, dtype, noise_std, delta, width_factor, noisy_sigma, num_restarts, raw_samples, search,
             xi_count, xi_delta_split,
         )
         if propose is not None and not callable(propose):

@@ -66,8 +66,9 @@ class KnownKernelPolicy(Policy):
         delta: float = 0.05,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
     ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         check_positive("lam (lambda)", lam)
         check_nonnegative("noise_std", noise_std)
         check_nonnegative("B", B)

@@ -152,6 +152,7 @@ class LengthScalePolicy(BalancingPolicy):
         width_factor: float | None = None,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
     ) -> None:
         check_kernel(kernel)
         check_positive("noise", noise)
@@ -172,6 +173,7 @@ class LengthScalePolicy(BalancingPolicy):
             noisy_sigma=constants.noisy_sigma,
             num_restarts=num_restarts,
             raw_samples=raw_samples,
+            search=search,
             xi_count=constants.xi_count,
             xi_delta_split=constants.xi_delta_split,
         )

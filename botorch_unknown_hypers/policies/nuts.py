@@ -175,8 +175,9 @@ class NUTSGPUCB(Policy):
         warmup_steps: int = 100,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
     ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         check_kernel(kernel)
         check_positive("noise", noise)
         check_nonnegative("beta", beta)

@@ -143,7 +143,7 @@ class DoublyOptimisticUCB(Selector):
     ) -> tuple[Slot, Restarts | None]:
         x, local, mean, sigma, warm = joint_ucb_argmax(
             view, data.betas, rule.domain, rule.generator, rule.num_restarts, rule.raw_samples,
-            exclude=fixed, warm=warm, raw_points=data.raw_points,
+            exclude=fixed, warm=warm, raw_points=data.raw_points, search=rule.search,
         )
         return Slot(x, local, mean, sigma), warm
 

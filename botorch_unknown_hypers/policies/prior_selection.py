@@ -172,9 +172,10 @@ class PriorSelectionPolicy(Policy):
         noise_std: float | None = None,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
         num_features: int = 1024,
     ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         check_priors_available(priors, self.domain, self.name)
         if noise_std is not None and not (
             isinstance(noise_std, (int, float)) and math.isfinite(noise_std) and noise_std > 0

@@ -70,8 +70,9 @@ class SurrogatePolicy(Policy):
         surrogate_spec: SurrogateSpec | dict[str, Any] | None = None,
         num_restarts: int = 10,
         raw_samples: int = 512,
+        search: str = "scipy",
     ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples)
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         if surrogate not in SURROGATES:
             raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}.")
         if isinstance(surrogate_spec, dict):

@@ -6,6 +6,7 @@ from functools import partial
 
 import pytest
 import torch
+from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import IndexedCandidateValues, maximize_per_candidate, select_restarts
@@ -187,3 +188,87 @@ def test_maximize_per_candidate_extra_starts_are_validated_and_used():
     assert (v0 < 1e-3).all() and (v1 > 0.99).all()
     with pytest.raises(ValueError, match="extra_starts"):
         maximize_per_candidate(values, 2, bounds, num_restarts=2, raw_samples=8, extra_starts=peak)
+
+
+# --------------------------------------------------------------------------- #
+# maximize_acquisition: one BoTorch acquisition, optimize_acqf or the device search
+# --------------------------------------------------------------------------- #
+
+
+class _Peaks(AcquisitionFunction):
+    r"""``b x q x d -> b``: a sum over the ``q`` points of two Gaussian bumps, the higher one
+    centred outside the box on the upper face of coordinate 0; each point is worth less within
+    0.2 of a pending point (``X_pending``), so a greedy batch spreads out."""
+
+    def __init__(self) -> None:
+        super().__init__(model=None)
+        self.X_pending = None
+
+    def set_X_pending(self, X_pending=None) -> None:
+        self.X_pending = X_pending
+
+    def forward(self, X):
+        hi = torch.tensor([1.2, 0.3], dtype=X.dtype)
+        lo = torch.tensor([0.2, 0.7], dtype=X.dtype)
+        v = 1.5 * torch.exp(-((X - hi) ** 2).sum(-1) / 0.1) + torch.exp(-((X - lo) ** 2).sum(-1) / 0.05)
+        if self.X_pending is not None:
+            dist = torch.cdist(X, self.X_pending.to(X))
+            v = v - 2.0 * torch.exp(-(dist**2) / 0.01).sum(-1)
+        return v.sum(-1)
+
+
+def _grid_max(acqf):
+    g = torch.linspace(0, 1, 401, dtype=torch.float64)
+    grid = torch.stack(torch.meshgrid(g, g, indexing="ij"), -1).reshape(-1, 1, 2)
+    with torch.no_grad():
+        values = acqf(grid)
+    return float(values.max()), grid[values.argmax(), 0]
+
+
+@pytest.mark.parametrize("search", ["scipy", "torch"])
+def test_maximize_acquisition_finds_the_boundary_maximum_and_returns_every_restart(search):
+    from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition
+
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    acqf = _Peaks()
+    best, at = _grid_max(acqf)
+    x, value = maximize_acquisition(acqf, bounds, num_restarts=6, raw_samples=64, seed=0, search=search)
+    assert x.shape == (1, 2) and value.shape == ()
+    assert float(value) >= best - 1e-6 and float(x[0, 0]) == pytest.approx(1.0, abs=1e-9)  # on the face
+    X, values = maximize_acquisition(
+        acqf, bounds, num_restarts=6, raw_samples=64, seed=0, starts=torch.tensor([[[0.2, 0.7]]], dtype=torch.float64),
+        best_only=False, search=search,
+    )
+    assert X.shape == (7, 1, 2) and values.shape == (7,)
+    with torch.no_grad():
+        torch.testing.assert_close(values, acqf(X), rtol=1e-12, atol=1e-12)
+    assert ((X >= 0) & (X <= 1)).all()
+
+
+def test_maximize_acquisition_device_search_agrees_with_optimize_acqf_and_fills_a_batch_greedily():
+    from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition
+
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    acqf = _Peaks()
+    X_s, v_s = maximize_acquisition(acqf, bounds, q=2, num_restarts=6, raw_samples=64, seed=1)
+    X_t, v_t = maximize_acquisition(acqf, bounds, q=2, num_restarts=6, raw_samples=64, seed=1, search="torch")
+    assert acqf.X_pending is None  # restored after the greedy fill
+    assert X_t.shape == (2, 2) and v_t.shape == (2,)
+    torch.testing.assert_close(X_t, X_s, rtol=0, atol=1e-4)
+    torch.testing.assert_close(v_t, v_s, rtol=0, atol=1e-8)
+    # the second point maximises the acquisition conditioned on the first
+    acqf.set_X_pending(X_t[:1])
+    assert float(v_t[1]) >= _grid_max(acqf)[0] - 1e-6
+    acqf.set_X_pending(None)
+
+
+def test_maximize_acquisition_refuses_bad_arguments():
+    from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition
+
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="search must be one of"):
+        maximize_acquisition(_Peaks(), bounds, search="adam")
+    with pytest.raises(ValueError, match="q: a batch of q = 2"):
+        maximize_acquisition(_Peaks(), bounds, q=2, best_only=False, search="torch")
+    with pytest.raises(ValueError, match="num_restarts: 0 restarts and no starts"):
+        maximize_acquisition(_Peaks(), bounds, num_restarts=0, search="torch")

@@ -102,6 +102,8 @@ def test_defaults_and_the_domain_on_the_policys_dtype():
         ({"dtype": "float64"}, "dtype"),
         ({"num_restarts": 0}, "num_restarts"),
         ({"num_restarts": 8, "raw_samples": 4}, "raw_samples"),
+        ({"search": "adam"}, "search"),
+        ({"search": None}, "search"),
     ],
 )
 def test_bad_options_raise_value_error_naming_the_argument(kwargs, name):
@@ -317,3 +319,48 @@ def test_lists_integers_and_lower_precision_are_converted_at_the_boundary():
     assert policy.state.count == 2 and policy.state.total == 3.0
     with pytest.raises(ValueError, match="X must lie in the box"):
         policy.observe(torch.tensor([[2, 0]]), torch.tensor([1.0]))  # an integer outside stays outside
+
+
+# Every box maximisation of a rule takes the policy's ``search``. The rules below go through
+# the shared pieces (Policy.maximize / maximize_slot, the joint (x, k) argmax, the posterior
+# mean's maximiser). Only "torch" runs the device search; from the same data both searches
+# make the same first choice up to the optimisers' tolerance (later rounds may part where a
+# restart converges to another local optimum), and a seeded run repeats exactly.
+SEARCH_RULES = ["mle-gp-ucb", "lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei"]
+
+
+@pytest.mark.parametrize("name", SEARCH_RULES)
+def test_search_torch_refines_every_box_maximisation_on_the_device(name, monkeypatch):
+    import botorch_unknown_hypers.acquisition.device_search as device_search
+    import botorch_unknown_hypers.acquisition.multistart as multistart
+    from botorch_unknown_hypers.policies.registry import make_policy
+
+    calls = {"n": 0}
+    batched = device_search.maximize_batched
+
+    def counted(*args, **kwargs):
+        calls["n"] += 1
+        return batched(*args, **kwargs)
+
+    monkeypatch.setattr(device_search, "maximize_batched", counted)  # the joint refinement's
+    monkeypatch.setattr(multistart, "maximize_batched", counted)  # one acquisition's, per-candidate
+
+    def f(X):
+        return torch.sin(3 * X[:, :1]) + torch.cos(2 * X[:, 1:]) - (X**2).sum(-1, keepdim=True)
+
+    runs = {}
+    for search in ("scipy", "torch", "torch"):
+        policy = make_policy(name, BOX, seed=0, search=search, num_restarts=4, raw_samples=64)
+        assert policy.search == search
+        X = BOX.sample_uniform(6, torch.Generator().manual_seed(1))
+        Y = f(X)
+        before = calls["n"]
+        for _ in range(3):
+            x = policy.suggest(X, Y)
+            X, Y = torch.cat([X, x]), torch.cat([Y, f(x)])
+        if search in runs:
+            assert torch.equal(X[6:], runs[search][0])
+        runs[search] = (X[6:], calls["n"] - before)
+    assert runs["scipy"][1] == 0 and runs["torch"][1] > 0
+    torch.testing.assert_close(runs["torch"][0][0], runs["scipy"][0][0], rtol=0, atol=1e-3)
+    assert BOX.contains(runs["torch"][0]).all()
