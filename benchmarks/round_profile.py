@@ -15,10 +15,12 @@ measured. Three measurements:
    ``aten::equal`` (``torch.equal``; GPyTorch's ``Kernel.__call__`` compares its inputs with
    it) and ``aten::is_nonzero`` (``bool()`` / ``if tensor:``); on CUDA also the device-to-host
    copies (``Memcpy DtoH`` kernels) and ``cudaStreamSynchronize`` / ``cudaDeviceSynchronize``
-   calls. The ops nest (``item`` and ``is_nonzero`` call ``_local_scalar_dense``), so two totals
-   are printed: ``sum`` of ``_local_scalar_dense + equal + is_nonzero`` (the sum the issue
-   counts) and ``outer``, the calls of the four ops not made from inside another of them (the
-   host round trips, one per wait).
+   calls. ``Tensor.tolist()`` and ``Tensor.numpy()`` copy a tensor to the host without any of
+   these ops (on CUDA they are device-to-host copies); they are counted by wrapping the two
+   methods during the round (``tolist`` column). The ops nest (``item`` and ``is_nonzero`` call
+   ``_local_scalar_dense``), so two totals are printed: ``sum`` of ``_local_scalar_dense + equal
+   + is_nonzero + tolist`` and ``outer``, the calls of the four ops not made from inside another
+   of them plus the ``tolist`` calls (the host round trips, one per wait).
 2. **Peak memory of one HE round** at ``--he-n`` (default 4000) with ``--he-k`` (16)
    candidates, in a fresh process: on CPU the peak resident set (``VmHWM``, reset through
    ``/proc/self/clear_refs`` after the warm round) above the resident set measured before the
@@ -33,6 +35,7 @@ Usage::
 
     OMP_NUM_THREADS=2 python benchmarks/round_profile.py --threads 2
     python benchmarks/round_profile.py --quick            # n = 40 / 120: a smoke test
+    python benchmarks/round_profile.py --searches scipy torch --skip-he-round   # both refinements
     python benchmarks/round_profile.py --device cuda --threads 16
 """
 
@@ -62,8 +65,9 @@ def he_lengthscales(k: int):
     return torch.logspace(math.log10(0.05), 0.0, k, dtype=torch.float64)
 
 
-def build(method: str, n: int, device_name: str, seed: int = 0, he_k: int = HE_K):
-    r"""``(problem, X, Y, policy, q)``: ``n`` uniform observations of Michalewicz-5 and a fresh policy."""
+def build(method: str, n: int, device_name: str, seed: int = 0, he_k: int = HE_K, search: str = "scipy"):
+    r"""``(problem, X, Y, policy, q)``: ``n`` uniform observations of Michalewicz-5 and a fresh policy
+    whose box maximisations refine their restarts with ``search``."""
     import torch
 
     from botorch_unknown_hypers.candidates import KernelCandidates
@@ -84,7 +88,7 @@ def build(method: str, n: int, device_name: str, seed: int = 0, he_k: int = HE_K
         width = (domain.bounds[1] - domain.bounds[0]).tolist()
         spec = {"kernel": "matern52", "lengthscale": [0.2 * w for w in width], "outputscale": 1.0, "noise_variance": 1e-6}
         options.update(surrogate="paper", surrogate_spec=spec)
-    policy = make_policy(method, domain, seed=seed, device=device, **options)
+    policy = make_policy(method, domain, seed=seed, device=device, search=search, **options)
     return problem, X, Y, policy, TS_RSR_Q if method == "ts-rsr" else 1
 
 
@@ -118,21 +122,39 @@ def count_syncs(events) -> dict[str, int]:
     return out
 
 
-def profile_round(method: str, n: int, device_name: str, seed: int = 0) -> dict:
+def profile_round(method: str, n: int, device_name: str, seed: int = 0, search: str = "scipy") -> dict:
     r"""Synchronising ops of one warm round of ``method`` at ``n`` observations, and its wall time."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    problem, X, Y, policy, q = build(method, n, device_name, seed)
+    problem, X, Y, policy, q = build(method, n, device_name, seed, search=search)
     X, Y = one_round(problem, policy, X, Y, q)  # warm: one-off setup
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device_name == "cuda" else [])
+    copies = {"n": 0}
+    to_list, to_numpy = torch.Tensor.tolist, torch.Tensor.numpy
+
+    def counted(original):
+        def call(self, *args, **kwargs):
+            copies["n"] += 1
+            return original(self, *args, **kwargs)
+
+        return call
+
     start = time.perf_counter()
-    with profile(activities=activities) as prof:
-        one_round(problem, policy, X, Y, q)
-        if device_name == "cuda":
-            torch.cuda.synchronize()
+    torch.Tensor.tolist, torch.Tensor.numpy = counted(to_list), counted(to_numpy)
+    try:
+        with profile(activities=activities) as prof:
+            one_round(problem, policy, X, Y, q)
+            if device_name == "cuda":
+                torch.cuda.synchronize()
+    finally:
+        torch.Tensor.tolist, torch.Tensor.numpy = to_list, to_numpy
     seconds = time.perf_counter() - start
-    return {"method": method, "n": n, "seconds": seconds, **count_syncs(prof.events())}
+    counts = count_syncs(prof.events())
+    counts["tolist"] = copies["n"]
+    counts["sum"] += copies["n"]
+    counts["outer"] += copies["n"]
+    return {"method": method, "search": search, "n": n, "seconds": seconds, **counts}
 
 
 def _status_kib(field: str) -> int:
@@ -152,7 +174,7 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def he_round(n: int, k: int, device_name: str, seed: int = 0) -> dict:
+def he_round(n: int, k: int, device_name: str, seed: int = 0, search: str = "scipy") -> dict:
     r"""Peak memory and time of one warm HE round with ``k`` candidates at ``n`` observations, and
     the time of one batched Cholesky of the same ``k x n x n`` matrices (run in a fresh process)."""
     import torch
@@ -169,7 +191,7 @@ def he_round(n: int, k: int, device_name: str, seed: int = 0) -> dict:
     def peak() -> int:
         return torch.cuda.max_memory_allocated() if cuda else 1024 * _status_kib("VmHWM")
 
-    problem, X, Y, policy, q = build("he-gp-ucb", n, device_name, seed, he_k=k)
+    problem, X, Y, policy, q = build("he-gp-ucb", n, device_name, seed, he_k=k, search=search)
     sync()
     baseline = used()
     if cuda:
@@ -207,6 +229,7 @@ def he_round(n: int, k: int, device_name: str, seed: int = 0) -> dict:
     return {
         "n": n,
         "k": k,
+        "search": search,
         "factor_bytes": factor_bytes,
         "baseline_bytes": baseline,
         "after_warm_bytes": after_warm,
@@ -252,6 +275,9 @@ def main() -> None:
     parser.add_argument("--he-n", type=int, default=4000, help="observations of the HE memory / time round")
     parser.add_argument("--he-k", type=int, default=HE_K, help="candidates of the HE memory / time round")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--searches", nargs="+", default=["scipy"], choices=["scipy", "torch"],
+                        help="refinements of the box maximisations to profile (the policies' search option)")
+    parser.add_argument("--skip-he-round", action="store_true", help="only the synchronising counts")
     parser.add_argument("--quick", action="store_true", help=f"smoke test: n = {QUICK['n']}, HE round at n = {QUICK['he_n']}")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args()
@@ -267,27 +293,33 @@ def main() -> None:
           f"threads {args.threads}, float64, Michalewicz-5, load average {' '.join(load)}")
     rows = []
     print(f"\nsynchronising ops in one warm round at n = {args.n} (torch.profiler)")
-    header = ["method", "s / round", *SYNC_OPS, *(CUDA_SYNCS if args.device == "cuda" else ()), "sum", "outer"]
+    header = ["method", "search", "s / round", *SYNC_OPS, "tolist", *(CUDA_SYNCS if args.device == "cuda" else ()), "sum", "outer"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for method in args.methods:
-        row = child("profile_round", args.threads, method=method, n=args.n, device_name=args.device, seed=args.seed)
-        rows.append(row)
-        cells = [method, f"{row['seconds']:.3f}", *(str(row[op]) for op in SYNC_OPS)]
-        cells += [str(row[m]) for m in CUDA_SYNCS] if args.device == "cuda" else []
-        print("| " + " | ".join([*cells, str(row["sum"]), str(row["outer"])]) + " |", flush=True)
-    he = child("he_round", args.threads, n=args.he_n, k=args.he_k, device_name=args.device, seed=args.seed)
+        for search in args.searches:
+            row = child(
+                "profile_round", args.threads, method=method, n=args.n, device_name=args.device, seed=args.seed, search=search
+            )
+            rows.append(row)
+            cells = [method, search, f"{row['seconds']:.3f}", *(str(row[op]) for op in SYNC_OPS), str(row["tolist"])]
+            cells += [str(row[m]) for m in CUDA_SYNCS] if args.device == "cuda" else []
+            print("| " + " | ".join([*cells, str(row["sum"]), str(row["outer"])]) + " |", flush=True)
+    he = []
+    for search in [] if args.skip_he_round else args.searches:
+        he.append(child("he_round", args.threads, n=args.he_n, k=args.he_k, device_name=args.device, seed=args.seed, search=search))
     what = "allocated" if args.device == "cuda" else "resident"
-    print(f"\nHE round at n = {he['n']}, K = {he['k']} (fresh process)")
-    print(f"factors {gib(he['factor_bytes'])} (8 K n^2); peak {what} above baseline {gib(he['peak_above_baseline'])} "
-          f"= {he['peak_ratio']:.2f}x the factors (warm round {gib(he['warm_peak_above_baseline'])}; "
-          f"baseline {gib(he['baseline_bytes'])}, after the warm round {gib(he['after_warm_bytes'])}"
-          + ("" if he["peak_reset"] else "; peak NOT reset after the warm round: it includes the warm round") + ")")
-    print(f"round {he['round_seconds']:.2f} s, one batched Cholesky of the {he['k']} matrices {he['cholesky_seconds']:.2f} s: "
-          f"ratio {he['cholesky_ratio']:.2f}x (warm round {he['warm_seconds']:.2f} s)")
+    for r in he:
+        print(f"\nHE round at n = {r['n']}, K = {r['k']}, search {r['search']} (fresh process)")
+        print(f"factors {gib(r['factor_bytes'])} (8 K n^2); peak {what} above baseline {gib(r['peak_above_baseline'])} "
+              f"= {r['peak_ratio']:.2f}x the factors (warm round {gib(r['warm_peak_above_baseline'])}; "
+              f"baseline {gib(r['baseline_bytes'])}, after the warm round {gib(r['after_warm_bytes'])}"
+              + ("" if r["peak_reset"] else "; peak NOT reset after the warm round: it includes the warm round") + ")")
+        print(f"round {r['round_seconds']:.2f} s, one batched Cholesky of the {r['k']} matrices {r['cholesky_seconds']:.2f} s: "
+              f"ratio {r['cholesky_ratio']:.2f}x (warm round {r['warm_seconds']:.2f} s)")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), "load": load, "rounds": rows, "he_round": he}, fh, indent=1)
+            json.dump({"args": vars(args), "load": load, "rounds": rows, "he_rounds": he}, fh, indent=1)
 
 
 if __name__ == "__main__":

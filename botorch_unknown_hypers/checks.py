@@ -76,6 +76,18 @@ def check_entries(name: str, value: Tensor, interval: Interval) -> Tensor:
     return value
 
 
+def check_all_entries(*checks: tuple[str, Tensor, Interval]) -> None:
+    r""":func:`check_entries` of every ``(name, value, interval)`` in one host read when all hold;
+    otherwise the first that fails, in order, raises its ``ValueError``."""
+    for name, value, _ in checks:
+        if not isinstance(value, Tensor) or value.dtype == torch.bool or value.is_complex():
+            raise ValueError(f"{name} must be a real tensor, got {value!r}.")
+    if bool(torch.stack([interval.holds(value).all() for _, value, interval in checks]).all()):
+        return
+    for name, value, interval in checks:
+        check_entries(name, value, interval)
+
+
 def require(name: str, ok: Tensor, requirement: str, value: Tensor) -> None:
     r"""Raise ``ValueError`` naming ``name`` unless ``ok`` holds everywhere.
 

@@ -48,6 +48,7 @@ from botorch_unknown_hypers.checks import (
     NONNEGATIVE,
     POSITIVE,
     PROBABILITY,
+    check_all_entries,
     check_entries,
     check_int,
     check_number,
@@ -148,9 +149,11 @@ def bayesian_beta_finite(t: Number, num_points: Number, delta: Number) -> Tensor
         Tensor of the broadcast shape of the inputs.
     """
     v = as_tensors(t=t, num_points=num_points, delta=delta)
-    check_entries("t", v["t"], AT_LEAST_ONE)
-    check_entries("num_points", v["num_points"], AT_LEAST_ONE)
-    check_entries("delta", v["delta"], PROBABILITY)
+    check_all_entries(
+        ("t", v["t"], AT_LEAST_ONE),
+        ("num_points", v["num_points"], AT_LEAST_ONE),
+        ("delta", v["delta"], PROBABILITY),
+    )
     arg = v["num_points"] * v["t"].square() * _PI_SQ / (6.0 * v["delta"])
     return torch.sqrt(2.0 * torch.log(arg))
 
@@ -183,10 +186,11 @@ def bayesian_beta_continuous(
     """
     d = check_int("dim", dim, 1)
     v = as_tensors(t=t, delta=delta, a=a, b=b, r=r)
-    check_entries("t", v["t"], AT_LEAST_ONE)
-    check_entries("delta", v["delta"], PROBABILITY)
-    for name in ("a", "b", "r"):
-        check_entries(name, v[name], POSITIVE)
+    check_all_entries(
+        ("t", v["t"], AT_LEAST_ONE),
+        ("delta", v["delta"], PROBABILITY),
+        *((name, v[name], POSITIVE) for name in ("a", "b", "r")),
+    )
     inner = 4.0 * d * v["a"] / v["delta"]
     require("a", inner > 1, "large enough that 4 * dim * a / delta > 1", v["a"])
     first = 2.0 * torch.log(2.0 * v["t"].square() * _PI_SQ / (3.0 * v["delta"]))
@@ -214,10 +218,12 @@ def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Numb
         Tensor of the broadcast shape of the inputs.
     """
     v = as_tensors(information_gain=information_gain, B=B, R=R, delta=delta)
-    check_entries("information_gain", v["information_gain"], NONNEGATIVE)
-    check_entries("B", v["B"], NONNEGATIVE)
-    check_entries("R", v["R"], NONNEGATIVE)
-    check_entries("delta", v["delta"], PROBABILITY)
+    check_all_entries(
+        ("information_gain", v["information_gain"], NONNEGATIVE),
+        ("B", v["B"], NONNEGATIVE),
+        ("R", v["R"], NONNEGATIVE),
+        ("delta", v["delta"], PROBABILITY),
+    )
     log_term = torch.log(1.0 / v["delta"])
     return v["B"] + v["R"] * torch.sqrt(2.0 * (v["information_gain"] + 1.0 + log_term))
 
@@ -258,10 +264,12 @@ def xi(t: Number, num_candidates: Number, R: Number, delta: Number) -> Tensor:
         Tensor of the broadcast shape of the inputs.
     """
     v = as_tensors(t=t, num_candidates=num_candidates, R=R, delta=delta)
-    check_entries("t", v["t"], AT_LEAST_ONE)
-    check_entries("num_candidates", v["num_candidates"], AT_LEAST_ONE)
-    check_entries("R", v["R"], NONNEGATIVE)
-    check_entries("delta", v["delta"], PROBABILITY)
+    check_all_entries(
+        ("t", v["t"], AT_LEAST_ONE),
+        ("num_candidates", v["num_candidates"], AT_LEAST_ONE),
+        ("R", v["R"], NONNEGATIVE),
+        ("delta", v["delta"], PROBABILITY),
+    )
     arg = v["num_candidates"] * _PI_SQ * v["t"].square() / (6.0 * v["delta"])
     return 2.0 * v["R"].square() * torch.log(arg)
 

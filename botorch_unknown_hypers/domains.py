@@ -307,11 +307,14 @@ def check_points(domain: Domain, X: Any, name: str = "X", allow_empty: bool = Fa
         raise ValueError(f"{name} must be q x d with d = {domain.dim}, got shape {tuple(X.shape)}.")
     if X.shape[0] == 0 and not allow_empty:
         raise ValueError(f"{name} must hold at least one point, got shape {tuple(X.shape)}.")
-    if not torch.isfinite(X).all():
-        bad = (~torch.isfinite(X)).any(dim=-1).nonzero().flatten().tolist()
+    finite = torch.isfinite(X).all(dim=-1)
+    atol = (tol * domain.bounds.abs().max().clamp_min(1.0)).clamp_min(1e-9)  # a tensor: no host read
+    inside = domain.contains(torch.where(finite.unsqueeze(-1), X, domain.bounds[0]), atol=atol)
+    if bool((finite & inside).all()):  # the one host read of a valid batch
+        return X
+    if not finite.all():
+        bad = (~finite).nonzero().flatten().tolist()
         raise ValueError(f"{name} must be finite, got NaN or inf in rows {bad}.")
-    scale = max(1.0, float(domain.bounds.abs().max()))
-    inside = domain.contains(X, atol=max(1e-9, tol * scale))
     if not inside.all():
         bad = (~inside).nonzero().flatten().tolist()
         if isinstance(domain, FiniteDomain):

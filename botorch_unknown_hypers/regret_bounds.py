@@ -37,7 +37,7 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import AT_LEAST_ONE, NONNEGATIVE, POSITIVE, check_entries, check_int
+from botorch_unknown_hypers.checks import AT_LEAST_ONE, NONNEGATIVE, POSITIVE, check_all_entries, check_entries, check_int
 from botorch_unknown_hypers.confidence import Number, as_tensors
 from botorch_unknown_hypers.kernels import KERNELS
 
@@ -218,8 +218,10 @@ def gamma_rbf(T: Number, lengthscale: Number, dim: int) -> Tensor:
     """
     d = check_int("dim", dim, 1)
     v = as_tensors(T=T, lengthscale=lengthscale)
-    check_entries("T", v["T"], AT_LEAST_ONE)
-    check_entries("lengthscale", v["lengthscale"], POSITIVE)
+    check_all_entries(
+        ("T", v["T"], AT_LEAST_ONE),
+        ("lengthscale", v["lengthscale"], POSITIVE),
+    )
     return v["lengthscale"].pow(-d) * torch.log(v["T"]).pow(d + 1)
 
 
@@ -247,8 +249,10 @@ def gamma_matern(
     if form not in ("main", "proof"):
         raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
     v = as_tensors(T=T, lengthscale=lengthscale)
-    check_entries("T", v["T"], AT_LEAST_ONE)
-    check_entries("lengthscale", v["lengthscale"], POSITIVE)
+    check_all_entries(
+        ("T", v["T"], AT_LEAST_ONE),
+        ("lengthscale", v["lengthscale"], POSITIVE),
+    )
     nu = float(nu)
     if form == "main":
         t_exp = d * (d + 1) / (2.0 * nu + d * (d + 1))
@@ -307,7 +311,9 @@ def norm_bound(lengthscale: Number, theta0: Number, N: Number, dim: int) -> Tens
     """
     d = check_int("dim", dim, 1)
     v = as_tensors(lengthscale=lengthscale, theta0=theta0, N=N)
-    check_entries("lengthscale", v["lengthscale"], POSITIVE)
-    check_entries("theta0", v["theta0"], POSITIVE)
-    check_entries("N", v["N"], NONNEGATIVE)
+    check_all_entries(
+        ("lengthscale", v["lengthscale"], POSITIVE),
+        ("theta0", v["theta0"], POSITIVE),
+        ("N", v["N"], NONNEGATIVE),
+    )
     return (v["theta0"] / v["lengthscale"]).pow(d / 2.0) * v["N"]

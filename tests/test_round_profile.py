@@ -37,31 +37,34 @@ def _run(*args: str) -> tuple[str, dict]:
     return out.stdout
 
 
-def _check_output(stdout: str, methods: list[str], results: dict) -> None:
-    rows = {m.group(1): m.groups() for m in re.finditer(r"^\| ([a-z-]+) \| ([\d.]+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", stdout, re.M)}
-    assert sorted(rows) == sorted(methods)
-    for method, (_, seconds, scalar, item, equal, nonzero, summed, outer) in rows.items():
-        assert float(seconds) > 0 and int(summed) == int(scalar) + int(equal) + int(nonzero)
+def _check_output(stdout: str, methods: list[str], results: dict, searches: tuple[str, ...] = ("scipy",)) -> None:
+    pattern = r"^\| ([a-z-]+) \| (scipy|torch) \| ([\d.]+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$"
+    rows = {(m.group(1), m.group(2)): m.groups()[2:] for m in re.finditer(pattern, stdout, re.M)}
+    assert sorted(rows) == sorted((m, s) for m in methods for s in searches)
+    for seconds, scalar, item, equal, nonzero, to_list, summed, outer in rows.values():
+        assert float(seconds) > 0 and int(summed) == int(scalar) + int(equal) + int(nonzero) + int(to_list)
+        assert int(outer) >= int(to_list)
         assert int(outer) <= int(summed)
-    memory = re.search(r"factors ([\d.]+) GiB \(8 K n\^2\); peak resident above baseline (-?[\d.]+) GiB = (-?[\d.]+)x the factors", stdout)
-    timing = re.search(r"round ([\d.]+) s, one batched Cholesky of the 16 matrices ([\d.]+) s: ratio ([\d.]+)x", stdout)
-    assert memory is not None and timing is not None, stdout
-    he = results["he_round"]
-    assert he["factor_bytes"] == 8 * 16 * results["args"]["he_n"] ** 2
-    assert he["peak_reset"] or "peak NOT reset" in stdout  # a kernel without clear_refs: said, not hidden
-    assert he["peak_ratio"] == pytest.approx(he["peak_above_baseline"] / he["factor_bytes"])
-    assert he["cholesky_ratio"] == pytest.approx(he["round_seconds"] / he["cholesky_seconds"])
-    assert [r["method"] for r in results["rounds"]] == methods
+    memory = re.findall(r"factors ([\d.]+) GiB \(8 K n\^2\); peak resident above baseline (-?[\d.]+) GiB = (-?[\d.]+)x the factors", stdout)
+    timing = re.findall(r"round ([\d.]+) s, one batched Cholesky of the 16 matrices ([\d.]+) s: ratio ([\d.]+)x", stdout)
+    assert len(memory) == len(timing) == len(searches), stdout
+    assert [he["search"] for he in results["he_rounds"]] == list(searches)
+    for he in results["he_rounds"]:
+        assert he["factor_bytes"] == 8 * 16 * results["args"]["he_n"] ** 2
+        assert he["peak_reset"] or "peak NOT reset" in stdout  # a kernel without clear_refs: said, not hidden
+        assert he["peak_ratio"] == pytest.approx(he["peak_above_baseline"] / he["factor_bytes"])
+        assert he["cholesky_ratio"] == pytest.approx(he["round_seconds"] / he["cholesky_seconds"])
+    assert [(r["method"], r["search"]) for r in results["rounds"]] == [(m, s) for m in methods for s in searches]
 
 
 def test_quick_run_of_one_method_prints_parsable_rows(tmp_path):
     path = tmp_path / "profile.json"
-    stdout = _run("--quick", "--methods", "he-gp-ucb", "--json", str(path))
-    _check_output(stdout, ["he-gp-ucb"], json.loads(path.read_text()))
+    stdout = _run("--quick", "--methods", "he-gp-ucb", "--searches", "torch", "--json", str(path))
+    _check_output(stdout, ["he-gp-ucb"], json.loads(path.read_text()), ("torch",))
 
 
 @pytest.mark.slow
 def test_quick_run_of_every_method_prints_parsable_rows(tmp_path, bench):
     path = tmp_path / "profile.json"
-    stdout = _run("--quick", "--json", str(path))
-    _check_output(stdout, list(bench.METHODS), json.loads(path.read_text()))
+    stdout = _run("--quick", "--searches", "scipy", "torch", "--json", str(path))
+    _check_output(stdout, list(bench.METHODS), json.loads(path.read_text()), ("scipy", "torch"))

@@ -99,7 +99,7 @@ def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
         raise ValueError(
             f"beta must be a scalar or have shape ({num_candidates},), got {tuple(beta_t.shape)}."
         )
-    if not torch.isfinite(beta_t).all() or (beta_t < 0).any():
+    if not bool((torch.isfinite(beta_t) & (beta_t >= 0)).all()):  # one host read
         raise ValueError("beta must be finite and non-negative.")
     return beta_t
 

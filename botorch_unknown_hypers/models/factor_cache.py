@@ -453,10 +453,7 @@ class FactorCache:
                 factor, jitter = self._canonical_factor(kernel, float(noises[j]), X)
                 self._cached[key] = _CachedCandidate(kernel, float(noises[j]), factor, jitter)
                 self._count_refactor("new candidates", 1)
-        for key in keys:  # the rows appended since each was last brought up to date
-            cached = self._cached[key]
-            if cached.factor.n < X.shape[0]:
-                cached.factor, cached.jitter = self._advance(cached, X, cached.factor.n)
+        self._advance([c for c in map(self._cached.get, keys) if c.factor.n < X.shape[0]], X)  # rows added since
         self._inputs = X
         chosen = [self._cached[key] for key in keys]
         jitter = torch.tensor([c.jitter for c in chosen], dtype=X.dtype, device=X.device)
@@ -501,7 +498,8 @@ class FactorCache:
         cached = _CachedCandidate(kernel, noise, Factor(empty, empty, empty), 0.0)
         if base_rows:
             cached.factor, cached.jitter = self._factorise(kernel, noise, X[:base_rows], 0.0)
-        return self._advance(cached, X, base_rows)
+        self._advance([cached], X)
+        return cached.factor, cached.jitter
 
     def _advance_point_solve(self, cached: _CachedCandidate, X: Tensor) -> PointSolve:
         r""":math:`V = L^{-1}k(X, Z)` of one cached candidate brought up to its factor: the base part
@@ -531,31 +529,36 @@ class FactorCache:
                 cached.point_solve = solve = PointSolve(solve.solved_against, solve.base, rows, solve.base_sq_sums)
         return solve
 
-    def _advance(self, cached: _CachedCandidate, X: Tensor, start: int) -> tuple[Factor, float]:
-        r"""One candidate's factor and jitter brought from ``start`` rows up to all of ``X``, as an
-        uninterrupted extension would have built them.
-
-        Three steps, one helper each: rows that the last refactorisation due before ``n`` would
-        discard are skipped by doing that refactorisation at once (:meth:`_skip_to_last_base`);
-        then each row is either a canonical refactorisation (its count a multiple of
-        ``refactor_every``) or appended (:meth:`_append_row`), with a refactorisation at a larger
-        jitter when its pivot is not positive.
-        """
-        factor, jitter, start = self._skip_to_last_base(cached, X, start)
+    def _advance(self, chosen: list[_CachedCandidate], X: Tensor) -> None:
+        r"""Each of ``chosen`` brought from its factor's rows up to all of ``X``, as an uninterrupted
+        extension would have built it. Rows that the last refactorisation due before ``n`` would
+        discard are skipped by doing it at once (:meth:`_skip_to_last_base`); no multiple of
+        ``refactor_every`` is left in ``(start, n]``, so every further row is appended
+        (:meth:`_append_row`). The pivots of all candidates' rows are tested together, one host
+        read: from a candidate's first pivot that is not positive, its factor is refactorised at a
+        larger jitter and its later rows appended again (rows after a bad pivot are discarded)."""
+        todo = [(cached, *self._skip_to_last_base(cached, X, cached.factor.n)) for cached in chosen]
         with torch.no_grad():
-            for i in range(start, X.shape[0]):
-                rows = i + 1
-                if rows % self.refactor_every == 0:
-                    factor, jitter = self._factorise(cached.kernel, cached.noise, X[:rows], 0.0)
-                    self._count_refactor("refactor_every", 1)
-                    continue
-                appended = self._append_row(cached, factor, jitter, X, i)
-                if appended is None:  # the jitter would have to grow: refactorise
-                    factor, jitter = self._factorise(cached.kernel, cached.noise, X[:rows], jitter)
+            while todo:
+                appended, firsts = [], []
+                for cached, factor, jitter, start in todo:
+                    pivots = []
+                    for i in range(start, X.shape[0]):
+                        factor, pivot = self._append_row(cached, factor, jitter, X, i)
+                        pivots.append(pivot)
+                    bad = ~(torch.stack(pivots) > 0) if pivots else X.new_zeros(1, dtype=torch.bool)  # NaN is bad
+                    firsts.append(torch.where(bad.any(), bad.to(torch.int8).argmax(), -1))
+                    appended.append((cached, factor, jitter, start, len(pivots)))
+                todo = []
+                for (cached, factor, jitter, start, rows), first in zip(appended, torch.stack(firsts).tolist()):
+                    self.stats.rows += rows if first < 0 else first
+                    if first < 0:
+                        cached.factor, cached.jitter = factor, jitter
+                        continue
+                    start += first + 1  # the jitter would have to grow at this row: refactorise
+                    factor, jitter = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
                     self._count_refactor("jitter would grow", 1)
-                    continue
-                factor = appended
-        return factor, jitter
+                    todo.append((cached, factor, jitter, start))
 
     def _skip_to_last_base(self, cached: _CachedCandidate, X: Tensor, start: int) -> tuple[Factor, float, int]:
         r"""``(factor, jitter, start)``: the cached factor and ``start`` unchanged, or, when a
@@ -568,9 +571,9 @@ class FactorCache:
         self._count_refactor("refactor_every", 1)
         return factor, jitter, last_base
 
-    def _append_row(self, cached: _CachedCandidate, factor: Factor, jitter: float, X: Tensor, i: int) -> Factor | None:
-        r"""``factor`` (rows ``< i``) with row ``i`` of ``X`` appended, or ``None`` when its pivot is
-        not positive at ``jitter``.
+    def _append_row(self, cached: _CachedCandidate, factor: Factor, jitter: float, X: Tensor, i: int) -> tuple[Factor, Tensor]:
+        r"""``factor`` (rows ``< i``) with row ``i`` of ``X`` appended, and the row's pivot (its
+        diagonal entry is the pivot's square root: NaN when the pivot is not positive at ``jitter``).
 
         With the kernel column :math:`k = k(X_{<i}, x_i)` split at the base size :math:`b`:
         :math:`w_b = L_b^{-1}k_{<b}`, :math:`w_p = L_{pp}^{-1}(k_{b:i} - L_{pb} w_b)`
@@ -581,20 +584,16 @@ class FactorCache:
         x = X[i : i + 1]
         b, p = factor.base.shape[0], factor.lower_right.shape[0]
         pivot = kernel_matrix(cached.kernel, x).reshape(()) + cached.noise + jitter
-        w_base = factor.base.new_zeros(b, 1)
-        w_appended = factor.base.new_zeros(p, 1)
+        w_base, w_appended = factor.base.new_zeros(b, 1), factor.base.new_zeros(p, 1)
         if i:
             w_base, w_appended = factor.forward_solve(kernel_matrix(cached.kernel, X[:i], x).reshape(i, 1))
             if b:
                 pivot = pivot - (w_base * w_base).sum()
             if p:
                 pivot = pivot - (w_appended * w_appended).sum()
-        if not bool(pivot > 0):
-            return None
         lower_right = factor.lower_right.new_zeros(p + 1, p + 1)
         lower_right[:p, :p], lower_right[p, :p], lower_right[p, p] = factor.lower_right, w_appended.squeeze(-1), pivot.sqrt()
-        self.stats.rows += 1
-        return Factor(factor.base, torch.cat([factor.lower_left, w_base.reshape(1, b)]), lower_right)
+        return Factor(factor.base, torch.cat([factor.lower_left, w_base.reshape(1, b)]), lower_right), pivot
 
 
 __all__ = ["CandidateFactor", "Factor", "FactorCache", "FactorStats", "PointSolve", "jittered_cholesky", "DEFAULT_REFACTOR_EVERY"]

@@ -362,3 +362,37 @@ def test_a_candidate_whose_hyperparameters_change_is_factorised_afresh_and_the_o
     # candidate 0's earlier hyperparameters were dropped: asked for again, they are factorised anew
     cache.factor(base, X)
     assert cache.stats.refactor_reasons["new candidates"] == 3 + 4 + 1
+
+
+def test_rows_caught_up_together_test_their_pivots_in_one_read_and_match_row_by_row(monkeypatch):
+    r"""Candidates brought up over several rows at once (a balancing rule's kept candidate) test
+    all their pivots with one host read, and still builds the factor that one row per call
+    builds, bit for bit, with a pivot that is not positive among them (an exact repeat of a
+    point under a length scale so short that the kernel matrix is the identity in float64)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    spec = KernelCandidates(lengthscale=torch.tensor([[1e-3], [0.3]], dtype=D), outputscale=1.0, noise=1e-4, kernel="rbf")
+    extra = torch.tensor([0.0051, 0.0072, 10 / 63, 0.51, 30 / 63, 0.93, 0.2001], dtype=D)
+    X = torch.cat([torch.linspace(0, 1, 64, dtype=D), extra]).unsqueeze(-1)
+    X[66], X[68] = X[10], X[30]  # pivot 1 + 1e-300 - 1 = 0 under the short length scale
+    row_by_row = FactorCache(noise=1e-300)
+    for k in range(64, X.shape[0] + 1):
+        f_rows = row_by_row.factor(spec, X[:k])
+    together = FactorCache(noise=1e-300)
+    together.factor(spec, X[:64])
+    f_together = together.factor(spec, X)
+    assert row_by_row.stats.refactor_reasons["jitter would grow"] == 1
+    assert together.stats.refactor_reasons == row_by_row.stats.refactor_reasons
+    assert together.stats.rows == row_by_row.stats.rows == 2 * 7 - 1
+    assert torch.equal(f_together.L, f_rows.L) and torch.equal(f_together.jitter, f_rows.jitter)
+
+    def reads(rows: int) -> int:  # host reads (scalars and tolist copies) of one call that appends ``rows`` rows
+        cache, copies, to_list = FactorCache(), [], torch.Tensor.tolist
+        cache.factor(spec, X[:64])
+        monkeypatch.setattr(torch.Tensor, "tolist", lambda t: copies.append(1) or to_list(t))
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            cache.factor(spec, torch.cat([X[:64], 0.5 + extra[:rows].unsqueeze(-1) / 3]))
+        monkeypatch.undo()
+        return len(copies) + sum(event.name == "aten::_local_scalar_dense" for event in prof.events())
+
+    assert reads(7) == reads(1) <= 4  # the keys' one copy of the set (three tensors), the pivots' one read
