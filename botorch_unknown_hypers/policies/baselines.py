@@ -194,7 +194,9 @@ class GPThompsonSampling(FittedGPPolicy):
         model = self.fit_model(train_X, train_Y)
         self.n_candidates = 1
         self.selected = [self._label()] * q
-        X, _ = thompson_maximizers(model, self.domain, q, self.generator, self.num_restarts, self.raw_samples)
+        X, _ = thompson_maximizers(
+            model, self.domain, q, self.generator, self.num_restarts, self.raw_samples, search=self.search
+        )
         return X.detach()
 
 
