@@ -17,6 +17,8 @@ conditioned on all data, in one model: a
   UCB formula; exhaustive on arms, :func:`~botorch_unknown_hypers.acquisition.optimize.optimize_ucb_joint`
   on a box (before any data: every prior's prior UCB maximised on its own).
 
+On a box every maximisation refines its restarts with ``search``: SciPy's L-BFGS-B
+(``"scipy"``, the default) or the device search (``"torch"``).
 Exact ties of a joint argmax are broken uniformly at random with the rule's generator (the UCB
 at :math:`t = 1`, where every stationary prior has :math:`\sigma = 1` at every arm, is all ties).
 All randomness comes from the caller's generator.

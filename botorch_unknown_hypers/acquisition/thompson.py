@@ -11,6 +11,9 @@ r"""Thompson samples and their maximisers, and the posterior-mean maximiser, on 
 :func:`thompson_maximizers` and :func:`posterior_mean_maximizer` dispatch between the two, so
 that a rule never branches on the domain. :func:`random_point_sampler` gives the TS-RSR authors'
 finite set for sample maxima (uniform random points plus the posterior-mean maximiser).
+Every box maximisation takes ``search``: SciPy's L-BFGS-B (``"scipy"``, the default) or the
+batched projected L-BFGS on the model's device (``"torch"``,
+:mod:`~botorch_unknown_hypers.acquisition.device_search`).
 
 References:
     J. Wilson, V. Borovitskiy, A. Terenin, P. Mostowsky, M. Deisenroth. Efficiently sampling

@@ -75,7 +75,7 @@ class FittedGPPolicy(Policy):
     r"""Shared machinery of the baselines that refit a ``SingleTaskGP`` every round.
 
     Args:
-        domain, seed, device, dtype, num_restarts, raw_samples: As :class:`Policy`.
+        domain, seed, device, dtype, num_restarts, raw_samples, search: As :class:`Policy`.
         kernel: ``matern52`` (default), ``matern32``, ``matern12`` or ``rbf``.
         ard: One length scale per input dimension.
         fit_outputscale, fit_noise: Also fit the output scale / the noise variance.
