@@ -450,15 +450,24 @@ def optimize_ucb_joint(
     seed: int | None = None,
     exclude: Tensor | None = None,
     warm: Restarts | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, int, Tensor]:
     r"""Joint maximiser :math:`(x, k) = \arg\max_{x, k} \mu_k(x) + \beta_k\sigma_k(x)` on a box:
     the best of :func:`joint_ucb_restarts` outside ``exclude`` (``e x d``; ``-inf`` when every
     refined pair is excluded).
 
+    Args:
+        model, beta, bounds, num_restarts, raw_samples, options, seed, warm: As
+            :func:`joint_ucb_restarts`.
+        exclude: Optional ``e x d`` points no pair may take.
+        search: ``"scipy"`` or ``"torch"``, the refinement of the restarts
+            (:func:`joint_ucb_restarts`).
+
     Returns:
         ``(x, k, value)``: the ``d``-dim maximiser, its candidate index and the UCB value.
     """
-    return _best_pair(joint_ucb_restarts(model, beta, bounds, num_restarts, raw_samples, options, seed, warm), exclude)
+    restarts = joint_ucb_restarts(model, beta, bounds, num_restarts, raw_samples, options, seed, warm, search=search)
+    return _best_pair(restarts, exclude)
 
 
 def _best_pair(restarts: Restarts, exclude: Tensor | None) -> tuple[Tensor, int, Tensor]:

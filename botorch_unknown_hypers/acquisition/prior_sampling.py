@@ -51,6 +51,7 @@ from botorch.sampling.pathwise import (
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.device_search import check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -160,6 +161,7 @@ def sample_candidate_maxima(
     num_features: int = 1024,
     options: dict[str, Any] | None = None,
     seed: int | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, Tensor]:
     r"""Draw one independent posterior path per candidate and maximise all K on the box.
 
@@ -175,6 +177,9 @@ def sample_candidate_maxima(
         seed: Makes the result deterministic: the paths are drawn with the global RNG
             forked and seeded by it, the raw points and restarts seeded by it. ``None``:
             the global RNG as it is.
+        search: The refinement of the restarts, ``"scipy"`` or ``"torch"`` (as
+            :func:`~botorch_unknown_hypers.acquisition.multistart.maximize_per_candidate`;
+            with ``"torch"``, SciPy-only ``options`` keys are refused by name).
 
     Returns:
         ``(X, values)``: the ``K x d`` maximiser of each candidate's path and the ``K``
@@ -184,6 +189,7 @@ def sample_candidate_maxima(
     bounds = torch.as_tensor(bounds).to(like)
     if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
         raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
+    check_search(search)
     if seed is None:
         paths = draw_candidate_paths(model, num_features)
     else:
@@ -191,5 +197,5 @@ def sample_candidate_maxima(
             paths = draw_candidate_paths(model, num_features)
     chunk = path_chunk(model.num_candidates, num_features, like.shape[0])
     return maximize_per_candidate(
-        paths, model.num_candidates, bounds, num_restarts, raw_samples, options, seed, chunk
+        paths, model.num_candidates, bounds, num_restarts, raw_samples, options, seed, chunk, search=search
     )

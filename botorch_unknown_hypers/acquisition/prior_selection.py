@@ -17,6 +17,8 @@ conditioned on all data, in one model: a
   UCB formula; exhaustive on arms, :func:`~botorch_unknown_hypers.acquisition.optimize.optimize_ucb_joint`
   on a box (before any data: every prior's prior UCB maximised on its own).
 
+On a box every maximisation refines its restarts with ``search``: SciPy's L-BFGS-B
+(``"scipy"``, the default) or the device search (``"torch"``).
 Exact ties of a joint argmax are broken uniformly at random with the rule's generator (the UCB
 at :math:`t = 1`, where every stationary prior has :math:`\sigma = 1` at every arm, is all ties).
 All randomness comes from the caller's generator.
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.device_search import check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.optimize import near, optimize_ucb_joint, random_argmax, stack_points
 from botorch_unknown_hypers.acquisition.prior_sampling import (
@@ -58,20 +61,22 @@ def _box_path_maxima(
     num_restarts: int,
     raw_samples: int,
     num_features: int,
+    search: str,
 ) -> tuple[Tensor, Tensor]:
-    r"""One independent posterior path per prior in ``priors``, each maximised on the box."""
+    r"""One independent posterior path per prior in ``priors``, each maximised on the box
+    (restarts refined by ``search``)."""
     bounds = model.bounds
     gp = model.candidate_gp(priors)
     if gp is not None:
         return sample_candidate_maxima(
-            gp, bounds, num_restarts, raw_samples, num_features=num_features, seed=draw_seed(generator)
+            gp, bounds, num_restarts, raw_samples, num_features=num_features, seed=draw_seed(generator), search=search
         )
     with forked_rng(draw_seed(generator), bounds.device):  # no data yet: the priors' own paths
         candidates = model.candidates.subset(list(priors))
         paths = draw_candidate_prior_paths(candidates, model.dim, bounds, model.input_transform(), num_features)
     chunk = path_chunk(len(priors), num_features, 0)
     return maximize_per_candidate(
-        paths, len(priors), bounds, num_restarts, raw_samples, seed=draw_seed(generator), chunk=chunk
+        paths, len(priors), bounds, num_restarts, raw_samples, seed=draw_seed(generator), chunk=chunk, search=search
     )
 
 
@@ -82,6 +87,7 @@ def thompson_prior_argmax(
     num_restarts: int = 10,
     raw_samples: int = 512,
     num_features: int = 1024,
+    search: str = "scipy",
 ) -> tuple[Tensor, int]:
     r"""The best (point, prior) pair of one independent posterior sample per prior in ``priors``.
 
@@ -91,11 +97,13 @@ def thompson_prior_argmax(
         generator: The rule's CPU generator.
         num_restarts, raw_samples, num_features: Box only: multi-start settings of the path
             maximisations and random Fourier features per path.
+        search: Box only: the refinement of the path maximisations' restarts, ``"scipy"``
+            (L-BFGS-B on the host) or ``"torch"`` (the device search); checked on arms too.
 
     Returns:
         ``(x, local)``: the ``1 x d`` point and the position of its prior in ``priors``.
     """
-    X, (local,) = thompson_prior_batch(model, [priors], generator, num_restarts, raw_samples, num_features)
+    X, (local,) = thompson_prior_batch(model, [priors], generator, num_restarts, raw_samples, num_features, search=search)
     return X, local
 
 
@@ -107,6 +115,7 @@ def thompson_prior_batch(
     raw_samples: int = 512,
     num_features: int = 1024,
     exclude: Tensor | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, list[int]]:
     r"""One point per slot: slot :math:`j`'s best (point, prior) pair over independent posterior
     samples of the priors in ``slots[j]``.
@@ -120,14 +129,26 @@ def thompson_prior_batch(
     excluded. Exact ties are broken at random with ``generator``. One slot with nothing excluded
     is :func:`thompson_prior_argmax`.
 
+    Args:
+        model: The priors and data.
+        slots: Per slot, the priors to sample (ascending model indices).
+        generator: The rule's CPU generator.
+        num_restarts, raw_samples, num_features: Box only: multi-start settings of the path
+            maximisations and random Fourier features per path.
+        exclude: Optional ``e x d`` pending points.
+        search: Box only: ``"scipy"`` or ``"torch"``, the refinement of the path maximisations'
+            restarts (:func:`~botorch_unknown_hypers.acquisition.multistart.maximize_per_candidate`);
+            checked on arms too.
+
     Returns:
         ``(X, locals)``: the ``q x d`` points and, per slot, the position of its prior in ``slots[j]``.
     """
+    check_search(search)
     chosen: list[Tensor] = []
     locals_: list[int] = []
     if isinstance(model, BoxPriors):
         flat = [p for slot in slots for p in slot]
-        X_best, values = _box_path_maxima(model, flat, generator, num_restarts, raw_samples, num_features)
+        X_best, values = _box_path_maxima(model, flat, generator, num_restarts, raw_samples, num_features, search)
         box = BoxDomain(model.bounds)
         for X_s, v_s in zip(X_best.split([len(s) for s in slots]), values.split([len(s) for s in slots])):
             v_s = v_s.masked_fill(near(X_s, stack_points(exclude, *chosen)), -math.inf)
@@ -165,17 +186,29 @@ def ucb_prior_argmax(
     generator: torch.Generator,
     num_restarts: int = 10,
     raw_samples: int = 512,
+    search: str = "scipy",
 ) -> tuple[Tensor, int]:
     r"""The doubly optimistic (point, prior) pair over the priors in ``priors``.
+
+    Args:
+        model: The priors and data.
+        priors: The priors to compare (ascending model indices).
+        sqrt_beta: The UCB multiplier :math:`\sqrt{\beta_t}`.
+        generator: The rule's CPU generator (seeds and tie breaks).
+        num_restarts, raw_samples: Box only: multi-start settings of the UCB maximisation.
+        search: Box only: ``"scipy"`` or ``"torch"``, the refinement of its restarts (the joint
+            UCB of :func:`~botorch_unknown_hypers.acquisition.optimize.optimize_ucb_joint`, or
+            each prior's own UCB before any data); checked on arms too.
 
     Returns:
         ``(x, local)``: the ``1 x d`` point and the position of its prior in ``priors``.
     """
+    check_search(search)
     if isinstance(model, BoxPriors):
         gp = model.candidate_gp(priors)
         if gp is not None:
             x, local, _ = optimize_ucb_joint(
-                gp, sqrt_beta, model.bounds, num_restarts, raw_samples, seed=draw_seed(generator)
+                gp, sqrt_beta, model.bounds, num_restarts, raw_samples, seed=draw_seed(generator), search=search
             )
             return x.unsqueeze(0), local
         # no data yet: each prior's UCB m_p(x) + sqrt(beta) sqrt(k_p(x, x)), maximised on its own
@@ -190,7 +223,7 @@ def ucb_prior_argmax(
             return values + 0.0 * Z.sum(-1)
 
         X_best, values = maximize_per_candidate(
-            prior_ucb, len(priors), model.bounds, num_restarts, raw_samples, seed=draw_seed(generator)
+            prior_ucb, len(priors), model.bounds, num_restarts, raw_samples, seed=draw_seed(generator), search=search
         )
         local = random_argmax(values, generator)
         return X_best[local : local + 1], local

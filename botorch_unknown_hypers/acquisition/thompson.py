@@ -11,6 +11,9 @@ r"""Thompson samples and their maximisers, and the posterior-mean maximiser, on 
 :func:`thompson_maximizers` and :func:`posterior_mean_maximizer` dispatch between the two, so
 that a rule never branches on the domain. :func:`random_point_sampler` gives the TS-RSR authors'
 finite set for sample maxima (uniform random points plus the posterior-mean maximiser).
+Every box maximisation takes ``search``: SciPy's L-BFGS-B (``"scipy"``, the default) or the
+batched projected L-BFGS on the model's device (``"torch"``,
+:mod:`~botorch_unknown_hypers.acquisition.device_search`).
 
 References:
     J. Wilson, V. Borovitskiy, A. Terenin, P. Mostowsky, M. Deisenroth. Efficiently sampling
@@ -27,6 +30,7 @@ from botorch.models.model import Model
 from botorch.sampling.pathwise import draw_matheron_paths
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.device_search import check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
@@ -59,6 +63,7 @@ def thompson_maximizers_box(
     raw_samples: int,
     seed: int,
     extra_starts: Tensor | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, Tensor]:
     r"""Maximisers and maxima of ``num`` independent pathwise posterior samples, one batched L-BFGS-B.
 
@@ -66,6 +71,15 @@ def thompson_maximizers_box(
     call) and :func:`maximize_per_candidate` (each path gets its own raw samples and
     restarts, plus ``extra_starts``, ``e x d``, for every path). Shared by TS-RSR (the maxima)
     and the Thompson baselines (the maximisers).
+
+    Args:
+        model: The posterior model.
+        bounds: ``2 x d`` box.
+        num: Number of sample paths.
+        num_restarts, raw_samples, seed: Multi-start settings of the path maximisations.
+        extra_starts: Optional ``e x d`` extra starts of every path.
+        search: The refinement of the restarts, ``"scipy"`` or ``"torch"`` (see
+            :func:`~botorch_unknown_hypers.acquisition.multistart.maximize_per_candidate`).
 
     Returns:
         ``(X, maxima)``: ``num x d`` and ``num``.
@@ -82,7 +96,8 @@ def thompson_maximizers_box(
         return paths(Xb).reshape(X.shape[:-1])
 
     return maximize_per_candidate(
-        values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed, extra_starts=extra_starts
+        values, num, bounds, num_restarts=num_restarts, raw_samples=raw_samples, seed=seed, extra_starts=extra_starts,
+        search=search,
     )
 
 
@@ -134,6 +149,7 @@ def thompson_maximizers(
     num_restarts: int = 10,
     raw_samples: int = 512,
     extra_starts: Tensor | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, Tensor]:
     r"""Maximisers and maxima of ``num`` independent posterior samples over ``domain``.
 
@@ -142,15 +158,23 @@ def thompson_maximizers(
     global RNG forked and seeded from ``generator``; ``extra_starts`` (``e x d``) are extra
     L-BFGS-B starts of every path.
 
+    Args:
+        model, domain, num, generator: The posterior model, the domain, the number of samples
+            and the rule's CPU generator.
+        num_restarts, raw_samples, extra_starts: Box only, as :func:`thompson_maximizers_box`.
+        search: Box only: ``"scipy"`` or ``"torch"``, the refinement of the restarts
+            (:func:`thompson_maximizers_box`); checked on a pool too.
+
     Returns:
         ``(X, maxima)``: ``num x d`` and ``num``.
     """
+    check_search(search)
     if isinstance(domain, FiniteDomain):
         maxima, idx = PoolJointSampler(model, domain.points).draw(num, generator).max(dim=0)
         return domain.points[idx], maxima
     with forked_rng(draw_seed(generator), domain.device):
         return thompson_maximizers_box(
-            model, domain.bounds, num, num_restarts, raw_samples, draw_seed(generator), extra_starts
+            model, domain.bounds, num, num_restarts, raw_samples, draw_seed(generator), extra_starts, search
         )
 
 

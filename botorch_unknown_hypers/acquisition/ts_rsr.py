@@ -14,12 +14,13 @@ points already chosen, with the noise term (eq. 2; a repeated point does not get
 :math:`\tilde f_{t,i}` while :math:`\tilde f^*_{t,i} \le \max_x \mu_t(x)`; we cap the redraws
 (``max_resamples``) and record them. The authors' code optimises over about 1000 random points;
 here every optimisation on a box is continuous: the sample maxima of all slots in one batched
-L-BFGS-B over pathwise samples, :math:`\max_x \mu_t` by ``optimize_acqf`` (and the training
-inputs), each :math:`\Psi_{t,i}` by the package's
+L-BFGS-B over pathwise samples, :math:`\max_x \mu_t` by a multi-start maximisation (and the
+training inputs), each :math:`\Psi_{t,i}` by the package's
 :func:`~botorch_unknown_hypers.acquisition.optimize.maximize` with one extra start at
 :math:`\arg\max_x \mu_t` (where the argmin sits when :math:`\tilde f^*` is close to
 :math:`\max \mu_t`). On a pool the samples are exact joint draws and each conditioning is a
 rank-one downdate of the pool's posterior covariance. :func:`gen_ts_rsr_batch` dispatches.
+``search="torch"`` refines every box restart on the device instead of SciPy's L-BFGS-B.
 Choices and the reproduction table: ``docs/ts-rsr.md``.
 
 References:
@@ -38,6 +39,7 @@ from botorch.models.model import Model
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.device_search import check_search
 from botorch_unknown_hypers.acquisition.optimize import maximize
 from botorch_unknown_hypers.acquisition.pending import (
     MIN_VARIANCE,
@@ -195,6 +197,7 @@ def gen_ts_rsr_batch_box(
     max_resamples: int = 10,
     f_star_points: int | None = None,
     start_at_mean_max: bool = True,
+    search: str = "scipy",
 ) -> tuple[Tensor, TSRSRBatchInfo]:
     r"""One TS-RSR batch of ``q`` points on a box.
 
@@ -215,11 +218,16 @@ def gen_ts_rsr_batch_box(
             argmin and of every sample maximisation at the posterior-mean
             maximiser (default; the authors' candidate set holds this point for every
             method); ``False``: all starts from the raw-sample heuristic.
+        search: The refinement of the restarts of every optimisation (the posterior-mean
+            maximum, the sample maxima and each argmin): ``"scipy"`` (L-BFGS-B on the host) or
+            ``"torch"`` (the device search,
+            :mod:`~botorch_unknown_hypers.acquisition.device_search`).
 
     Returns:
         ``(X, info)``: ``q x d`` points and the batch diagnostics.
     """
     _check_common(q, max_resamples)
+    check_search(search)
     if f_star_points is not None and (
         isinstance(f_star_points, bool) or not isinstance(f_star_points, int) or f_star_points < 1
     ):
@@ -229,7 +237,7 @@ def gen_ts_rsr_batch_box(
         return draw_seed(generator)
 
     with forked_rng(seed(), bounds.device):
-        max_mean, x_mean_max = max_posterior_mean_box(model, bounds, train_X, num_restarts, raw_samples, seed())
+        max_mean, x_mean_max = max_posterior_mean_box(model, bounds, train_X, num_restarts, raw_samples, seed(), search)
 
         point_sampler = (
             None if f_star_points is None else random_point_sampler(model, bounds, f_star_points, x_mean_max, generator)
@@ -238,7 +246,7 @@ def gen_ts_rsr_batch_box(
         def sample_maxima(num: int) -> Tensor:
             if point_sampler is None:
                 extra = x_mean_max if start_at_mean_max else None
-                return thompson_maximizers_box(model, bounds, num, num_restarts, raw_samples, seed(), extra)[1]
+                return thompson_maximizers_box(model, bounds, num, num_restarts, raw_samples, seed(), extra, search)[1]
             return point_sampler.draw(num, generator).amax(dim=0)
 
         f_star, resamples = sample_f_star(sample_maxima, q, max_mean, max_resamples)
@@ -271,6 +279,7 @@ def gen_ts_rsr_batch_box(
             num_restarts=num_restarts,
             raw_samples=raw_samples,
             initial_points=x_mean_max if start_at_mean_max else None,
+            search=search,
         )
         with torch.no_grad():
             sigma = float(model.posterior(x).variance.sqrt().reshape(()))
@@ -363,9 +372,23 @@ def gen_ts_rsr_batch(
     raw_samples: int = 512,
     max_resamples: int = 10,
     f_star_points: int | None = None,
+    search: str = "scipy",
 ) -> tuple[Tensor, TSRSRBatchInfo]:
     r"""One TS-RSR batch of ``q`` points over ``domain``: :func:`gen_ts_rsr_batch_pool` on a pool
-    (the points of the chosen indices), :func:`gen_ts_rsr_batch_box` on a box."""
+    (the points of the chosen indices), :func:`gen_ts_rsr_batch_box` on a box.
+
+    Args:
+        model, domain, train_X, q, generator: As :func:`gen_ts_rsr_batch_box` (``domain``
+            instead of its bounds).
+        num_restarts, raw_samples, f_star_points: Box only, as :func:`gen_ts_rsr_batch_box`.
+        max_resamples: Cap on the App. C redraws per slot.
+        search: Box only: ``"scipy"`` or ``"torch"``, as :func:`gen_ts_rsr_batch_box`
+            (checked on a pool too, where every maximisation is exhaustive).
+
+    Returns:
+        ``(X, info)``: ``q x d`` points and the batch diagnostics.
+    """
+    check_search(search)
     if isinstance(domain, FiniteDomain):
         idx, info = gen_ts_rsr_batch_pool(model, domain.points, q, generator, max_resamples=max_resamples)
         return domain.points[idx], info
@@ -379,4 +402,5 @@ def gen_ts_rsr_batch(
         raw_samples=raw_samples,
         max_resamples=max_resamples,
         f_star_points=f_star_points,
+        search=search,
     )

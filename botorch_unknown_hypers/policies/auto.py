@@ -378,7 +378,7 @@ class LBGPUCBAuto(BalancingPolicy):
 
     Args:
         domain: Box or pool.
-        seed, device, dtype, num_restarts, raw_samples: As
+        seed, device, dtype, num_restarts, raw_samples, search: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
             (default ``False`` here), ``growth``, ``restart``, ``standing``, ``B``, ``R``, ``delta``).

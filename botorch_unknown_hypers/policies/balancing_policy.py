@@ -123,7 +123,7 @@ class BalancingPolicy(Policy):
     configures).
 
     Args:
-        domain, seed, device, dtype, num_restarts, raw_samples: As
+        domain, seed, device, dtype, num_restarts, raw_samples, search: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         noise_std: :math:`\sigma_N`, the sub-Gaussian noise scale in :math:`\beta` and :math:`\xi`
             (standardised units).

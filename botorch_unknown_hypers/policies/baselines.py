@@ -75,7 +75,7 @@ class FittedGPPolicy(Policy):
     r"""Shared machinery of the baselines that refit a ``SingleTaskGP`` every round.
 
     Args:
-        domain, seed, device, dtype, num_restarts, raw_samples: As :class:`Policy`.
+        domain, seed, device, dtype, num_restarts, raw_samples, search: As :class:`Policy`.
         kernel: ``matern52`` (default), ``matern32``, ``matern12`` or ``rbf``.
         ard: One length scale per input dimension.
         fit_outputscale, fit_noise: Also fit the output scale / the noise variance.
@@ -194,7 +194,9 @@ class GPThompsonSampling(FittedGPPolicy):
         model = self.fit_model(train_X, train_Y)
         self.n_candidates = 1
         self.selected = [self._label()] * q
-        X, _ = thompson_maximizers(model, self.domain, q, self.generator, self.num_restarts, self.raw_samples)
+        X, _ = thompson_maximizers(
+            model, self.domain, q, self.generator, self.num_restarts, self.raw_samples, search=self.search
+        )
         return X.detach()
 
 

@@ -97,6 +97,7 @@ class TSRSR(SurrogatePolicy):
             raw_samples=self.raw_samples,
             max_resamples=self.max_resamples,
             f_star_points=self.f_star_points,
+            search=self.search,
         )
         self.last_info = info
         self.state.history.append(info)

@@ -130,7 +130,7 @@ class BatchThompsonSampling(BatchBaselinePolicy):
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         X, maxima = thompson_maximizers(
-            model, self.domain, q, self.generator, self.num_restarts, self.raw_samples, self.x_mean_max
+            model, self.domain, q, self.generator, self.num_restarts, self.raw_samples, self.x_mean_max, self.search
         )
         return X, {"sample_max": maxima.tolist()}
 
@@ -236,7 +236,8 @@ class DPPThompsonSampling(BatchBaselinePolicy):
 
     def propose(self, model: Model, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, dict[str, Any]]:
         draws, _ = thompson_maximizers(
-            model, self.domain, q + self.mcmc_steps, self.generator, self.num_restarts, self.raw_samples, self.x_mean_max
+            model, self.domain, q + self.mcmc_steps, self.generator, self.num_restarts, self.raw_samples, self.x_mean_max,
+            self.search,
         )
         batch, proposals = draws[:q].clone(), draws[q:]
         log_det = float(dpp_log_det(model, batch, self.dpp_lambda))

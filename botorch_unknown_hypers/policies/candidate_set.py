@@ -107,7 +107,7 @@ class CandidateSetPolicy(Policy):
 
     Args:
         domain: Box or pool.
-        seed, device, dtype, num_restarts, raw_samples: As
+        seed, device, dtype, num_restarts, raw_samples, search: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         candidates: The set :math:`U` (any :class:`~botorch_unknown_hypers.candidates.CandidateSpec`);
             default: Matern-5/2 length scales 0.3, 0.4, 0.5, 0.7, 1.0 (task (a)), output scale 1.

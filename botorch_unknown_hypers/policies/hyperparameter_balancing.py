@@ -135,7 +135,7 @@ class HyperparameterBalancing(BalancingPolicy):
 
     Args:
         domain: Box or pool.
-        seed, device, dtype, num_restarts, raw_samples: As
+        seed, device, dtype, num_restarts, raw_samples, search: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         candidates: The initial set :math:`a(0)`; defaults to eight Matern-5/2 length scales
             :math:`2^{0}, 2^{-1/2}, \dots` of the unit cube, noise 1e-4.

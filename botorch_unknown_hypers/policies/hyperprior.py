@@ -131,7 +131,7 @@ class HPGPTS(PriorSelectionPolicy):
         # Alg. 2 lines 3-4 per slot: one posterior sample of its prior only, and its argmax
         X, _ = thompson_prior_batch(
             model, [[p] for p in priors], self.generator, self.num_restarts, self.raw_samples, self.num_features,
-            exclude=self.X_pending,
+            exclude=self.X_pending, search=self.search,
         )
         self.state.pending.extend(PendingPlay(p, x.tolist()) for p, x in zip(priors, X))
         self._selected(*priors)

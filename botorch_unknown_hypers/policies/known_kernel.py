@@ -45,7 +45,8 @@ class KnownKernelPolicy(Policy):
         noise_std: Sub-Gaussian noise scale :math:`\sigma \ge 0` of Eq. 13 (default 0.1).
         B: RKHS norm bound (default 1).
         delta: :math:`\delta \in (0, 1)` (default 0.05).
-        num_restarts, raw_samples: UCB maximisation on a box (``optimize_acqf``).
+        num_restarts, raw_samples, search: UCB maximisation on a box (as
+            :class:`~botorch_unknown_hypers.policies.base.Policy`).
     """
 
     min_observations = 0

@@ -128,7 +128,7 @@ class LengthScalePolicy(BalancingPolicy):
 
     Args:
         domain: Box or pool.
-        seed, device, dtype, num_restarts, raw_samples: As
+        seed, device, dtype, num_restarts, raw_samples, search: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         preset: ``"authors-code"`` (default) or ``"paper"``.
         kernel: Kernel of every candidate (default Matern-5/2).

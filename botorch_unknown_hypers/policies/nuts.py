@@ -153,7 +153,8 @@ class NUTSGPUCB(Policy):
         beta: UCB multiplier of :math:`\sigma` (default 1).
         prior: ``(concentration, rate)`` of the Gamma length-scale prior (default ``(3, 6)``).
         num_samples, warmup_steps: NUTS settings (default 100 and 100).
-        num_restarts, raw_samples: Acquisition optimisation on a box.
+        num_restarts, raw_samples, search: Acquisition optimisation on a box (as
+            :class:`~botorch_unknown_hypers.policies.base.Policy`).
     """
 
     max_batch_size = 1

@@ -128,7 +128,7 @@ class JointThompson(Selector):
     def start(self, rule: Policy, data: RoundData) -> Iterator[Slot]:
         X, locals_ = thompson_prior_batch(
             data.model, [data.candidates] * data.q, rule.generator, rule.num_restarts, rule.raw_samples,
-            num_features=rule.num_features, exclude=rule.X_pending,
+            num_features=rule.num_features, exclude=rule.X_pending, search=rule.search,
         )
         return iter(recorded_slots(data, X, locals_))
 
@@ -152,7 +152,8 @@ class DoublyOptimisticPrior(Selector):
         if fixed is not None:
             raise ValueError("DoublyOptimisticPrior fills one slot with nothing pending; got points to exclude.")
         X, local = ucb_prior_argmax(
-            data.model, data.candidates, float(data.betas[0]), rule.generator, rule.num_restarts, rule.raw_samples
+            data.model, data.candidates, float(data.betas[0]), rule.generator, rule.num_restarts, rule.raw_samples,
+            rule.search,
         )
         return recorded_slots(data, X, [local])[0], warm
 

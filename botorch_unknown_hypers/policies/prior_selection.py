@@ -137,9 +137,9 @@ class PriorSelectionPolicy(Policy):
 
     Args:
         domain: A pool whose points are the priors' arms (in order), or a box.
-        seed, device, dtype, num_restarts, raw_samples: As
+        seed, device, dtype, num_restarts, raw_samples, search: As
             :class:`~botorch_unknown_hypers.policies.base.Policy` (box: the multi-start settings
-            of every sample-path or UCB maximisation).
+            and the refinement of every sample-path or UCB maximisation).
         priors: On a pool: :class:`~botorch_unknown_hypers.models.tabular_priors.TabularPriors`
             over its points; ``None``: taken from the task in :meth:`bind_task` (``loop.run``
             calls it), required before the first ``suggest`` otherwise. On a box (required): K

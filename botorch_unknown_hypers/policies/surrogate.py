@@ -57,7 +57,8 @@ class SurrogatePolicy(Policy):
         surrogate: ``"auto"``, ``"paper"`` or ``"fitted"`` (module docstring).
         surrogate_spec: Fixed hyperparameters (a :class:`SurrogateSpec` or its dict);
             overrides the problem's ``metadata["paper_surrogate"]``.
-        num_restarts, raw_samples: Multi-start settings of box optimisations.
+        num_restarts, raw_samples, search: Multi-start settings and refinement of box
+            optimisations (as :class:`~botorch_unknown_hypers.policies.base.Policy`).
     """
 
     def __init__(

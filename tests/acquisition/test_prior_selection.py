@@ -162,3 +162,59 @@ def test_ucb_on_a_box_before_data_maximises_each_priors_own_ucb():
     assert local == 0 and float(x) == pytest.approx(2.0, abs=1e-6)  # the top of the box
     x, local = ucb_prior_argmax(model, [1, 2], 1.0, torch.Generator().manual_seed(0), **BOX_OPTIONS)
     assert local == 1  # 0.5 + c beats -2x + c everywhere but ties it nowhere
+
+
+def test_box_selections_refine_with_the_device_search():
+    model = BoxPriors(box_candidates(), BOUNDS, BOX_X, BOX_Y)
+    # Thompson: the same paths as SciPy's (the same seeds), maximised on the device
+    generator = torch.Generator().manual_seed(3)
+    replay = replay_of(generator)
+    x, local = thompson_prior_argmax(model, [0, 2], generator, **BOX_OPTIONS, search="torch")
+    X_best, values = sample_candidate_maxima(
+        model.candidate_gp([0, 2]), BOUNDS, **BOX_OPTIONS, num_features=1024, seed=draw_seed(replay), search="torch"
+    )
+    assert local == int(values.argmax()) and torch.equal(x, X_best[local : local + 1])
+    _, values_s = sample_candidate_maxima(
+        model.candidate_gp([0, 2]), BOUNDS, **BOX_OPTIONS, num_features=1024, seed=draw_seed(replay_of(
+            torch.Generator().manual_seed(3))),
+    )
+    torch.testing.assert_close(values, values_s, rtol=0, atol=1e-6)
+    # UCB: the joint maximiser, no worse than a grid
+    options = {"num_restarts": 8, "raw_samples": 128}
+    generator = torch.Generator().manual_seed(4)
+    replay = replay_of(generator)
+    x, local = ucb_prior_argmax(model, [0, 2], 1.5, generator, **options, search="torch")
+    best_x, best_local, _ = optimize_ucb_joint(
+        model.candidate_gp([0, 2]), 1.5, BOUNDS, **options, seed=draw_seed(replay), search="torch"
+    )
+    assert local == best_local and torch.equal(x, best_x.unsqueeze(0))
+    grid = torch.linspace(0, 2, 801, dtype=torch.float64).unsqueeze(-1)
+    mean, variance = model.mean_variance(grid, [0, 2])
+    mean_x, variance_x = model.mean_variance(x, [0, 2])
+    grid_best = float((mean + 1.5 * variance.clamp_min(0).sqrt()).max())
+    assert float(mean_x[local, 0] + 1.5 * variance_x[local, 0].sqrt()) >= grid_best - 1e-6
+
+
+def test_box_selections_before_data_refine_with_the_device_search():
+    means = MeanFunctionCandidates(
+        box_candidates(), lambda X: torch.stack([X[..., 0], -2 * X[..., 0], 0.5 + 0 * X[..., 0]], dim=-2)
+    )
+    model = BoxPriors(means, BOUNDS)
+    x, local = ucb_prior_argmax(model, [0, 1, 2], 1.0, torch.Generator().manual_seed(0), **BOX_OPTIONS, search="torch")
+    assert local == 0 and float(x) == pytest.approx(2.0, abs=1e-6)  # the top of the box
+    x, local = thompson_prior_argmax(model, [0, 1, 2], torch.Generator().manual_seed(1), **BOX_OPTIONS, search="torch")
+    assert x.shape == (1, 1) and 0.0 <= float(x) <= 2.0 and local in (0, 1, 2)
+
+
+def test_box_selections_refuse_a_bad_search_and_scipy_only_options():
+    model = BoxPriors(box_candidates(), BOUNDS, BOX_X, BOX_Y)
+    for select in (
+        lambda g: thompson_prior_argmax(model, [0, 2], g, **BOX_OPTIONS, search="adam"),
+        lambda g: ucb_prior_argmax(model, [0, 2], 1.5, g, **BOX_OPTIONS, search="adam"),
+    ):
+        g = torch.Generator().manual_seed(0)
+        with pytest.raises(ValueError, match="search must be one of"):
+            select(g)
+        assert torch.equal(g.get_state(), torch.Generator().manual_seed(0).get_state())
+    with pytest.raises(ValueError, match=r"search='torch'.*\['disp'\]"):
+        sample_candidate_maxima(model.candidate_gp([0, 2]), BOUNDS, options={"disp": True}, seed=0, search="torch")

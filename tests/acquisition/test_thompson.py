@@ -127,6 +127,31 @@ def test_thompson_maximizers_on_a_box_maximise_the_replayed_sample_paths():
     assert torch.equal(again, X) and not torch.equal(other, X)
 
 
+def test_thompson_maximizers_with_the_device_search_maximise_the_same_paths():
+    model, _ = model_1d()
+    domain = BoxDomain(BOX_1D)
+    kw = dict(num_restarts=4, raw_samples=64)
+    X_s, maxima_s = thompson_maximizers(model, domain, 3, torch.Generator().manual_seed(2), **kw)
+    generator = torch.Generator().manual_seed(2)
+    replay = replay_of(generator)
+    X, maxima = thompson_maximizers(model, domain, 3, generator, **kw, search="torch")
+    assert X.shape == (3, 1) and domain.contains(X).all()
+    with forked_rng(draw_seed(replay)):  # the same paths as SciPy's (the same seeds)
+        paths = draw_matheron_paths(model, sample_shape=torch.Size([3]))
+    grid = torch.linspace(0, 1, 2001, dtype=torch.float64).unsqueeze(-1)
+    with torch.no_grad():
+        on_grid = paths(grid).reshape(3, -1)
+        torch.testing.assert_close(maxima, paths(X.unsqueeze(-2)).reshape(3), rtol=1e-8, atol=1e-8)
+    assert bool((maxima >= on_grid.max(-1).values - 1e-6).all())
+    torch.testing.assert_close(maxima, maxima_s, rtol=0, atol=1e-6)
+    again, _ = thompson_maximizers(model, domain, 3, torch.Generator().manual_seed(2), **kw, search="torch")
+    assert torch.equal(again, X)
+    for where in (domain, FiniteDomain(grid[::100])):  # refused before anything is drawn, on a pool too
+        g = torch.Generator().manual_seed(2)
+        with pytest.raises(ValueError, match="search must be one of"):
+            thompson_maximizers(model, where, 3, g, **kw, search="adam")
+        assert torch.equal(g.get_state(), torch.Generator().manual_seed(2).get_state())
+
 def test_max_posterior_mean_box_and_random_point_sampler():
     X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)

@@ -99,6 +99,27 @@ def test_box_batch_slots_and_determinism():
     assert info.max_mean >= float(model.posterior(X).mean.max()) - 1e-12
 
 
+def test_box_batch_with_the_device_search():
+    X, Y = surrogate_data()
+    model = fixed_hyperparameter_gp(X, Y, SPEC)
+    kw = dict(num_restarts=4, raw_samples=64)
+    _, info_s = gen_ts_rsr_batch_box(model, BOUNDS, X, 2, torch.Generator().manual_seed(0), **kw)
+    Xb, info = gen_ts_rsr_batch_box(model, BOUNDS, X, 2, torch.Generator().manual_seed(0), **kw, search="torch")
+    assert Xb.shape == (2, 2) and len(info.slots) == 2
+    assert (Xb >= BOUNDS[0]).all() and (Xb <= BOUNDS[1]).all()
+    # the same seeds: the same max mu_t (the sample paths are multimodal: with few restarts
+    # either search may stop at another local maximum of a path, so their maxima are not compared)
+    assert info.max_mean == pytest.approx(info_s.max_mean, abs=1e-6)
+    assert all(s.f_star > info.max_mean or s.resamples == 10 for s in info.slots)
+    for i, s in enumerate(info.slots):  # each argmin is no worse than random points for its Psi
+        cand = torch.rand(256, 1, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(i)) * 4 - 2
+        m, v = conditional_posterior_variance(model, cand, Xb[:i] if i else None)
+        assert s.psi <= float(((s.f_star - m) / v.sqrt()).min()) + 1e-6
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(ValueError, match="search must be one of"):
+        gen_ts_rsr_batch_box(model, BOUNDS, X, 2, g, **kw, search="adam")
+    assert torch.equal(g.get_state(), torch.Generator().manual_seed(0).get_state())
+
 def test_bad_arguments():
     X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)

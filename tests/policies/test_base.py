@@ -20,6 +20,7 @@ from botorch_unknown_hypers.policies.base import (
     generator_state_from_list,
     generator_state_to_list,
 )
+from botorch_unknown_hypers.policies.registry import list_methods, make_policy
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.rng import draw_seed
 
@@ -333,7 +334,6 @@ SEARCH_RULES = ["mle-gp-ucb", "lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp
 def test_search_torch_refines_every_box_maximisation_on_the_device(name, monkeypatch):
     import botorch_unknown_hypers.acquisition.device_search as device_search
     import botorch_unknown_hypers.acquisition.multistart as multistart
-    from botorch_unknown_hypers.policies.registry import make_policy
 
     calls = {"n": 0}
     batched = device_search.maximize_batched
@@ -364,3 +364,105 @@ def test_search_torch_refines_every_box_maximisation_on_the_device(name, monkeyp
     assert runs["scipy"][1] == 0 and runs["torch"][1] > 0
     torch.testing.assert_close(runs["torch"][0][0], runs["scipy"][0][0], rtol=0, atol=1e-3)
     assert BOX.contains(runs["torch"][0]).all()
+
+
+# Every registered method reaches the device search. The methods below do no continuous
+# maximisation on a box, by design, and are left out (each with the reason):
+NO_BOX_MAXIMISATION = {
+    # uniform draws from the domain: nothing is maximised
+    "random",
+    # Alg. 2 maximises the variance over a finite domain: a box is replaced by its Sobol
+    # discretisation, scored exhaustively
+    "phased-gp-us",
+    # the epsilon-perturbation sets must be exact: both rules need a finite pool and refuse a
+    # box (a box problem is handed over as a dense grid, scored exhaustively)
+    "he-stableopt",
+    "stableopt-mle",
+}
+# Options a method needs on a box: K (mean, kernel) priors for the prior-selection rules (in
+# unit-cube units), few NUTS samples; the oracles also learn the true prior from their task.
+BOX_PRIORS = ("pe-gp-ts", "pe-gp-ucb", "hp-gp-ts", "map-gp-ts", "oracle-gp-ts", "oracle-gp-ucb")
+NUTS_FAST = {"num_samples": 8, "warmup_steps": 8}
+
+
+def _count_refinements(monkeypatch) -> dict[str, int]:
+    r"""Counts of the device search's and SciPy's refinements of box restarts, wherever a rule
+    reaches them (the SciPy ones are looked up when called, so patching their modules counts
+    every use)."""
+    import botorch.generation.gen as gen
+    import botorch.optim as optim
+
+    import botorch_unknown_hypers.acquisition.device_search as device_search
+    import botorch_unknown_hypers.acquisition.multistart as multistart
+
+    calls = {"torch": 0, "scipy": 0}
+
+    def counted(kind, fn):
+        def wrapper(*args, **kwargs):
+            calls[kind] += 1
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    batched = counted("torch", device_search.maximize_batched)
+    monkeypatch.setattr(device_search, "maximize_batched", batched)
+    monkeypatch.setattr(multistart, "maximize_batched", batched)
+    monkeypatch.setattr(gen, "gen_candidates_scipy", counted("scipy", gen.gen_candidates_scipy))
+    monkeypatch.setattr(optim, "optimize_acqf", counted("scipy", optim.optimize_acqf))
+    return calls
+
+
+def _box_method_options(name: str) -> dict:
+    from botorch_unknown_hypers.candidates import KernelCandidates
+
+    if name in BOX_PRIORS:
+        ls = torch.tensor([0.4, 0.15], dtype=torch.float64)
+        return {"priors": KernelCandidates.from_lengthscales(ls, kernel="matern52", noise=1e-2)}
+    return NUTS_FAST if name == "nuts-gp-ucb" else {}
+
+
+
+@pytest.mark.parametrize("name", [name for name in list_methods() if name not in NO_BOX_MAXIMISATION])
+def test_every_method_refines_its_box_maximisations_with_the_policys_search(name, monkeypatch):
+    import warnings
+
+    calls = _count_refinements(monkeypatch)
+    policy = make_policy(name, BOX, seed=0, search="torch", num_restarts=2, raw_samples=16, **_box_method_options(name))
+    assert policy.search == "torch"
+    if getattr(policy, "needs_true_prior", False):
+        policy.bind_task(TaskInfo(true_prior=1))
+    X = BOX.sample_uniform(6, torch.Generator().manual_seed(1))
+    Y = torch.sin(3 * X[:, :1]) + torch.cos(2 * X[:, 1:]) - (X**2).sum(-1, keepdim=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. NUTS's few samples
+        x = policy.suggest(X, Y)
+    assert x.shape == (1, 2) and BOX.contains(x).all()
+    assert calls["torch"] > 0, f"{name} ignored search='torch'"
+    assert calls["scipy"] == 0, f"{name} still refined {calls['scipy']} box maximisation(s) with SciPy"
+
+
+@pytest.mark.parametrize("name", ["pe-gp-ts", "pe-gp-ucb"])
+def test_prior_rules_refine_their_prior_maximisations_before_any_data_with_the_policys_search(name, monkeypatch):
+    calls = _count_refinements(monkeypatch)
+    policy = make_policy(name, BOX, seed=0, search="torch", num_restarts=2, raw_samples=16, **_box_method_options(name))
+    x = policy.suggest(*EMPTY)  # the priors' own paths / UCBs, maximised on the box
+    assert BOX.contains(x).all() and calls["torch"] > 0 and calls["scipy"] == 0
+
+
+def test_the_methods_left_out_do_no_box_maximisation(monkeypatch):
+    assert NO_BOX_MAXIMISATION <= set(list_methods())
+    calls = _count_refinements(monkeypatch)
+    X = BOX.sample_uniform(6, torch.Generator().manual_seed(1))
+    Y = X.sum(-1, keepdim=True)
+    for name in ("random", "phased-gp-us"):
+        policy = make_policy(name, BOX, seed=0, search="torch", num_restarts=2, raw_samples=16)
+        assert BOX.contains(policy.suggest(X, Y)).all()
+    assert calls == {"torch": 0, "scipy": 0}
+    for name in ("he-stableopt", "stableopt-mle"):
+        with pytest.raises(ValueError, match="need a finite pool"):
+            make_policy(name, BOX, seed=0, search="torch")
+
+
+def test_make_policy_refuses_an_unknown_search_naming_it():
+    with pytest.raises(ValueError, match=r"^search must be one of \('scipy', 'torch'\), got 'adam'"):
+        make_policy("ts-rsr", BOX, search="adam")
