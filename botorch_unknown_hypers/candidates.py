@@ -47,7 +47,7 @@ from gpytorch.likelihoods import GaussianLikelihood, Likelihood
 from gpytorch.means import ConstantMean, Mean, ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.kernels import KERNELS, scale_kernel
+from botorch_unknown_hypers.kernels import KERNELS, scale_kernel, set_constrained
 
 
 NOISE_LOWER_BOUND = 1e-12
@@ -140,7 +140,9 @@ def fixed_likelihood(noise: Tensor) -> GaussianLikelihood:
         batch_shape=torch.Size([noise.shape[0]]), noise_constraint=GreaterThan(NOISE_LOWER_BOUND)
     )
     likelihood.to(noise)
-    likelihood.noise = noise.unsqueeze(-1)
+    if not bool((noise >= NOISE_LOWER_BOUND).all()):  # the constraint's bound, in one host read
+        raise ValueError(f"noise must be >= {NOISE_LOWER_BOUND} (the likelihood's bound), got {noise.tolist()}.")
+    set_constrained(likelihood.noise_covar, "noise", noise.unsqueeze(-1))
     likelihood.requires_grad_(False)
     return likelihood
 
@@ -345,8 +347,8 @@ class KernelCandidates(CandidateSpec):
             )
         covar = scale_kernel(self.kernel, dim if self.ard else None, torch.Size([len(self)]))
         covar.to(self.lengthscale)
-        covar.base_kernel.lengthscale = self.lengthscale.unsqueeze(-2)
-        covar.outputscale = self.outputscale
+        set_constrained(covar.base_kernel, "lengthscale", self.lengthscale.unsqueeze(-2))  # checked positive
+        set_constrained(covar, "outputscale", self.outputscale)
         covar.requires_grad_(False)
         return fixed_mean(self.mean_constant, len(self), self.lengthscale), covar, fixed_likelihood(self.noise)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 import torch
+from gpytorch import Module
 from gpytorch.constraints import Positive
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from gpytorch.kernels.kernel import dist, sq_dist
@@ -112,6 +113,16 @@ class Matern(NoSyncDistance, MaternKernel):
 
 class RBF(NoSyncDistance, RBFKernel):
     r"""GPyTorch's ``RBFKernel`` without the equality test of its inputs (:class:`NoSyncDistance`)."""
+
+
+def set_constrained(module: Module, name: str, value: Tensor) -> None:
+    r"""Set ``module``'s constrained hyperparameter ``name`` to ``value`` as GPyTorch's setter does,
+    :math:`\text{raw} = c^{-1}(\text{value})` for the constraint :math:`c` of ``raw_<name>``, copied
+    into the raw parameter, without the setter's bounds check (two host reads): the caller has
+    checked ``value`` against the constraint."""
+    raw = getattr(module, f"raw_{name}")
+    constraint = module.constraint_for_parameter_name(f"raw_{name}")
+    raw.data.copy_(constraint.inverse_transform(value.to(raw)).expand_as(raw))
 
 
 def scale_kernel(kernel: str, ard_num_dims: int | None = None, batch_shape: torch.Size = torch.Size()) -> ScaleKernel:

@@ -421,3 +421,13 @@ def test_candidate_dicts_equal_each_subsets_dict(mean_constant):
     assert cands.candidate_dicts() == [cands.subset([u]).to_dict() for u in range(3)]
     assert [json.dumps(d, sort_keys=True) for d in cands.candidate_dicts()] == [
         json.dumps(cands.subset([u]).to_dict(), sort_keys=True) for u in range(3)]
+
+
+def test_a_noise_below_the_likelihoods_bound_is_refused_when_built():
+    from botorch_unknown_hypers.candidates import NOISE_LOWER_BOUND, fixed_likelihood
+
+    spec = KernelCandidates(lengthscale=torch.tensor([[0.3], [0.5]], dtype=torch.float64), outputscale=1.0, noise=1e-13)
+    with pytest.raises(ValueError, match=r"noise must be >= 1e-12"):
+        spec.build(1)
+    likelihood = fixed_likelihood(torch.tensor([NOISE_LOWER_BOUND, 0.1], dtype=torch.float64))
+    torch.testing.assert_close(likelihood.noise.reshape(-1), torch.tensor([NOISE_LOWER_BOUND, 0.1], dtype=torch.float64))

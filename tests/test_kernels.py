@@ -187,3 +187,26 @@ def test_scale_kernel_reads_no_device_value_to_compare_its_inputs(monkeypatch):
         assert calls == []
         to_dense(kernel(X, X.detach().clone()))
     assert calls == [1]
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "matern52"])
+def test_set_constrained_is_gpytorchs_setter_bit_for_bit_without_host_reads(kernel):
+    from gpytorch.likelihoods import GaussianLikelihood
+    from torch.profiler import ProfilerActivity, profile
+
+    from botorch_unknown_hypers.kernels import scale_kernel, set_constrained
+
+    ls = torch.tensor([[[0.3, 2.0]], [[1e-3, 7.5]]], dtype=torch.float64)
+    scales = torch.tensor([0.25, 3.0], dtype=torch.float64)
+    noise = torch.tensor([[1e-4], [0.5]], dtype=torch.float64)
+    ours, theirs = (scale_kernel(kernel, 2, torch.Size([2])).double() for _ in range(2))
+    lik_ours, lik_theirs = (GaussianLikelihood(batch_shape=torch.Size([2])).double() for _ in range(2))
+    theirs.base_kernel.lengthscale, theirs.outputscale, lik_theirs.noise = ls, scales, noise
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        set_constrained(ours.base_kernel, "lengthscale", ls)
+        set_constrained(ours, "outputscale", scales)
+        set_constrained(lik_ours.noise_covar, "noise", noise)
+    assert not [e for e in prof.events() if e.name in ("aten::_local_scalar_dense", "aten::is_nonzero")]
+    for a, b in ((ours, theirs), (lik_ours, lik_theirs)):
+        for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
+            assert torch.equal(p, q), name
