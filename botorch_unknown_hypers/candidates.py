@@ -293,13 +293,13 @@ class KernelCandidates(CandidateSpec):
             out_of_range = bool(((idx < 0) | (idx >= len(self))).any())
         if out_of_range:
             raise ValueError(f"indices must lie in [0, {len(self) - 1}], got {idx.tolist()}.")
-        return KernelCandidates(
-            lengthscale=self.lengthscale[idx],
-            outputscale=self.outputscale[idx],
-            noise=self.noise[idx],
-            kernel=self.kernel,
-            mean_constant=None if self.mean_constant is None else self.mean_constant[idx],
-        )
+        # rows of checked candidates are valid: built without __post_init__'s host read
+        out = object.__new__(KernelCandidates)
+        for name in ("lengthscale", "outputscale", "noise", "mean_constant"):
+            value = getattr(self, name)
+            object.__setattr__(out, name, None if value is None else value[idx])
+        object.__setattr__(out, "kernel", self.kernel)
+        return out
 
     def cat(self, other: CandidateSpec) -> KernelCandidates:
         r"""These candidates followed by ``other``'s (same kernel and length-scale layout)."""

@@ -386,6 +386,7 @@ class TestGeometricLadder:
 
 
 def test_valid_candidates_are_checked_in_one_device_read_and_subsets_by_list_in_none():
+    r"""A valid set costs one device read; a subset by a list of indices none (its rows were checked)."""
     from torch.profiler import profile
 
     ls = torch.tensor([[0.5, 0.2], [0.1, 0.3], [0.7, 0.9]], dtype=torch.float64)
@@ -398,8 +399,13 @@ def test_valid_candidates_are_checked_in_one_device_read_and_subsets_by_list_in_
     cands = KernelCandidates(lengthscale=ls, outputscale=torch.ones(3, dtype=torch.float64), noise=1e-4, mean_constant=0.0)
     # one bool() of one tensor: is_nonzero and the _local_scalar_dense inside it
     assert reads(lambda: KernelCandidates(lengthscale=ls, outputscale=1.0, noise=1e-4, mean_constant=0.0)) == 2
-    assert reads(lambda: cands.subset([2, 0])) == 2  # the new set's construction only
-    assert torch.equal(cands.subset([2, 0]).lengthscale, ls[[2, 0]])
+    assert reads(lambda: cands.subset([2, 0])) == 0  # rows of a checked set: not checked again
+    sub, rebuilt = cands.subset([2, 0]), KernelCandidates(
+        lengthscale=ls[[2, 0]], outputscale=cands.outputscale[[2, 0]], noise=cands.noise[[2, 0]], mean_constant=cands.mean_constant[[2, 0]]
+    )
+    assert type(sub) is KernelCandidates and sub.kernel == rebuilt.kernel and len(sub) == 2
+    for name in ("lengthscale", "outputscale", "noise", "mean_constant"):
+        assert torch.equal(getattr(sub, name), getattr(rebuilt, name)), name
     for bad, match in (({"noise": -1.0}, "noise must be a positive"), ({"outputscale": float("nan")}, "outputscale"),
                        ({"mean_constant": float("inf")}, "mean_constant must be a finite"),
                        ({"noise": torch.ones(2)}, "noise must be")):
