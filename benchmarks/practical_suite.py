@@ -19,6 +19,13 @@ Usage::
     python benchmarks/practical_suite.py --seeds 100-104 --out runs/practical-dev     # development
     python benchmarks/practical_suite.py --seeds 0-9 --out runs/practical              # report seeds
     python benchmarks/practical_suite.py --out runs/practical --report
+    python benchmarks/practical_suite.py --out runs/search --seeds 100-104 --decide search=torch \
+        --problems branin,rosenbrock4,ackley5,hartmann6,griewank8,michalewicz5,berkenkamp,gp-rbf3 \
+        --methods 'lb-gp-ucb-auto;he-gp-ucb-auto;lb-gp-ucb;he-gp-ucb;mle-gp-ucb;qlognei'
+
+``--decide KEY=VALUE`` applies the rule for making an option a default (``option_decision``):
+every (method, problem) pair's paired difference of final simple regret, ``method[KEY=VALUE]``
+minus ``method``, not above 2 SE; no decision while a run is missing.
 """
 
 from __future__ import annotations
@@ -187,6 +194,62 @@ def paired(runs: dict[tuple[str, int], dict], method: str, ref: str, key: str) -
     return mean, se, len(seeds)
 
 
+def with_option(method: str, option: str) -> str:
+    r"""The spec of ``method`` with ``option`` (``key=value``) added: ``name[key=value]`` or
+    ``name[...&key=value]``."""
+    return f"{method[:-1]}&{option}]" if method.endswith("]") else f"{method}[{option}]"
+
+
+def option_decision(
+    records: list[dict[str, Any]], option: str, methods: list[str], problems: list[str], seeds: list[int]
+) -> dict[str, Any]:
+    r"""Whether ``option`` (e.g. ``search=torch``) may become a default: for every (method,
+    problem), the paired difference of final simple regret, ``method[option]`` minus ``method``
+    over ``seeds``, must not exceed 2 SE. No decision (``adopt`` is ``None``) while a pair lacks a
+    seed. Also the median wall time per run of both.
+
+    Returns:
+        ``{"adopt": True | False | None, "missing": [...], "rows": [{"method", "problem", "n",
+        "diff", "se", "worse", "wall", "wall_option"}, ...]}``.
+    """
+    runs = {(r["problem"], r["method"], r["seed"]): r for r in records}
+    rows, missing = [], []
+    for method in methods:
+        variant = with_option(method, option)
+        for problem in problems:
+            have = [s for s in seeds if (problem, method, s) in runs and (problem, variant, s) in runs]
+            missing += [f"{problem}/{m}/seed{s}" for s in seeds for m in (method, variant) if (problem, m, s) not in runs]
+            if not have:
+                continue
+            diffs = [runs[(problem, variant, s)]["final_simple_regret"] - runs[(problem, method, s)]["final_simple_regret"] for s in have]
+            mean, se = mean_se(diffs)
+            wall = sorted(runs[(problem, method, s)]["wall_time_s"] for s in have)
+            wall_option = sorted(runs[(problem, variant, s)]["wall_time_s"] for s in have)
+            rows.append({
+                "method": method, "problem": problem, "n": len(have), "diff": mean, "se": se, "worse": mean > 2 * se,
+                "wall": wall[len(wall) // 2], "wall_option": wall_option[len(wall_option) // 2],
+            })
+    adopt = None if missing else not any(row["worse"] for row in rows)
+    return {"adopt": adopt, "missing": missing, "rows": rows}
+
+
+def decision_table(decision: dict[str, Any], option: str) -> str:
+    r"""The decision of :func:`option_decision` as a markdown table and a verdict."""
+    lines = [
+        f"| method | problem | seeds | final simple regret, [{option}] minus default | worse (> 2 SE) "
+        "| median wall s, default | with the option |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in decision["rows"]:
+        lines.append(f"| {r['method']} | {r['problem']} | {r['n']} | {fmt(r['diff'], r['se'])} | "
+                     f"{'**yes**' if r['worse'] else 'no'} | {r['wall']:.1f} | {r['wall_option']:.1f} |")
+    if decision["adopt"] is None:
+        lines.append(f"\nNo decision: {len(decision['missing'])} runs missing (first: {decision['missing'][:3]}).")
+    else:
+        lines.append(f"\nDecision: {option} {'becomes' if decision['adopt'] else 'does not become'} the default.")
+    return "\n".join(lines)
+
+
 def report(out: Path, seeds: list[int] | None = None) -> str:
     records = [r for r in load(out) if seeds is None or r["seed"] in seeds]
     if not records:
@@ -310,8 +373,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1)))
     parser.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     parser.add_argument("--report", action="store_true", help="only write the report from the files present")
+    parser.add_argument("--decide", default=None, metavar="KEY=VALUE",
+                        help="only apply the rule for making an option a default (e.g. search=torch) to the files "
+                             "present, for --methods (without the option), --problems and --seeds")
     args = parser.parse_args()
     seeds = parse_seeds(args.seeds)
+    if args.decide is not None:
+        methods = [m for m in args.methods.split(";") if m]
+        decision = option_decision(load(args.out), args.decide, methods, args.problems.split(","), seeds)
+        print(decision_table(decision, args.decide))
+        return
     if not args.report:
         methods = [m for m in args.methods.split(";") if m]
         for m in methods:

@@ -55,3 +55,36 @@ def test_one_real_run_is_written_and_skipped_when_present(suite, tmp_path):
     assert record["cumulative_regret"] == pytest.approx(sum(record["f_star"] - v for v in record["f"][10:]))
     suite.sweep(tmp_path, ["berkenkamp"], ["random"], [3], workers=1, threads=1)  # nothing to do
     assert json.loads(path.read_text()) == record
+
+
+def _record(problem, method, seed, regret, wall=1.0):
+    return {"problem": problem, "method": method, "seed": seed, "final_simple_regret": regret, "wall_time_s": wall}
+
+
+def test_option_decision_pairs_by_seed_refuses_incomplete_data_and_vetoes_one_worse_pair(suite):
+    assert suite.with_option("he-gp-ucb", "search=torch") == "he-gp-ucb[search=torch]"
+    assert suite.with_option("lb-gp-ucb-auto[growth=1.01]", "search=torch") == "lb-gp-ucb-auto[growth=1.01&search=torch]"
+    seeds, option = [100, 101, 102], "search=torch"
+    base = {"a": [1.0, 2.0, 3.0], "b": [0.5, 0.7, 0.9]}
+    shift = {("a", "p"): [0.1, -0.1, 0.0], ("a", "q"): [0.0, 0.0, 0.0], ("b", "p"): [-0.2, 0.1, -0.3], ("b", "q"): [0.01, 0.01, 0.02]}
+    records = []
+    for (m, p), d in shift.items():
+        for i, s in enumerate(seeds):
+            records += [_record(p, m, s, base[m][i], wall=2.0 + i), _record(p, f"{m}[{option}]", s, base[m][i] + d[i], wall=1.0)]
+    decision = suite.option_decision(records, option, ["a", "b"], ["p", "q"], seeds)
+    rows = {(r["method"], r["problem"]): r for r in decision["rows"]}
+    for key, d in shift.items():  # brute force: mean and SE of the differences, worse iff mean > 2 SE
+        mean = sum(d) / 3
+        se = math.sqrt(sum((x - mean) ** 2 for x in d) / 2 / 3)
+        assert rows[key]["diff"] == pytest.approx(mean) and rows[key]["se"] == pytest.approx(se)
+        assert rows[key]["worse"] == (mean > 2 * se)
+    assert [k for k, r in rows.items() if r["worse"]] == [("b", "q")]  # +0.0133 with SE 0.0033
+    assert decision["adopt"] is False and rows[("a", "p")]["wall"] == 3.0 and rows[("a", "p")]["wall_option"] == 1.0
+    shift[("b", "q")] = [0.01, -0.01, 0.0]
+    records = [r for r in records if not (r["problem"] == "q" and r["method"] == f"b[{option}]")]
+    records += [_record("q", f"b[{option}]", s, base["b"][i] + shift[("b", "q")][i]) for i, s in enumerate(seeds)]
+    assert suite.option_decision(records, option, ["a", "b"], ["p", "q"], seeds)["adopt"] is True
+    incomplete = suite.option_decision(records[1:], option, ["a", "b"], ["p", "q"], seeds)
+    assert incomplete["adopt"] is None and len(incomplete["missing"]) == 1
+    assert "No decision" in suite.decision_table(incomplete, option)
+    assert "becomes the default" in suite.decision_table(suite.option_decision(records, option, ["a", "b"], ["p", "q"], seeds), option)
