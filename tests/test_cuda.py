@@ -182,3 +182,21 @@ def test_device_search_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
     assert X_gpu.device.type == "cuda" and v_gpu.device.type == "cuda"
     torch.testing.assert_close(X_gpu.cpu(), found["cpu"][0], rtol=0, atol=1e-5)
     torch.testing.assert_close(v_gpu.cpu(), found["cpu"][1], rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto"])
+def test_device_search_policies_choose_alike_on_cuda_and_cpu(method: str) -> None:
+    r"""With ``search="torch"`` a rule's first choice on CUDA is the CPU's, up to floating point,
+    and stays on the device. One restart per maximisation (the best scrambled Sobol point): the
+    Boltzmann selection of several restarts draws from the device's own generator, as BoTorch's
+    does, so CPU and CUDA would start from different points."""
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    chosen = {}
+    for device in ("cpu", "cuda"):
+        X, Y, _ = _data(torch.device(device))
+        domain = BoxDomain(torch.stack([torch.zeros(3), torch.ones(3)]).to(X))
+        policy = make_policy(method, domain, seed=0, device=device, search="torch", num_restarts=1, raw_samples=64)
+        chosen[device] = policy.suggest(X, Y)
+    assert chosen["cuda"].device.type == "cuda"
+    torch.testing.assert_close(chosen["cuda"].cpu(), chosen["cpu"], rtol=0, atol=1e-4)
