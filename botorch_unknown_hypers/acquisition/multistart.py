@@ -172,6 +172,13 @@ def raw_values(values: CandidateValues, raw: Tensor, chunk: int) -> Tensor:
         return torch.cat([values(part) for part in raw.split(chunk, dim=1)], dim=1)
 
 
+def boltzmann_starts(values: CandidateValues, raw: Tensor, num: int, eta: float, seed: int | None, chunk: int) -> Tensor:
+    r"""The ``K x num x d`` restarts among ``K x m x d`` raw points: each candidate's raw points
+    scored (``chunk`` per call), then :func:`select_restarts` on each row."""
+    idx = select_restarts(raw_values(values, raw, chunk), num, eta, seed)
+    return torch.gather(raw, 1, idx.unsqueeze(-1).expand(-1, -1, raw.shape[-1]))
+
+
 def refine_indexed(
     values: CandidateValues,
     num_candidates: int,
@@ -266,8 +273,7 @@ def maximize_per_candidate(
     # Raw samples: candidate k gets its own scrambled Sobol set.
     raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, batch_shape=torch.Size([num]), seed=seed)
     raw = raw.squeeze(-2).transpose(0, 1)  # raw x K x 1 x d -> K x raw x d
-    start_idx = select_restarts(raw_values(values, raw, raw_samples if chunk is None else chunk), num_restarts, eta, seed)
-    starts = torch.gather(raw, 1, start_idx.unsqueeze(-1).expand(-1, -1, dim))  # K x R x d
+    starts = boltzmann_starts(values, raw, num_restarts, eta, seed, raw_samples if chunk is None else chunk)  # K x R x d
     if extra_starts is not None:
         if extra_starts.ndim != 2 or extra_starts.shape[-1] != dim:
             raise ValueError(f"extra_starts must be e x {dim}, got shape {tuple(extra_starts.shape)}.")
@@ -380,8 +386,7 @@ def maximize_acquisition(
     parts = [] if starts is None else [starts.reshape(-1, dim).to(bounds)]
     if num_restarts > 0:
         raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).reshape(1, raw_samples, dim)
-        chosen = select_restarts(raw_values(values, raw, raw_samples), num_restarts, DEFAULT_ETA, seed)[0]
-        parts.insert(0, raw[0, chosen])
+        parts.insert(0, boltzmann_starts(values, raw, num_restarts, DEFAULT_ETA, seed, raw_samples)[0])
     if not parts:
         raise ValueError("num_restarts: 0 restarts and no starts leave nothing to refine.")
     X, opt_values = maximize_batched(values, bounds, torch.cat(parts).unsqueeze(0))
