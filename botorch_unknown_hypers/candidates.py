@@ -366,14 +366,21 @@ class KernelCandidates(CandidateSpec):
         return [{**whole, **{name: [whole[name][u]] for name in fields}} for u in range(len(self))]
 
     def to_dict(self) -> dict[str, Any]:
-        r"""JSON-safe representation (lists of floats)."""
+        r"""JSON-safe representation (lists of floats), from one copy of the values to the host."""
+        parts = [self.lengthscale, self.outputscale, self.noise] + ([] if self.mean_constant is None else [self.mean_constant])
+        flat = torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist()  # float64 holds every float exactly
+        K, width = len(self), (self.lengthscale.shape[-1] if self.lengthscale.ndim == 2 else 1)
+        lengthscale = flat[: K * width]
+        if self.lengthscale.ndim == 2:
+            lengthscale = [lengthscale[u * width : (u + 1) * width] for u in range(K)]
+        rest = [flat[K * width + i * K : K * width + (i + 1) * K] for i in range(len(parts) - 1)]
         return {
             "type": "kernel",
             "kernel": self.kernel,
-            "lengthscale": self.lengthscale.tolist(),
-            "outputscale": self.outputscale.tolist(),
-            "noise": self.noise.tolist(),
-            "mean_constant": None if self.mean_constant is None else self.mean_constant.tolist(),
+            "lengthscale": lengthscale,
+            "outputscale": rest[0],
+            "noise": rest[1],
+            "mean_constant": rest[2] if self.mean_constant is not None else None,
         }
 
     @classmethod

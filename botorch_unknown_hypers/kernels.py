@@ -74,20 +74,29 @@ class NoSyncDistance:
 
     GPyTorch's distance helper (``Kernel.covar_dist``) tests ``torch.equal`` of the two scaled
     inputs and, when they are equal, computes the symmetric distance matrix (zero diagonal).
-    Here ``forward`` decides it from what it is given: the same tensor twice (``kernel(x)``,
-    ``kernel(x, diag=True)``) is equal, and inputs with different numbers of points cannot be
-    (their scaled versions differ in shape); only inputs with equally many points that are not
-    the same tensor are still compared by GPyTorch. The diagonal of a set of points with itself
-    is :math:`\kappa(0) = 1` per point.
+    Here ``forward`` decides it from what it is given: the same points twice (``kernel(x)``,
+    ``kernel(x, diag=True)``, or two equal views of one tensor's memory, as GPyTorch's lazy kernel
+    tensor makes when the test block of a joint train-and-test covariance is sliced out) are
+    equal, and inputs with different numbers of points cannot be (their scaled versions differ in
+    shape); only other inputs with equally many points are still compared by GPyTorch. The
+    diagonal of a set of points with itself is :math:`\kappa(0) = 1` per point. (Views of one
+    memory holding NaN would be unequal to ``torch.equal``; points reach a kernel checked finite.)
     """
 
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params) -> Tensor:
         if params.get("last_dim_is_batch", False):
             return super().forward(x1, x2, diag=diag, **params)
-        if diag and x1 is x2:
+        same = x1 is x2 or (
+            x1.shape == x2.shape
+            and x1.dtype == x2.dtype
+            and x1.device == x2.device
+            and x1.data_ptr() == x2.data_ptr()
+            and x1.stride() == x2.stride()
+        )
+        if diag and same:
             return torch.ones(x1.shape[:-1], dtype=x1.dtype, device=x1.device)
-        if not diag and (x1 is x2 or x1.shape[-2] != x2.shape[-2]):
-            params["x1_eq_x2"] = x1 is x2
+        if not diag and (same or x1.shape[-2] != x2.shape[-2]):
+            params["x1_eq_x2"] = same
         return super().forward(x1, x2, diag=diag, **params)
 
     def covar_dist(

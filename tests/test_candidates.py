@@ -437,3 +437,25 @@ def test_a_noise_below_the_likelihoods_bound_is_refused_when_built():
         spec.build(1)
     likelihood = fixed_likelihood(torch.tensor([NOISE_LOWER_BOUND, 0.1], dtype=torch.float64))
     torch.testing.assert_close(likelihood.noise.reshape(-1), torch.tensor([NOISE_LOWER_BOUND, 0.1], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("ard", [False, True])
+@pytest.mark.parametrize("mean_constant", [None, [0.5, -1.25, 3.0]])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_to_dict_is_each_fields_tolist_from_one_host_copy(ard, mean_constant, dtype, monkeypatch):
+    g = torch.Generator().manual_seed(3)
+    ls = 0.1 + torch.rand(3, 2, generator=g, dtype=dtype)
+    cands = KernelCandidates(
+        lengthscale=ls if ard else ls[:, 0], outputscale=0.5 + torch.rand(3, generator=g, dtype=dtype),
+        noise=1e-3 * torch.rand(3, generator=g, dtype=dtype) + 1e-6,
+        mean_constant=None if mean_constant is None else torch.tensor(mean_constant, dtype=dtype),
+    )
+    expected = {
+        "type": "kernel", "kernel": cands.kernel, "lengthscale": cands.lengthscale.tolist(),
+        "outputscale": cands.outputscale.tolist(), "noise": cands.noise.tolist(),
+        "mean_constant": None if mean_constant is None else cands.mean_constant.tolist(),
+    }
+    copies, tolist = [], torch.Tensor.tolist
+    monkeypatch.setattr(torch.Tensor, "tolist", lambda t: copies.append(1) or tolist(t))
+    assert cands.to_dict() == expected and copies == [1]
+    assert KernelCandidates.from_dict(cands.to_dict(), dtype=dtype).to_dict() == expected

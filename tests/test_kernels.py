@@ -162,6 +162,10 @@ def test_scale_kernel_values_and_gradients_are_gpytorchs_bit_for_bit(name, ard, 
         lambda k: k(X, same_count),
         lambda k: k(same_count.expand(4, 7, 3), same_count),  # equal values, different tensors
         lambda k: k(X, X.detach().clone()),
+        lambda k: k(X[..., 2:5, :], X[..., 2:5, :]),  # two equal views of one memory
+        lambda k: k(X[..., 2:5, :], X[..., 2:5, :], diag=True),
+        lambda k: k(X[..., 2:5, :], X[..., 3:6, :]),  # views of one memory at different offsets
+        lambda k: k(X[..., :3, :], X[..., :3, :].transpose(-1, -2).contiguous().transpose(-1, -2)),  # other strides
     ]
     with gpytorch.settings.lazily_evaluate_kernels(False):
         for i, case in enumerate(cases):
@@ -185,8 +189,11 @@ def test_scale_kernel_reads_no_device_value_to_compare_its_inputs(monkeypatch):
         with torch.no_grad():
             to_dense(kernel(X, T)), to_dense(kernel(X))
         assert calls == []
+        to_dense(kernel(X[:, 1:4], X[:, 1:4])), to_dense(kernel(X[:, 1:4], X[:, 1:4], diag=True))
+        assert calls == []  # equal views of one memory (a lazy kernel tensor's sliced block)
         to_dense(kernel(X, X.detach().clone()))
-    assert calls == [1]
+        to_dense(kernel(X[:, 1:4], X[:, 2:5]))
+    assert calls == [1, 1]
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "matern52"])

@@ -18,8 +18,7 @@ chance of being the best, and the root of the baseline's covariance is cached (t
 view of :meth:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP.select` is a
 ``GPyTorchModel`` with a linear outcome transform, so BoTorch supports it). The view is on
 GPyTorch's exact predictive (``select(u, factors=False)``): the joint covariance at a baseline
-point and a point equal to it is singular, which BoTorch's jittered Cholesky handles and the
-cached factors' dense covariance (factorised at once by torch) does not.
+point and a point equal to it is singular, which BoTorch's jittered Cholesky handles.
 
 One ``qLogNoisyExpectedImprovement`` per candidate, all from the same Sobol seed (common random
 numbers across candidates), a Python loop over the K candidates (a handful): on the K-wide model

@@ -55,6 +55,7 @@ from botorch_unknown_hypers.acquisition.device_search import check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.quiet_normal import quiet_paths
 from botorch_unknown_hypers.rng import forked_rng
 
 # Raw points per path and call when scoring raw samples: bounds the K x m x (features + n)
@@ -107,7 +108,8 @@ def draw_candidate_paths(model: CandidateGP, num_features: int = 1024) -> Mather
         draw_kernel_feature_paths, num_features=num_features, weight_generator=partial(_iid_normal, like=like)
     )
     with torch.no_grad():
-        return draw_matheron_paths(model, sample_shape=torch.Size(), prior_sampler=prior_sampler)
+        paths = draw_matheron_paths(model, sample_shape=torch.Size(), prior_sampler=prior_sampler)
+    return quiet_paths(paths, model.num_outputs)
 
 
 def draw_candidate_prior_paths(

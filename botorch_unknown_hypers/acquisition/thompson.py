@@ -33,6 +33,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.device_search import check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.models.quiet_normal import quiet_paths
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
 
@@ -84,7 +85,7 @@ def thompson_maximizers_box(
     Returns:
         ``(X, maxima)``: ``num x d`` and ``num``.
     """
-    paths = draw_matheron_paths(model, sample_shape=torch.Size([num]))
+    paths = quiet_paths(draw_matheron_paths(model, sample_shape=torch.Size([num])), model.num_outputs)
     # A model with hidden singleton batch dimensions (e.g. CandidateGP.select(k)) has
     # paths of batch shape num x 1 x ...: probe once and give the points matching ones.
     with torch.no_grad():

@@ -39,7 +39,7 @@ from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.gpytorch import GPyTorchModel
 from botorch.models.model import Model
 from botorch.models.transforms.input import InputTransform
-from botorch.models.transforms.outcome import OutcomeTransform, Standardize
+from botorch.models.transforms.outcome import OutcomeTransform
 from botorch.models.utils.assorted import gpt_posterior_settings
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultivariateNormal
@@ -50,6 +50,7 @@ from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import check_training_data
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.models.factor_predictive import FactorPredictive
+from botorch_unknown_hypers.models.quiet_normal import QuietMultivariateNormal, is_plain_standardize, untransformed_posterior
 
 CANDIDATE_DIM = -3
 r"""Position of the candidate dimension in posterior batch shapes (as BoTorch's MCMC_DIM)."""
@@ -159,8 +160,9 @@ class GPyTorchPredictive:
     def subset_factor(self, indices: list[int]) -> None:
         return None
 
-    def mvn(self, model: CandidateGP, X: Tensor, observation_noise: bool) -> MultivariateNormal:
-        r"""MVN of batch ``batch_shape x K`` over ``q`` points; ``X`` already transformed."""
+    def mvn(self, model: CandidateGP, X: Tensor, observation_noise: bool, lazy: bool = False) -> MultivariateNormal:
+        r"""MVN of batch ``batch_shape x K`` over ``q`` points; ``X`` already transformed (its covariance
+        always lazy: ``lazy`` is for the factor path's interface)."""
         # Exact and cached: GPyTorch's exact path (fast_pred_var off) refactorises the
         # n x n training covariance on every call (measured 1.5 s per evaluation at
         # K = 16, n = 500 on 2 CPU cores). Its predictive-covariance cache
@@ -174,7 +176,7 @@ class GPyTorchPredictive:
                 covar_root_decomposition=False, log_prob=False, solves=False
             ),
         ):
-            mvn = model(X)
+            mvn = model(X)  # of forward's class, as is the likelihood's marginal
             if observation_noise:
                 mvn = model.likelihood(mvn, X)
         return mvn
@@ -352,7 +354,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
     def forward(self, x: Tensor) -> MultivariateNormal:
         if self.training:
             x = self.transform_inputs(x)
-        return MultivariateNormal(self.mean_module(x), self.covar_module(x))
+        return QuietMultivariateNormal(self.mean_module(x), self.covar_module(x))
 
     # -------------------------------------------------------------- posteriors
     def _check_X(self, X: Tensor) -> None:
@@ -384,16 +386,11 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         if self.training:  # a recursive eval() per call costs more than the posterior at a few points
             self.eval()
         X = self.transform_inputs(X)
-        mvn = self.predictive.mvn(self, X, observation_noise)
-        if self._squeeze:
-            # Single-candidate view: drop the (size-1) candidate dimension.
-            mvn = MultivariateNormal(
-                mvn.mean[..., 0, :], mvn.lazy_covariance_matrix[..., 0, :, :]
-            )
+        mvn = self.predictive.mvn(self, X, observation_noise, lazy=self._squeeze)  # a view slices it lazily
+        if self._squeeze:  # single-candidate view: drop the (size-1) candidate dimension
+            mvn = QuietMultivariateNormal(mvn.mean[..., 0, :], mvn.lazy_covariance_matrix[..., 0, :, :])
             X = X[..., 0, :, :]
-        posterior = GPyTorchPosterior(distribution=mvn)
-        if hasattr(self, "outcome_transform"):
-            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        posterior = untransformed_posterior(mvn, getattr(self, "outcome_transform", None), X)
         if posterior_transform is not None:
             return posterior_transform(posterior=posterior, X=X)
         return posterior
@@ -418,7 +415,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
     def _untransformed(self, mean: Tensor, variance: Tensor, Xt: Tensor) -> tuple[Tensor, Tensor]:
         r"""Marginal means and variances (``... x K x q``) in the units of the raw targets."""
         tf = getattr(self, "outcome_transform", None)
-        if type(tf) is Standardize and tf.means.numel() == 1:  # its affine map, as BoTorch writes it, without the host read of its trained flag
+        if is_plain_standardize(tf):  # its affine map, as BoTorch writes it, without the host read of its trained flag
             return tf.means.squeeze(-1) + tf.stdvs.squeeze(-1) * mean, tf.stdvs.pow(2).squeeze(-1) * variance
         if tf is not None:
             mean, variance = tf.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1), X=Xt)
@@ -558,12 +555,12 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         Args:
             index: The candidate.
             factors: Keep this model's cached factors (the default). ``False``: GPyTorch's exact
-                predictive, whose joint posteriors keep a lazy covariance that BoTorch's samplers
-                factorise with jitter. The factor path's covariance is dense, and torch's
-                ``MultivariateNormal`` factorises it at once, which fails where it is singular:
-                a Monte Carlo acquisition sampling jointly at observed points and at a point
-                equal to one of them (qLogNEI's baseline). Not with pending points, which
-                condition through the factors.
+                predictive. A view's joint covariance is lazy on both paths (left unfactorised
+                until BoTorch's samplers factorise it, with jitter where it is singular: a
+                Monte Carlo acquisition sampling jointly at observed points and at a point equal
+                to one of them, qLogNEI's baseline); the K-wide model's on the factor path is
+                dense, factorised at construction. Not with pending points, which condition
+                through the factors.
         """
         if not (-self.num_candidates <= int(index) < self.num_candidates):
             raise ValueError(f"index must lie in [0, {self.num_candidates - 1}], got {index}.")

@@ -31,10 +31,11 @@ from gpytorch.distributions import MultivariateNormal
 from gpytorch.kernels import Kernel
 from gpytorch.means import Mean
 from gpytorch.models import ExactGP
-from linear_operator import to_dense
+from linear_operator import to_dense, to_linear_operator
 from torch import Tensor
 
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
+from botorch_unknown_hypers.models.quiet_normal import QuietMultivariateNormal
 
 
 def variance_from(covar_module: Kernel, flat: Tensor, explained: Tensor) -> Tensor:
@@ -153,12 +154,14 @@ class FactorPredictive:
 
     # The interface CandidateGP calls (shared with GPyTorchPredictive); ``model`` supplies the
     # mean and kernel modules and the training targets this predictive was built for.
-    def mvn(self, model: ExactGP, X: Tensor, observation_noise: bool) -> MultivariateNormal:
-        r"""MVN of batch ``batch_shape x K`` over ``q`` points; ``X`` already transformed."""
+    def mvn(self, model: ExactGP, X: Tensor, observation_noise: bool, lazy: bool = False) -> MultivariateNormal:
+        r"""MVN of batch ``batch_shape x K`` over ``q`` points; ``X`` already transformed. Its covariance
+        is dense (factorised at construction, a host read for the factorisation's check), or with
+        ``lazy`` a linear operator left unfactorised."""
         mean, cov = self.moments(model.mean_module, model.covar_module, X, full_cov=True)
         if observation_noise:
             cov = cov + torch.diag_embed(self.factor.noise[:, None].expand(-1, X.shape[-2]))
-        return MultivariateNormal(mean, cov)
+        return QuietMultivariateNormal(mean, to_linear_operator(cov) if lazy else cov)
 
     def marginals(self, model: ExactGP, X: Tensor, observation_noise: bool) -> tuple[Tensor, Tensor]:
         r"""Marginal means and variances (``batch_shape x K x q``) at transformed points ``X``; only

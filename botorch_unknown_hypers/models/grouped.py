@@ -22,10 +22,10 @@ from __future__ import annotations
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.posteriors.gpytorch import GPyTorchPosterior
-from gpytorch.distributions import MultivariateNormal
 from torch import Tensor
 
 from botorch_unknown_hypers.models.candidate_gp import CANDIDATE_DIM, CandidateModel
+from botorch_unknown_hypers.models.quiet_normal import QuietMultivariateNormal
 
 
 class GroupedCandidateModel(CandidateModel):
@@ -127,7 +127,7 @@ class GroupedCandidateModel(CandidateModel):
         ]
         mean = self._reorder(torch.cat(means, dim=-2), -2)
         cov = self._reorder(torch.cat(covs, dim=-3), -3)
-        posterior = GPyTorchPosterior(MultivariateNormal(mean, cov))
+        posterior = GPyTorchPosterior(QuietMultivariateNormal(mean, cov))
         if posterior_transform is not None:
             return posterior_transform(posterior=posterior, X=X)
         return posterior

@@ -17,26 +17,13 @@ from typing import Any
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from botorch.posteriors.gpytorch import GPyTorchPosterior
-from gpytorch import settings
-from gpytorch.distributions import MultivariateNormal
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor
 
+from botorch_unknown_hypers.models.quiet_normal import QuietMultivariateNormal
+
 MeanVariance = Callable[[Tensor], tuple[Tensor, Tensor]]
 r"""``batch_shape x 1 x d`` points -> ``(mean, variance)``, each ``batch_shape``."""
-
-
-class DiagonalNormal(MultivariateNormal):
-    r"""A ``MultivariateNormal`` with a diagonal covariance whose ``variance`` is GPyTorch's value
-    bit for bit, the diagonal clamped below at ``gpytorch.settings.min_variance``, without
-    GPyTorch's test for values below it (a host read at every acquisition evaluation, only to
-    warn)."""
-
-    @property
-    def variance(self) -> Tensor:
-        diag = self.lazy_covariance_matrix.diagonal(dim1=-1, dim2=-2)
-        variance = diag.view(diag.shape[:-1] + self.event_shape).expand(self.batch_shape + self.event_shape)
-        return variance.clamp_min(settings.min_variance.value(variance.dtype))
 
 
 class MarginalModel(Model):
@@ -74,5 +61,5 @@ class MarginalModel(Model):
         if observation_noise is not False:
             raise ValueError("observation_noise: MarginalModel gives latent moments only.")
         mean, variance = self.mean_and_variance(X)
-        posterior = GPyTorchPosterior(DiagonalNormal(mean.unsqueeze(-1), DiagLinearOperator(variance.unsqueeze(-1))))
+        posterior = GPyTorchPosterior(QuietMultivariateNormal(mean.unsqueeze(-1), DiagLinearOperator(variance.unsqueeze(-1))))
         return posterior if posterior_transform is None else posterior_transform(posterior)

@@ -42,13 +42,13 @@ import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from botorch.posteriors.gpytorch import GPyTorchPosterior
-from gpytorch.distributions import MultivariateNormal
 from linear_operator import to_linear_operator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors, as_index_tensor
+from botorch_unknown_hypers.models.quiet_normal import QuietMultivariateNormal
 
 
 @dataclass(frozen=True)
@@ -556,7 +556,7 @@ class TabularPriorGP(Model):
         covariance = covariance.transpose(0, 1).reshape(*batch_shape, K, q, q)
         # Lazy covariance: repeated arms in X or a low-rank prior make it singular, and a
         # dense MVN would Cholesky-factorise it eagerly (and fail).
-        posterior = GPyTorchPosterior(distribution=MultivariateNormal(mean, to_linear_operator(covariance)))
+        posterior = GPyTorchPosterior(distribution=QuietMultivariateNormal(mean, to_linear_operator(covariance)))
         if posterior_transform is not None:
             return posterior_transform(posterior=posterior, X=X)
         return posterior

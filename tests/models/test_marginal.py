@@ -77,22 +77,3 @@ def test_only_one_point_per_batch_and_latent_moments():
         model.posterior(torch.zeros(2, dtype=torch.float64))
     with pytest.raises(ValueError, match="observation_noise"):
         model.posterior(points(2), observation_noise=True)
-
-
-def test_the_variance_is_gpytorchs_bit_for_bit_without_a_host_read():
-    from gpytorch.distributions import MultivariateNormal
-    from linear_operator.operators import DiagLinearOperator
-    from torch.profiler import ProfilerActivity, profile
-
-    from botorch_unknown_hypers.models.marginal import DiagonalNormal
-
-    mean = torch.randn(4, 3, 1, dtype=torch.float64)
-    variance = torch.tensor([0.3, 1e-14, 2.0], dtype=torch.float64).expand(4, 3).unsqueeze(-1)  # one below min_variance
-    ours = DiagonalNormal(mean, DiagLinearOperator(variance))
-    theirs = MultivariateNormal(mean, DiagLinearOperator(variance))
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        v = ours.variance
-    assert not [e for e in prof.events() if e.name in ("aten::_local_scalar_dense", "aten::is_nonzero")]
-    with pytest.warns(Warning, match="Negative variance"):
-        expected = theirs.variance
-    assert torch.equal(v, expected) and v.shape == expected.shape
