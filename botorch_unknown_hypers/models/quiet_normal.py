@@ -22,15 +22,18 @@ every evaluation of the paths.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from botorch.models.transforms.outcome import OutcomeTransform, Standardize
 from botorch.posteriors.gpytorch import GPyTorchPosterior
-from botorch.sampling.pathwise.paths import SamplePath
-from botorch.sampling.pathwise.utils import OutcomeUntransformer
 from gpytorch import settings
 from gpytorch.distributions import MultivariateNormal
 from linear_operator.operators import CholLinearOperator, DiagLinearOperator, TriangularLinearOperator
 from torch import Tensor
+
+if TYPE_CHECKING:
+    from botorch.sampling.pathwise.paths import SamplePath
 
 
 class QuietMultivariateNormal(MultivariateNormal):
@@ -91,6 +94,8 @@ def quiet_paths(paths: SamplePath, num_outputs: int) -> SamplePath:
     ``output_transform`` replaced by :class:`StandardizeUntransformer` where it is BoTorch's
     untransformer of a single output and a trained :func:`is_plain_standardize` transform;
     otherwise ``paths`` unchanged. The same values and gradients, bit for bit."""
+    from botorch.sampling.pathwise.utils import OutcomeUntransformer  # not on the package's import path
+
     output = getattr(paths, "output_transform", None)
     if num_outputs == 1 and isinstance(output, OutcomeUntransformer) and is_plain_standardize(output.transform):
         paths.output_transform = StandardizeUntransformer(output.transform)
