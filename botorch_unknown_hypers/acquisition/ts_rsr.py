@@ -257,6 +257,8 @@ def gen_ts_rsr_batch_box(
     # other models: BoTorch's rank-one conditioned model, else the joint posterior.
     predictive = CachedExactPredictive.from_model(model)
     conditioned: Model | None = model if predictive is None else None
+    logs = (f_star > max_mean).tolist()  # every slot's branch in one host read
+    diagnostics: list[Tensor] = []  # per slot, read once after the loop
     # Slots are sequential by definition (slot i conditions on slots < i): a Python loop.
     for i in range(q):
         pending = torch.cat(chosen, dim=0) if chosen else None
@@ -264,7 +266,7 @@ def gen_ts_rsr_batch_box(
             model,
             f_star=f_star[i],
             X_pending=pending,
-            log=bool(f_star[i] > max_mean),
+            log=logs[i],
             conditioned_model=conditioned,
             predictive=predictive,
         )
@@ -282,22 +284,15 @@ def gen_ts_rsr_batch_box(
             search=search,
         )
         with torch.no_grad():
-            sigma = float(model.posterior(x).variance.sqrt().reshape(()))
+            sigma = model.posterior(x).variance.sqrt().reshape(())
             mean_x, var_c = acqf.mean_and_variance(x.unsqueeze(0))
-        psi = (f_star[i] - mean_x.reshape(())) / var_c.sqrt().reshape(())
-        info.slots.append(
-            TSRSRSlot(
-                f_star=float(f_star[i]),
-                resamples=int(resamples[i]),
-                psi=float(psi),
-                mean=float(mean_x.reshape(())),
-                sigma=sigma,
-                sigma_conditional=float(var_c.sqrt().reshape(())),
-            )
-        )
+            mean_x, sigma_c = mean_x.reshape(()), var_c.sqrt().reshape(())
+            diagnostics.append(torch.stack([f_star[i], (f_star[i] - mean_x) / sigma_c, mean_x, sigma.to(mean_x), sigma_c]))
         chosen.append(x)
         if conditioned is not None and i + 1 < q:
             conditioned = condition_on_pending(conditioned, x)
+    for (f, psi, mean, sigma, sigma_c), count in zip(torch.stack(diagnostics).tolist(), resamples.tolist()):
+        info.slots.append(TSRSRSlot(f_star=f, resamples=count, psi=psi, mean=mean, sigma=sigma, sigma_conditional=sigma_c))
     return torch.cat(chosen, dim=0), info
 
 
