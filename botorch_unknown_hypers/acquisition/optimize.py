@@ -467,14 +467,16 @@ def optimize_ucb_joint(
         ``(x, k, value)``: the ``d``-dim maximiser, its candidate index and the UCB value.
     """
     restarts = joint_ucb_restarts(model, beta, bounds, num_restarts, raw_samples, options, seed, warm, search=search)
-    return _best_pair(restarts, exclude)
+    return _best_pair(restarts, exclude)[:3]
 
 
-def _best_pair(restarts: Restarts, exclude: Tensor | None) -> tuple[Tensor, int, Tensor]:
-    r"""``(x, k, value)`` of the best refined (point, candidate) pair outside ``exclude``."""
+def _best_pair(restarts: Restarts, exclude: Tensor | None) -> tuple[Tensor, int, Tensor, bool]:
+    r"""``(x, k, value, finite)`` of the best refined (point, candidate) pair outside ``exclude``;
+    ``finite``: whether ``value`` is (no pair is left when it is not). One host read."""
     values = restarts.values.masked_fill(near(restarts.X, exclude), -torch.inf)
-    best = int(values.argmax())
-    return restarts.X[best], int(restarts.candidates[best]), values[best]
+    best = values.argmax()
+    index, k, finite = torch.stack([best, restarts.candidates[best].to(best), torch.isfinite(values[best]).to(best)]).tolist()
+    return restarts.X[index], k, values[index], bool(finite)
 
 
 def joint_ucb_argmax(
@@ -522,11 +524,12 @@ def joint_ucb_argmax(
             model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,
             search=search,
         )
-        x, k, value = _best_pair(restarts, exclude)
-        X = x.unsqueeze(0) if bool(torch.isfinite(value)) else domain.sample_uniform(1, generator)
+        x, k, _, finite = _best_pair(restarts, exclude)
+        X = x.unsqueeze(0) if finite else domain.sample_uniform(1, generator)
         with torch.no_grad():
             mean, variance = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 at the shared point
-        if not bool(torch.isfinite(value)):
+        if not finite:
             k = int(upper_confidence_bound(mean, variance, beta_t.unsqueeze(-1))[:, 0].argmax())
         i = 0
-    return X, k, float(mean[k, i]), float(variance[k, i].clamp_min(0).sqrt()), restarts
+    m, sigma = torch.stack([mean[k, i], variance[k, i].clamp_min(0).sqrt()]).tolist()  # one host read
+    return X, k, m, sigma, restarts

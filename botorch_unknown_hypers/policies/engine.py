@@ -232,15 +232,17 @@ class PredictionLedger(Ledger):
                 rule.state.pending.append(s.record)
                 out.append(s)
                 continue
+            parts = [s.x[0], data.betas[s.local].reshape(1)]
             if s.mean is None:  # on the data observed, not on the fantasy
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
-                sigma = float(variance[s.local, 0].clamp_min(0).sqrt())
-                s = s._replace(mean=float(mean[s.local, 0]), sigma=sigma)
-            beta = float(data.betas[s.local])
-            rule.state.pending.append(
-                PendingPlay(data.candidates[s.local], s.x[0].tolist(), s.mean, beta * s.sigma, beta, y_std=data.y_std)
-            )
+                parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
+            values = torch.cat([p.to(torch.float64) for p in parts]).tolist()  # one host copy; float64 holds each exactly
+            d = s.x.shape[-1]
+            x, beta = values[:d], values[d]
+            if s.mean is None:
+                s = s._replace(mean=values[d + 1], sigma=values[d + 2])
+            rule.state.pending.append(PendingPlay(data.candidates[s.local], x, s.mean, beta * s.sigma, beta, y_std=data.y_std))
             out.append(s)
         return out
 

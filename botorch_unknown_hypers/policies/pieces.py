@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+import torch
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
@@ -176,17 +177,19 @@ def record_plays(state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain
     xi_t = xi_of(t)
     residuals = [e / state.test_scale for e in state.play_eta]
     widths = [w / state.test_scale for w in state.play_width]
-    stats, thresholds = elimination_statistics(state.play_candidate, residuals, widths, len(state.alive), xi_t)
+    stats, thresholds = torch.stack(  # K each, in one copy to the host
+        elimination_statistics(state.play_candidate, residuals, widths, len(state.alive), xi_t)
+    ).tolist()
     for u in dict.fromkeys(state.untested):  # line 12: only the played candidates are tested
-        if float(stats[u]) > float(thresholds[u]):
+        if stats[u] > thresholds[u]:
             state.eliminate(u, t)
     last = state.untested[-1]
     state.untested = []
     return {
         **out,
         "xi": xi_t,
-        "statistic": float(stats[last]),
-        "threshold": float(thresholds[last]),
+        "statistic": stats[last],
+        "threshold": thresholds[last],
         "eliminated": {str(k): v for k, v in state.eliminated_at.items()},
         "kept_last_survivor": list(state.kept_last),
     }
