@@ -48,6 +48,10 @@ from torch import Tensor
 SEARCHES = ("scipy", "torch")
 r"""Refinements of the multi-start maximisers: SciPy's L-BFGS-B on the host or :func:`maximize_batched`."""
 
+DEFAULT_SEARCH = "scipy"
+r"""The refinement every maximiser and rule uses unless told otherwise (``docs/scaling.md`` gives the
+rule that decides it)."""
+
 DEFAULTS = {"maxiter": 200, "history": 10, "check_every": 10, "gtol": 1e-5, "ftol": 2.220446049250313e-09}
 r"""Options of :func:`maximize_batched` (``gtol``, ``ftol`` as SciPy's L-BFGS-B defaults)."""
 

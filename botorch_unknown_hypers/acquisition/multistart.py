@@ -39,6 +39,7 @@ from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import (
+    DEFAULT_SEARCH,
     check_search,
     grid_slots,
     maximize_batched,
@@ -213,7 +214,7 @@ def refine(
     starts: Tensor,
     cand: Tensor,
     options: dict[str, Any],
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r""":func:`refine_indexed` (``search="scipy"``) or the device search
     (:func:`~botorch_unknown_hypers.acquisition.device_search.refine_indexed_batched`,
@@ -233,7 +234,7 @@ def maximize_per_candidate(
     seed: int | None = None,
     chunk: int | None = None,
     extra_starts: Tensor | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r"""Maximise K objectives over one box in one batched L-BFGS-B run.
 
@@ -321,7 +322,7 @@ def maximize_acquisition(
     seed: int | None = None,
     starts: Tensor | None = None,
     best_only: bool = True,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r"""Multi-start maximisation of one BoTorch acquisition function (``b x q x d -> b``) over the
     box ``bounds``: BoTorch's ``optimize_acqf`` (``search="scipy"``) or the device search.

@@ -55,7 +55,7 @@ from botorch_unknown_hypers.acquisition.multistart import (
     select_restarts,
     split_options,
 )
-from botorch_unknown_hypers.acquisition.device_search import check_search, search_options
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search, search_options
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
@@ -115,7 +115,7 @@ def maximize(
     unique: bool = False,
     fork_rng: bool = True,
     exclude: Tensor | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r"""``q x d`` maximiser of a BoTorch acquisition function over ``domain``, and its values.
 
@@ -248,7 +248,7 @@ def maximize_slot(
     initial_points: Tensor | None = None,
     exclude: Tensor | None = None,
     warm: Restarts | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Restarts | None]:
     r"""One slot of a batch filled one point at a time: the ``1 x d`` maximiser of ``acqf`` outside
     ``exclude``, and the refined restarts that warm-start the next slot.
@@ -332,7 +332,7 @@ def optimize_ucb_per_candidate(
     raw_samples: int = 512,
     options: dict[str, Any] | None = None,
     seed: int | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r"""Maximise every candidate's own UCB in one batched L-BFGS-B run.
 
@@ -379,7 +379,7 @@ def joint_ucb_restarts(
     seed: int | None = None,
     warm: Restarts | None = None,
     raw_points: Tensor | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> Restarts:
     r"""The refined (point, candidate) restarts of the joint UCB maximisation on a box.
 
@@ -450,7 +450,7 @@ def optimize_ucb_joint(
     seed: int | None = None,
     exclude: Tensor | None = None,
     warm: Restarts | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, int, Tensor]:
     r"""Joint maximiser :math:`(x, k) = \arg\max_{x, k} \mu_k(x) + \beta_k\sigma_k(x)` on a box:
     the best of :func:`joint_ucb_restarts` outside ``exclude`` (``e x d``; ``-inf`` when every
@@ -489,7 +489,7 @@ def joint_ucb_argmax(
     exclude: Tensor | None = None,
     warm: Restarts | None = None,
     raw_points: Tensor | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, int, float, float, Restarts | None]:
     r"""The doubly optimistic :math:`(x, k)` over ``domain`` and the K candidates of ``model``.
 

@@ -51,7 +51,7 @@ from botorch.sampling.pathwise import (
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import check_search
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -163,7 +163,7 @@ def sample_candidate_maxima(
     num_features: int = 1024,
     options: dict[str, Any] | None = None,
     seed: int | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r"""Draw one independent posterior path per candidate and maximise all K on the box.
 

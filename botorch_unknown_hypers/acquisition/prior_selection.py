@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import check_search
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.optimize import near, optimize_ucb_joint, random_argmax, stack_points
 from botorch_unknown_hypers.acquisition.prior_sampling import (
@@ -87,7 +87,7 @@ def thompson_prior_argmax(
     num_restarts: int = 10,
     raw_samples: int = 512,
     num_features: int = 1024,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, int]:
     r"""The best (point, prior) pair of one independent posterior sample per prior in ``priors``.
 
@@ -115,7 +115,7 @@ def thompson_prior_batch(
     raw_samples: int = 512,
     num_features: int = 1024,
     exclude: Tensor | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, list[int]]:
     r"""One point per slot: slot :math:`j`'s best (point, prior) pair over independent posterior
     samples of the priors in ``slots[j]``.
@@ -186,7 +186,7 @@ def ucb_prior_argmax(
     generator: torch.Generator,
     num_restarts: int = 10,
     raw_samples: int = 512,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, int]:
     r"""The doubly optimistic (point, prior) pair over the priors in ``priors``.
 

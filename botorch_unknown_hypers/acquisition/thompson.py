@@ -30,7 +30,7 @@ from botorch.models.model import Model
 from botorch.sampling.pathwise import draw_matheron_paths
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import check_search
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.models.quiet_normal import quiet_paths
@@ -38,7 +38,7 @@ from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
 
 def max_posterior_mean_box(
-    model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int, search: str = "scipy"
+    model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int, search: str = DEFAULT_SEARCH
 ) -> tuple[float, Tensor]:
     r""":math:`\max_x \mu_t(x)` on a box: a multi-start maximisation of the posterior mean
     (:func:`~botorch_unknown_hypers.acquisition.multistart.maximize_acquisition` with ``search``),
@@ -64,7 +64,7 @@ def thompson_maximizers_box(
     raw_samples: int,
     seed: int,
     extra_starts: Tensor | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r"""Maximisers and maxima of ``num`` independent pathwise posterior samples, one batched L-BFGS-B.
 
@@ -150,7 +150,7 @@ def thompson_maximizers(
     num_restarts: int = 10,
     raw_samples: int = 512,
     extra_starts: Tensor | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, Tensor]:
     r"""Maximisers and maxima of ``num`` independent posterior samples over ``domain``.
 
@@ -186,7 +186,7 @@ def posterior_mean_maximizer(
     generator: torch.Generator,
     num_restarts: int = 10,
     raw_samples: int = 512,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> Tensor | None:
     r"""A ``1 x d`` maximiser of the posterior mean on a box (an extra start for the box
     optimisers of batch rules); ``None`` on a pool, where every maximisation is exhaustive and

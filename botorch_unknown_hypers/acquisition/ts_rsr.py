@@ -39,7 +39,7 @@ from botorch.models.model import Model
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import check_search
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.optimize import maximize
 from botorch_unknown_hypers.acquisition.pending import (
     MIN_VARIANCE,
@@ -197,7 +197,7 @@ def gen_ts_rsr_batch_box(
     max_resamples: int = 10,
     f_star_points: int | None = None,
     start_at_mean_max: bool = True,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, TSRSRBatchInfo]:
     r"""One TS-RSR batch of ``q`` points on a box.
 
@@ -367,7 +367,7 @@ def gen_ts_rsr_batch(
     raw_samples: int = 512,
     max_resamples: int = 10,
     f_star_points: int | None = None,
-    search: str = "scipy",
+    search: str = DEFAULT_SEARCH,
 ) -> tuple[Tensor, TSRSRBatchInfo]:
     r"""One TS-RSR batch of ``q`` points over ``domain``: :func:`gen_ts_rsr_batch_pool` on a pool
     (the points of the chosen indices), :func:`gen_ts_rsr_batch_box` on a box.

@@ -61,6 +61,7 @@ from botorch.acquisition import LogExpectedImprovement
 from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
 from botorch_unknown_hypers.acquisition.lognei import CandidateLogNEI
 from botorch_unknown_hypers.acquisition.optimize import Restarts
@@ -395,7 +396,7 @@ class LBGPUCBAuto(BalancingPolicy):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = "scipy",
+        search: str = DEFAULT_SEARCH,
         **options: object,
     ) -> None:
         settings = AutoSettings.from_options(**{**LB_DEFAULTS, **options})
@@ -506,7 +507,7 @@ class HEGPUCBAuto(Policy):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = "scipy",
+        search: str = DEFAULT_SEARCH,
         reduction: str = "max",
         **options: object,
     ) -> None:

@@ -33,7 +33,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import check_search
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import Restarts, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import CandidateSpec
@@ -156,7 +156,7 @@ class Policy(ABC):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = "scipy",
+        search: str = DEFAULT_SEARCH,
     ) -> None:
         check_domain(domain)
         if isinstance(seed, bool) or not isinstance(seed, int):
