@@ -71,7 +71,7 @@ def jittered_cholesky(A: Tensor, jitter: float = 0.0) -> tuple[Tensor, float]:
         ``1e-8`` (float64; ``1e-6`` otherwise) of the mean diagonal, then by factors of 10, at most
         ``JITTER_TRIES`` times; ``ValueError`` if it still fails.
     """
-    scale = float(A.diagonal().mean().abs()) or 1.0
+    scale = None  # read from the device only if a factorisation fails
     for attempt in range(JITTER_TRIES + 1):
         if jitter > 0:  # a copy with the jitter on its diagonal (no m x m identity is formed)
             shifted = A.clone()
@@ -81,6 +81,7 @@ def jittered_cholesky(A: Tensor, jitter: float = 0.0) -> tuple[Tensor, float]:
         L, info = torch.linalg.cholesky_ex(shifted)
         if int(info) == 0:
             return L, jitter
+        scale = (float(A.diagonal().mean().abs()) or 1.0) if scale is None else scale
         jitter = max(jitter, _base_jitter(A.dtype) * 10.0**attempt * scale)
     raise ValueError(f"the kernel matrix is not positive definite even with jitter {jitter:.3g}.")
 
@@ -447,12 +448,12 @@ class FactorCache:
         wanted = set(keys) if keep is None else set(keys).union(self.keys(keep))
         self._cached = {key: cached for key, cached in self._cached.items() if key in wanted}
         noises = self._noise(spec, X)
-        for j, key in enumerate(keys):  # new candidates are factorised canonically on X
-            if key not in self._cached:
-                kernel = spec.subset([j]).build(dim=X.shape[-1])[1]
-                factor, jitter = self._canonical_factor(kernel, float(noises[j]), X)
-                self._cached[key] = _CachedCandidate(kernel, float(noises[j]), factor, jitter)
-                self._count_refactor("new candidates", 1)
+        new = [j for j, key in enumerate(keys) if key not in self._cached]
+        noise_values = noises.tolist() if new else []
+        for j in new:  # new candidates are factorised canonically on X
+            factor, jitter = self._canonical_factor(kernel := spec.subset([j]).build(dim=X.shape[-1])[1], noise_values[j], X)
+            self._cached[keys[j]] = _CachedCandidate(kernel, noise_values[j], factor, jitter)
+            self._count_refactor("new candidates", 1)
         self._advance([c for c in map(self._cached.get, keys) if c.factor.n < X.shape[0]], X)  # rows added since
         self._inputs = X
         chosen = [self._cached[key] for key in keys]
