@@ -169,13 +169,17 @@ class PlayLedger(Ledger):
 
     def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
         X = torch.cat([s.x for s in slots])
+        local = [s.local for s in slots]
         with torch.no_grad():  # sigma on the data observed: a valid width for every slot
             _, var = data.model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)
-        for j, (s, x) in enumerate(zip(slots, X)):
-            beta = float(data.betas[s.local])
-            width = beta * float(var[s.local, j].sqrt()) / data.y_std
+            sigma = var[local, torch.arange(len(slots), device=var.device)].sqrt()
+        columns = [X, data.betas[local].unsqueeze(-1), sigma.unsqueeze(-1)]
+        rows = torch.cat([c.to(X.device, torch.float64) for c in columns], dim=-1).tolist()  # one host copy, exact
+        d = X.shape[-1]
+        for s, row in zip(slots, rows):
+            beta = row[d]
             rule.state.pending.append(
-                PendingPlay(data.candidates[s.local], x.tolist(), width=width, beta=beta, y_mean=data.y_mean, y_std=data.y_std)
+                PendingPlay(data.candidates[s.local], row[:d], width=beta * row[d + 1] / data.y_std, beta=beta, y_mean=data.y_mean, y_std=data.y_std)
             )
         return slots
 

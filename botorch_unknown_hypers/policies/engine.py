@@ -237,7 +237,7 @@ class PredictionLedger(Ledger):
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
                 parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
-            values = torch.cat([p.to(torch.float64) for p in parts]).tolist()  # one host copy; float64 holds each exactly
+            values = torch.cat([p.to(s.x.device, torch.float64) for p in parts]).tolist()  # one host copy; float64 holds each exactly
             d = s.x.shape[-1]
             x, beta = values[:d], values[d]
             if s.mean is None:
