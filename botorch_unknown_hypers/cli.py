@@ -499,6 +499,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as e:
         print(f"buh: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader closed the pipe (``buh list | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return 141  # 128 + SIGPIPE, as a shell reports a command stopped by it
     return 1  # pragma: no cover
 
 

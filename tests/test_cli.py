@@ -70,6 +70,16 @@ def test_console_script_list(capsys):
     assert proc.stdout == capsys.readouterr().out
 
 
+def test_list_into_a_closed_pipe_stops_quietly():
+    # `buh list | head -1`: the reader leaves before reading everything. Here it leaves before the
+    # first line (`true` exits while the interpreter still imports): no traceback, exit 141 (SIGPIPE).
+    proc = subprocess.run(
+        f"set -o pipefail; {sys.executable} -m botorch_unknown_hypers list | true", shell=True,
+        capture_output=True, text=True, timeout=120, executable="/bin/bash",
+    )
+    assert (proc.returncode, proc.stderr) == (141, "")
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
