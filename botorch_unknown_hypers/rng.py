@@ -27,9 +27,14 @@ def draw_seed(generator: torch.Generator) -> int:
 
 @contextmanager
 def forked_rng(seed: int, device: torch.device | str = "cpu") -> Iterator[None]:
-    r"""Run a block with the global RNG (and ``device``'s, on CUDA) forked and seeded by ``seed``."""
+    r"""Run a block with the global RNG (and ``device``'s, on CUDA) forked and seeded by ``seed``.
+    Only the forked generators are seeded: with a CPU ``device`` a GPU's generator is left as it
+    was (``torch.manual_seed`` would seed it too, and the fork would not restore it)."""
     device = torch.device(device)
     devices = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
+        if devices:
+            torch.manual_seed(seed)
+        else:
+            torch.default_generator.manual_seed(seed)
         yield

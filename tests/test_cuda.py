@@ -187,16 +187,26 @@ def test_device_search_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
 @pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto"])
 def test_device_search_policies_choose_alike_on_cuda_and_cpu(method: str) -> None:
     r"""With ``search="torch"`` a rule's first choice on CUDA is the CPU's, up to floating point,
-    and stays on the device. One restart per maximisation (the best scrambled Sobol point): the
-    Boltzmann selection of several restarts draws from the device's own generator, as BoTorch's
-    does, so CPU and CUDA would start from different points."""
+    and stays on the device, with several restarts: the package's Boltzmann selection of restarts
+    draws on the CPU's generator whatever the device."""
     from botorch_unknown_hypers.domains import BoxDomain
 
     chosen = {}
     for device in ("cpu", "cuda"):
         X, Y, _ = _data(torch.device(device))
         domain = BoxDomain(torch.stack([torch.zeros(3), torch.ones(3)]).to(X))
-        policy = make_policy(method, domain, seed=0, device=device, search="torch", num_restarts=1, raw_samples=64)
+        policy = make_policy(method, domain, seed=0, device=device, search="torch", num_restarts=4, raw_samples=64)
         chosen[device] = policy.suggest(X, Y)
     assert chosen["cuda"].device.type == "cuda"
     torch.testing.assert_close(chosen["cuda"].cpu(), chosen["cpu"], rtol=0, atol=1e-4)
+
+
+def test_restart_selection_on_cuda_is_the_cpus_and_leaves_the_gpu_generator_alone() -> None:
+    from botorch_unknown_hypers.acquisition.multistart import select_restarts
+
+    values = torch.randn(5, 80, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    torch.cuda.manual_seed(7)
+    before = torch.cuda.get_rng_state()
+    on_gpu = select_restarts(values.cuda(), 6, 2.0, 3)
+    assert on_gpu.device.type == "cuda" and torch.equal(torch.cuda.get_rng_state(), before)
+    assert torch.equal(on_gpu.cpu(), select_restarts(values, 6, 2.0, 3))

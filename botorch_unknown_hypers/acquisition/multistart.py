@@ -138,23 +138,27 @@ def select_restarts(values: Tensor, num: int, eta: float, seed: int | None) -> T
     values (BoTorch's ``boltzmann_sample``); when the row's argmax is not among them it
     replaces the last draw, so the best raw point is always refined. ``boltzmann_sample``
     standardises over dim ``-2``, which for a ``K x m`` batch would mix the candidates, so
-    each row is passed on its own. The draws use the global RNG, forked and seeded by
-    ``seed`` (unseeded when ``None``).
+    each row is passed on its own. The draws are made on the CPU (the values copied there once)
+    with the CPU's global RNG, forked and seeded by ``seed`` (unseeded when ``None``), so that a
+    GPU picks the restarts a CPU picks from the same values, and BoTorch's checks inside
+    ``boltzmann_sample`` read host memory, not the device.
     """
     from botorch.optim.initializers import boltzmann_sample
 
     best = values.argmax(dim=-1)
     if num == 1:
         return best.unsqueeze(-1)
+    host = values.detach().cpu()
 
     def draw() -> Tensor:
-        return torch.stack([boltzmann_sample(row, num, eta, replacement=False) for row in values])
+        return torch.stack([boltzmann_sample(row, num, eta, replacement=False) for row in host])
 
     if seed is None:
         idx = draw()
     else:
-        with forked_rng(seed, values.device):
+        with forked_rng(seed, host.device):
             idx = draw()
+    idx = idx.to(values.device)
     missing = (idx != best.unsqueeze(-1)).all(dim=-1)
     idx[missing, -1] = best[missing]
     return idx

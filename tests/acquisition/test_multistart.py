@@ -118,6 +118,22 @@ class TestSelectRestarts:
         values = torch.randn(4, 30, generator=torch.Generator().manual_seed(3))
         assert torch.equal(select_restarts(values, 5, 2.0, 9), select_restarts(values, 5, 2.0, 9))
 
+    def test_draws_are_botorchs_boltzmann_sample_on_the_cpu_generator_alone(self):
+        # Each row's draw is BoTorch's boltzmann_sample under the CPU generator seeded by `seed`
+        # (so a GPU run picks the same restarts from the same values); the global stream is kept.
+        from botorch.optim.initializers import boltzmann_sample
+
+        values = torch.randn(3, 40, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+        torch.manual_seed(123)
+        before = torch.get_rng_state()
+        idx = select_restarts(values, 6, 2.0, 17)
+        assert torch.equal(torch.get_rng_state(), before)
+        torch.default_generator.manual_seed(17)
+        expected = torch.stack([boltzmann_sample(row, 6, 2.0, replacement=False) for row in values])
+        missing = (expected != values.argmax(-1, keepdim=True)).all(-1)
+        expected[missing, -1] = values.argmax(-1)[missing]
+        assert torch.equal(idx, expected)
+
     def test_rows_are_standardised_on_their_own(self):
         # A row shifted and scaled has the same standardised weights, so under one seed it
         # gets the same draws. Standardising over the batch dim would change them.
