@@ -31,6 +31,9 @@ rounds and the timing is the steady state of a K-candidate ladder. Without it
 LB uses its preset ladder (5 length scales at round 1 in d = 5), which grows during the timed
 rounds.
 
+``--search torch`` refines the rules' box maximisations with the device search instead of the
+package's default (the policies' ``search`` option).
+
 ``--p5-n n --p5-k K`` also measures the P5 ratio: the median HE iteration with K candidates at n
 observations over its floor, the time of one batched :math:`(K, n, n)` Cholesky factorisation
 plus the acquisition's matmuls (the cross-covariances of the ``raw_samples`` Sobol points with
@@ -72,24 +75,26 @@ HE_K = 16
 TS_RSR_Q = 10
 
 
-def _make(rule: str, domain, seed: int, device, lb_k: int | None = None, he_k: int = HE_K):
+def _make(rule: str, domain, seed: int, device, lb_k: int | None = None, he_k: int = HE_K, search: str | None = None):
     import torch
 
     from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
     from botorch_unknown_hypers.policies.registry import make_policy
 
+    options = {"search": search or DEFAULT_SEARCH}
     if rule == "he-gp-ucb":
         ls = torch.logspace(math.log10(0.05), 0.0, he_k, dtype=torch.float64)
-        return make_policy(rule, domain, seed=seed, device=device, candidates=KernelCandidates.from_lengthscales(ls, noise=1e-4))
+        return make_policy(rule, domain, seed=seed, device=device, candidates=KernelCandidates.from_lengthscales(ls, noise=1e-4), **options)
     if rule == "lb-gp-ucb" and lb_k is not None:
-        policy = make_policy(rule, domain, seed=seed, device=device)
+        policy = make_policy(rule, domain, seed=seed, device=device, **options)
         policy.constants = replace(policy.constants, g0=policy.constants.ratio ** (lb_k - 0.5))
         return policy
     if rule == "ts-rsr":
         width = (domain.bounds[1] - domain.bounds[0]).tolist()
         spec = {"kernel": "matern52", "lengthscale": [0.2 * w for w in width], "outputscale": 1.0, "noise_variance": 1e-6}
-        return make_policy(rule, domain, seed=seed, device=device, surrogate="paper", surrogate_spec=spec)
-    return make_policy(rule, domain, seed=seed, device=device)
+        return make_policy(rule, domain, seed=seed, device=device, surrogate="paper", surrogate_spec=spec, **options)
+    return make_policy(rule, domain, seed=seed, device=device, **options)
 
 
 def _cholesky_seconds(profile: cProfile.Profile) -> tuple[float, float]:
@@ -125,14 +130,15 @@ def _count_syncs(fn) -> int:
     return sum("synchroniz" in str(w.message).lower() for w in caught)
 
 
-def measure(rule: str, n: int, iterations: int, device_name: str, seed: int, lb_k: int | None = None, he_k: int = HE_K) -> dict:
+def measure(rule: str, n: int, iterations: int, device_name: str, seed: int, lb_k: int | None = None, he_k: int = HE_K,
+            search: str | None = None) -> dict:
     r"""One (rule, n) in this process; returns the timings as a dict."""
     import torch
 
     device = torch.device(device_name)
     problem, X, Y = _observations(n, device, seed)
     domain = problem.domain
-    policy = _make(rule, domain, seed, device, lb_k=lb_k, he_k=he_k)
+    policy = _make(rule, domain, seed, device, lb_k=lb_k, he_k=he_k, search=search)
     q = TS_RSR_Q if rule == "ts-rsr" else 1
 
     def sync() -> None:
@@ -233,14 +239,14 @@ def _median_seconds(fn, sync, repeats: int = 5) -> float:
     return statistics.median(times)
 
 
-def p5_ratio(n: int, k: int, iterations: int, device_name: str, seed: int) -> dict:
+def p5_ratio(n: int, k: int, iterations: int, device_name: str, seed: int, search: str | None = None) -> dict:
     r"""HE's iteration with ``k`` candidates at ``n`` observations against its floor (see the module doc)."""
     import torch
     from gpytorch.kernels import MaternKernel
     from torch.quasirandom import SobolEngine
 
     device = torch.device(device_name)
-    iteration = measure("he-gp-ucb", n, iterations, device_name, seed, he_k=k)
+    iteration = measure("he-gp-ucb", n, iterations, device_name, seed, he_k=k, search=search)
 
     def sync() -> None:
         if device.type == "cuda":
@@ -306,6 +312,8 @@ def main() -> None:
     parser.add_argument("--lb-k", type=int, default=None, help="start LB with a ladder of this many length scales (default: the preset's)")
     parser.add_argument("--p5-n", type=int, default=None, help="n of the P5 ratio (HE iteration over its Cholesky + matmul floor)")
     parser.add_argument("--p5-k", type=int, default=64, help="candidates of the P5 ratio")
+    parser.add_argument("--search", default=None, choices=["scipy", "torch"],
+                        help="refinement of the rules' box maximisations (the policies' search option; default: the package's)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args()
@@ -313,7 +321,8 @@ def main() -> None:
     import torch
 
     print(f"machine: {platform.machine()} {platform.processor()}, torch {torch.__version__}, device {args.device}, "
-          f"threads {args.threads or torch.get_num_threads()}, float64, Michalewicz-5, {args.iterations} timed iterations")
+          f"threads {args.threads or torch.get_num_threads()}, float64, Michalewicz-5, {args.iterations} timed iterations, "
+          f"search {args.search or 'default'}")
     try:
         from tqdm import tqdm
     except ImportError:  # progress is optional
@@ -336,13 +345,15 @@ def main() -> None:
         save()
 
     if args.p5_n is not None:
-        p5 = _child(args, {"fn": "p5_ratio", "n": args.p5_n, "k": args.p5_k, "iterations": args.iterations, "device_name": args.device, "seed": args.seed})
+        p5 = _child(args, {"fn": "p5_ratio", "n": args.p5_n, "k": args.p5_k, "iterations": args.iterations, "device_name": args.device, "seed": args.seed,
+                               "search": args.search})
         done(f"P5 n={args.p5_n} K={args.p5_k}: {p5['p5']:.2f}x")
     for n in args.loop_n:
         loops[n] = _child(args, {"fn": "loop_of_single_task_gps", "n": n, "device_name": args.device, "seed": args.seed})
         done(f"loop of {HE_K} SingleTaskGPs n={n}: {loops[n]:.2f} s")
     for rule, n in jobs:
-        payload = {"fn": "measure", "rule": rule, "n": n, "iterations": args.iterations, "device_name": args.device, "seed": args.seed}
+        payload = {"fn": "measure", "rule": rule, "n": n, "iterations": args.iterations, "device_name": args.device, "seed": args.seed,
+                   "search": args.search}
         if rule == "lb-gp-ucb" and args.lb_k is not None:
             payload["lb_k"] = args.lb_k
         results.append(_child(args, payload))
