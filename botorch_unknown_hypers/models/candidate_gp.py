@@ -50,7 +50,11 @@ from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import check_training_data
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.models.factor_predictive import FactorPredictive
-from botorch_unknown_hypers.models.quiet_normal import QuietMultivariateNormal, is_plain_standardize, untransformed_posterior
+from botorch_unknown_hypers.models.quiet_normal import (
+    QuietMultivariateNormal,
+    untransformed_marginals,
+    untransformed_posterior,
+)
 
 CANDIDATE_DIM = -3
 r"""Position of the candidate dimension in posterior batch shapes (as BoTorch's MCMC_DIM)."""
@@ -414,13 +418,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
 
     def _untransformed(self, mean: Tensor, variance: Tensor, Xt: Tensor) -> tuple[Tensor, Tensor]:
         r"""Marginal means and variances (``... x K x q``) in the units of the raw targets."""
-        tf = getattr(self, "outcome_transform", None)
-        if is_plain_standardize(tf):  # its affine map, as BoTorch writes it, without the host read of its trained flag
-            return tf.means.squeeze(-1) + tf.stdvs.squeeze(-1) * mean, tf.stdvs.pow(2).squeeze(-1) * variance
-        if tf is not None:
-            mean, variance = tf.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1), X=Xt)
-            mean, variance = mean.squeeze(-1), variance.squeeze(-1)
-        return mean, variance
+        return untransformed_marginals(mean, variance, getattr(self, "outcome_transform", None), Xt)
 
     def fixed_point_moments(self, X: Tensor) -> tuple[Tensor, Tensor] | None:
         r"""Marginal means and variances at the factor cache's fixed points :math:`Z`, ``K x m`` each,

@@ -10,7 +10,7 @@ on the host (a synchronisation on CUDA) at every evaluation, and neither changes
 :class:`QuietMultivariateNormal` returns GPyTorch's variance :math:`\max(\operatorname{diag}
 \Sigma, v_{\min})` by clamping unconditionally (``clamp_min`` leaves values at or above
 :math:`v_{\min}` and their gradients as they are, bit for bit), and :func:`untransformed_posterior`
-applies a one-output ``Standardize``'s affine map :math:`\mu' = a + s\mu`,
+(and :func:`untransformed_marginals` for marginals alone) applies a one-output ``Standardize``'s affine map :math:`\mu' = a + s\mu`,
 :math:`\Sigma' = S\Sigma S` with :math:`S = sI`, exactly as BoTorch writes it:
 :math:`S\Sigma S` as a product of linear operators for a lazy covariance, and the Cholesky
 factor scaled, :math:`L' = sL`, for a dense one. What is lost is GPyTorch's
@@ -75,6 +75,22 @@ def untransformed_posterior(mvn: MultivariateNormal, transform: OutcomeTransform
         diagonal = DiagLinearOperator(scale.expand(lazy.shape[:-1]))
         covariance = diagonal @ lazy @ diagonal
     return GPyTorchPosterior(QuietMultivariateNormal(mean, covariance))
+
+
+def untransformed_marginals(
+    mean: Tensor, variance: Tensor, transform: OutcomeTransform | None, X: Tensor
+) -> tuple[Tensor, Tensor]:
+    r"""Marginal means and variances (``batch_shape x q`` each, one output) in the units of the raw
+    targets: ``transform.untransform`` of them as one output's column (``X`` the transformed
+    inputs), as is without a transform. For a trained :func:`is_plain_standardize` ``transform``
+    the affine map :math:`(a + s\mu, s^2\sigma^2)` as BoTorch writes it, without the read of its
+    trained flag."""
+    if is_plain_standardize(transform):
+        return transform.means.squeeze(-1) + transform.stdvs.squeeze(-1) * mean, transform.stdvs.pow(2).squeeze(-1) * variance
+    if transform is None:
+        return mean, variance
+    mean, variance = transform.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1), X=X)
+    return mean.squeeze(-1), variance.squeeze(-1)
 
 
 class StandardizeUntransformer(torch.nn.Module):

@@ -21,6 +21,7 @@ from botorch_unknown_hypers.models.factor_cache import FactorCache
 from botorch_unknown_hypers.models.quiet_normal import (
     QuietMultivariateNormal,
     is_plain_standardize,
+    untransformed_marginals,
     untransformed_posterior,
 )
 
@@ -119,6 +120,24 @@ def test_other_transforms_go_through_botorch():
     theirs = chained.untransform_posterior(GPyTorchPosterior(mvn), X=X)
     assert type(ours) is type(theirs)
     torch.testing.assert_close(ours.mean, theirs.mean, rtol=0, atol=0)
+
+
+def test_the_marginal_untransform_is_botorchs_bit_for_bit_without_a_host_read():
+    g = torch.Generator().manual_seed(3)
+    mean = torch.randn(2, 4, 5, generator=g, dtype=torch.float64)  # batch x K x q
+    variance = torch.rand(2, 4, 5, generator=g, dtype=torch.float64) + 0.1
+    tf = trained_standardize()
+    (m, v), reads = host_reads(lambda: untransformed_marginals(mean, variance, tf, None))
+    assert reads == 0
+    tm, tv = tf.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1))
+    assert torch.equal(m, tm.squeeze(-1)) and torch.equal(v, tv.squeeze(-1)) and m.shape == mean.shape
+    assert untransformed_marginals(mean, variance, None, None) == (mean, variance)
+    chained = ChainedOutcomeTransform(log=Log(), standardize=Standardize(m=1))
+    chained(torch.rand(6, 1, generator=g, dtype=torch.float64) + 1.0)
+    chained.eval()
+    cm, cv = untransformed_marginals(mean, variance, chained, None)  # through BoTorch's own untransform
+    em, ev = chained.untransform(mean.unsqueeze(-1), variance.unsqueeze(-1))
+    assert torch.equal(cm, em.squeeze(-1)) and torch.equal(cv, ev.squeeze(-1))
 
 
 class SubclassedStandardize(Standardize):
