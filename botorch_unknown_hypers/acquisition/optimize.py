@@ -508,8 +508,8 @@ def joint_ucb_argmax(
         refined restarts on a box (``None`` on a pool), the next slot's ``warm``.
     """
     check_search(search)
-    beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
     if isinstance(domain, FiniteDomain):
+        beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
         with torch.no_grad():
             mean, variance = model.marginal_mean_variance(domain.points.unsqueeze(0).unsqueeze(0))
         mean, variance = mean[0], variance[0]  # K x N
@@ -520,8 +520,8 @@ def joint_ucb_argmax(
         k, i = divmod(random_argmax(values, generator), values.shape[-1])
         X, restarts = domain.points[i : i + 1], None
     else:
-        restarts = joint_ucb_restarts(
-            model, beta_t, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,
+        restarts = joint_ucb_restarts(  # checks beta
+            model, beta, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,
             search=search,
         )
         x, k, _, finite = _best_pair(restarts, exclude)
@@ -529,6 +529,7 @@ def joint_ucb_argmax(
         with torch.no_grad():
             mean, variance = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1 at the shared point
         if not finite:
+            beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
             k = int(upper_confidence_bound(mean, variance, beta_t.unsqueeze(-1))[:, 0].argmax())
         i = 0
     m, sigma = torch.stack([mean[k, i], variance[k, i].clamp_min(0).sqrt()]).tolist()  # one host read

@@ -313,3 +313,27 @@ def test_fixed_raw_points_score_from_the_kept_solves_as_from_the_model():
     assert draw_raw_seed(pool, g) is None and torch.equal(g.get_state(), state)
     assert fixed_raw_points(pool, 64, seed=3) is None
     assert isinstance(draw_raw_seed(domain, g), int) and not torch.equal(g.get_state(), state)
+
+
+@pytest.mark.parametrize("beta", [-1.0, float("nan"), torch.ones(4)])
+def test_joint_argmax_refuses_a_bad_beta_on_a_box_and_on_a_pool(beta):
+    from botorch_unknown_hypers.acquisition.optimize import joint_ucb_argmax
+    from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
+
+    model, _, bounds = make_problem()
+    pool = FiniteDomain(bounds[0] + (bounds[1] - bounds[0]) * torch.rand(7, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
+    for domain in (BoxDomain(bounds), pool):
+        with pytest.raises(ValueError, match="beta"):
+            joint_ucb_argmax(model, beta, domain, torch.Generator().manual_seed(0), num_restarts=2, raw_samples=16)
+
+
+def test_joint_argmax_on_a_box_checks_beta_once(monkeypatch):
+    import botorch_unknown_hypers.acquisition.optimize as optimize
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    model, beta, bounds = make_problem()
+    calls = []
+    original = optimize.as_beta
+    monkeypatch.setattr(optimize, "as_beta", lambda *a, **k: calls.append(1) or original(*a, **k))
+    X, k, _, _, _ = optimize.joint_ucb_argmax(model, beta, BoxDomain(bounds), torch.Generator().manual_seed(0), num_restarts=2, raw_samples=16)
+    assert len(calls) == 1 and X.shape == (1, 2) and 0 <= k < 5
