@@ -425,7 +425,7 @@ class FactorCache:
         r"""One exact identity per candidate (its JSON with float reprs)."""
         return [json.dumps(d, sort_keys=True) for d in spec.candidate_dicts()]
 
-    def factor(self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | None = None) -> CandidateFactor:
+    def factor(self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | None = None, keys: list[str] | None = None) -> CandidateFactor:
         r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order.
 
         Args:
@@ -435,12 +435,12 @@ class FactorCache:
                 to ``X`` now (a rule that uses one of its candidates per round). One of them is
                 factorised, or advanced over the rows it missed, only when it is next asked for,
                 canonically, so its factor is bit for bit the one it would have had if it had been
-                factorised at entry and advanced every round. Candidates in neither set are
-                dropped.
+                factorised at entry and advanced every round. Candidates in neither set are dropped.
+            keys: ``keys(spec)`` when the caller holds them already (one host copy fewer).
         """
         start = time.perf_counter()
         X = X.detach()
-        keys = self.keys(spec)
+        keys = self.keys(spec) if keys is None else keys
         previous = self._inputs
         if previous is not None and (previous.shape[0] > X.shape[0] or not torch.equal(previous, X[: previous.shape[0]])):
             self._count_refactor("data not an extension", len(self._cached))

@@ -329,7 +329,7 @@ class Policy(ABC):
         """
         try:
             spec.noise_variances()
-            spec.to_dict()
+            keys = FactorCache.keys(spec)  # the candidates' JSON: raises where there is none
         except ValueError:
             return None
         cache = self.factor_caches.get(noise)
@@ -337,7 +337,7 @@ class Policy(ABC):
             cache = self.factor_caches[noise] = FactorCache(noise=noise)
         if points is not None:
             cache.set_points(self._unit(points.to(train_X)))
-        return cache.factor(spec, self._unit(train_X), keep)
+        return cache.factor(spec, self._unit(train_X), keep, keys=keys)
 
     def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:
         r""":math:`I = \tfrac12\log\det(I + s^{-1}K)` of every candidate of ``model`` (``K``): from

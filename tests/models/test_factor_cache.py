@@ -396,3 +396,13 @@ def test_rows_caught_up_together_test_their_pivots_in_one_read_and_match_row_by_
         return len(copies) + sum(event.name == "aten::_local_scalar_dense" for event in prof.events())
 
     assert reads(7) == reads(1) <= 4  # the keys' one copy of the set (three tensors), the pivots' one read
+
+
+def test_keys_handed_in_give_the_same_factor_as_keys_computed():
+    spec, X = _spec(), _points(40)
+    a, b = FactorCache(), FactorCache()
+    fa = a.factor(spec, X[:30])
+    fb = b.factor(spec, X[:30], keys=FactorCache.keys(spec))
+    assert torch.equal(fa.L, fb.L)
+    fa, fb = a.factor(spec, X), b.factor(spec, X, keys=FactorCache.keys(spec))
+    assert torch.equal(fa.L, fb.L) and (a.stats.full, a.stats.rows) == (b.stats.full, b.stats.rows)

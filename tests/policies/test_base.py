@@ -466,3 +466,17 @@ def test_the_methods_left_out_do_no_box_maximisation(monkeypatch):
 def test_make_policy_refuses_an_unknown_search_naming_it():
     with pytest.raises(ValueError, match=r"^search must be one of \('scipy', 'torch'\), got 'adam'"):
         make_policy("ts-rsr", BOX, search="adam")
+
+
+def test_candidate_factors_copy_the_candidates_to_the_host_once(monkeypatch):
+    from botorch_unknown_hypers.candidates import KernelCandidates
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=torch.float64))
+    policy = make_policy("he-gp-ucb", domain, seed=0)
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64), noise=1e-4)
+    X = domain.bounds[0] + (domain.bounds[1] - domain.bounds[0]) * torch.rand(12, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    calls = []
+    original = KernelCandidates.to_dict
+    monkeypatch.setattr(KernelCandidates, "to_dict", lambda self: calls.append(1) or original(self))
+    factor = policy.candidate_factors(spec, X)
+    assert len(calls) == 1 and factor.num_candidates == 3
