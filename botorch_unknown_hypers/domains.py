@@ -302,6 +302,16 @@ def check_points(domain: Domain, X: Any, name: str = "X", allow_empty: bool = Fa
         ValueError: naming ``name``: wrong shape, no rows, NaN / inf, or rows outside the bounds
             or not in the pool (with the nearest pool point).
     """
+    X, finite, inside = _point_flags(domain, X, name, allow_empty)
+    if bool((finite & inside).all()):  # the one host read of a valid batch
+        return X
+    _refuse_points(domain, X, finite, inside, name)
+    return X
+
+
+def _point_flags(domain: Domain, X: Any, name: str, allow_empty: bool) -> tuple[Tensor, Tensor, Tensor]:
+    r"""``X`` converted and its shape checked (host-side), with its rows' finite and inside flags
+    as tensors: nothing read from the device."""
     X, tol = as_tensor(X, name, domain.bounds.dtype, domain.device)
     if X.ndim != 2 or X.shape[-1] != domain.dim:
         raise ValueError(f"{name} must be q x d with d = {domain.dim}, got shape {tuple(X.shape)}.")
@@ -310,8 +320,11 @@ def check_points(domain: Domain, X: Any, name: str = "X", allow_empty: bool = Fa
     finite = torch.isfinite(X).all(dim=-1)
     atol = (tol * domain.bounds.abs().max().clamp_min(1.0)).clamp_min(1e-9)  # a tensor: no host read
     inside = domain.contains(torch.where(finite.unsqueeze(-1), X, domain.bounds[0]), atol=atol)
-    if bool((finite & inside).all()):  # the one host read of a valid batch
-        return X
+    return X, finite, inside
+
+
+def _refuse_points(domain: Domain, X: Tensor, finite: Tensor, inside: Tensor, name: str) -> None:
+    r"""The ``ValueError`` of the first bad row of ``X``, if any (the path after a failed check)."""
     if not finite.all():
         bad = (~finite).nonzero().flatten().tolist()
         raise ValueError(f"{name} must be finite, got NaN or inf in rows {bad}.")
@@ -329,7 +342,6 @@ def check_points(domain: Domain, X: Any, name: str = "X", allow_empty: bool = Fa
             f"{name} must lie in the box [{lower.tolist()}, {upper.tolist()}]; rows {bad} do not "
             f"(row {bad[0]} = {X[bad[0]].tolist()})."
         )
-    return X
 
 
 def check_observations(
@@ -343,18 +355,24 @@ def check_observations(
         ValueError: naming the argument, for a shape mismatch, no rows (unless ``allow_empty``),
             NaN / inf, or a point outside the domain.
     """
-    X = check_points(domain, X, name_X, allow_empty=allow_empty)
-    Y, _ = as_tensor(Y, name_Y, X.dtype, X.device)
+    X, finite, inside = _point_flags(domain, X, name_X, allow_empty)
+    try:
+        Y, _ = as_tensor(Y, name_Y, X.dtype, X.device)
+    except (TypeError, ValueError):
+        _refuse_points(domain, X, finite, inside, name_X)  # X's errors first
+        raise
     if Y.ndim == 1:
         Y = Y.unsqueeze(-1)
-    if Y.ndim != 2 or Y.shape[-1] != 1 or Y.shape[0] != X.shape[0]:
+    shaped = Y.ndim == 2 and Y.shape[-1] == 1 and Y.shape[0] == X.shape[0]
+    if shaped and bool((finite & inside).all() & torch.isfinite(Y).all()):  # one host read for both
+        return X, Y
+    _refuse_points(domain, X, finite, inside, name_X)  # X's errors first, as check_points gives them
+    if not shaped:
         raise ValueError(
             f"{name_Y} must have shape ({X.shape[0]},) or ({X.shape[0]}, 1) to match {name_X}, "
             f"got {tuple(Y.shape)}."
         )
-    if not torch.isfinite(Y).all():
-        raise ValueError(f"{name_Y} must be finite, got NaN or inf.")
-    return X, Y
+    raise ValueError(f"{name_Y} must be finite, got NaN or inf.")
 
 
 def check_training_data(train_X: Tensor, train_Y: Tensor) -> Tensor:

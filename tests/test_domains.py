@@ -340,6 +340,24 @@ def test_check_observations_returns_converted_points_and_q_by_1_targets():
     assert X_empty.shape == (0, 2) and Y_empty.shape == (0, 1)
 
 
+def test_check_observations_reads_the_device_once_and_refuses_x_before_y():
+    from torch.profiler import ProfilerActivity, profile
+
+    box = BoxDomain(BOUNDS)
+    X = torch.tensor([[0.5, 0.0], [0.2, 1.0]], dtype=torch.float64)
+    Y = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        check_observations(box, X, Y)
+    assert sum(e.name == "aten::_local_scalar_dense" for e in prof.events()) == 1  # where every read of a value ends
+    bad_X = X.clone()
+    bad_X[1, 0] = math.nan
+    for bad_Y in (torch.tensor([True, False]), torch.zeros(3), torch.tensor([1.0, math.inf])):  # X's error wins
+        with pytest.raises(ValueError, match=r"X must be finite, got NaN or inf in rows \[1\]"):
+            check_observations(box, bad_X, bad_Y)
+        with pytest.raises(ValueError, match="X must lie in the box"):
+            check_observations(box, X + 5, bad_Y)
+
+
 def test_check_training_data():
     X = torch.rand(4, 2, dtype=torch.float64)
     assert check_training_data(X, torch.zeros(4, dtype=torch.float64)).shape == (4, 1)
