@@ -50,6 +50,17 @@ def test_box_upper_not_above_lower(upper):
         BoxDomain(torch.tensor([[0.0, 0.5], [1.0, upper]]))
 
 
+def test_a_valid_box_is_checked_in_one_host_read():
+    from torch.profiler import ProfilerActivity, profile
+
+    bounds = torch.tensor([[0.0, -1.0], [1.0, 2.0]], dtype=torch.float64)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        BoxDomain(bounds)
+    assert sum(e.name == "aten::_local_scalar_dense" for e in prof.events()) == 1
+    with pytest.raises(ValueError, match="finite"):  # NaN bounds name finiteness, not the order
+        BoxDomain(torch.tensor([[0.0, math.nan], [1.0, 0.5]]))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_box_contains(dtype):
     box = BoxDomain(torch.tensor([[0.0, -1.0], [1.0, 2.0]], dtype=torch.float64))
