@@ -271,9 +271,14 @@ class KernelCandidates(CandidateSpec):
         return KERNELS[self.kernel]
 
     def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> KernelCandidates:
+        r"""These candidates on ``device`` in ``dtype``; ``self`` when nothing moves (as ``Tensor.to``),
+        without checking the values again."""
         def mv(t: Tensor | None) -> Tensor | None:
             return None if t is None else t.to(device=device, dtype=dtype)
 
+        here = self.lengthscale
+        if (dtype is None or dtype == here.dtype) and (device is None or torch.device(device) == here.device):
+            return self
         return KernelCandidates(
             lengthscale=mv(self.lengthscale),
             outputscale=mv(self.outputscale),

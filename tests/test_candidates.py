@@ -124,6 +124,16 @@ class TestConstruction:
         assert moved.mean_constant.dtype == torch.float32
         assert moved.kernel == cands.kernel
 
+    def test_to_where_nothing_moves_is_the_same_set_without_a_check(self):
+        from torch.profiler import ProfilerActivity, profile
+
+        cands = KernelCandidates.from_lengthscales(_tensor([0.5, 0.2]), mean_constant=1.0)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            same = [cands.to(), cands.to(dtype=cands.lengthscale.dtype), cands.to(device="cpu", dtype=cands.lengthscale.dtype)]
+        assert all(s is cands for s in same)
+        assert sum(e.name == "aten::_local_scalar_dense" for e in prof.events()) == 0
+        assert cands.to(dtype=torch.float32) is not cands
+
 
 # --------------------------------------------------------------------------- #
 # subset / cat / labels
