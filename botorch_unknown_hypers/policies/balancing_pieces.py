@@ -100,12 +100,15 @@ class LeastSuspectedBound(Choice):
         active = torch.tensor(st.active, device=rule.device)
         counts = rule.counts(pending=True)
         bounds = rule.suspected_bounds(counts)
-        k = int(torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf))))
+        k = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
+        parts = [k.reshape(1), counts.reshape(-1), bounds.reshape(-1)]  # one host copy; float64 holds each exactly
+        flat = torch.cat([t.to(device=bounds.device, dtype=torch.float64) for t in parts]).tolist()
+        k, num = int(flat[0]), counts.numel()
         return [k], {
             "played": k,
             "active": list(st.active),
-            "counts": counts.tolist(),
-            "suspected_bounds": [float(v) if math.isfinite(v) else None for v in bounds.tolist()],
+            "counts": flat[1 : 1 + num],
+            "suspected_bounds": [v if math.isfinite(v) else None for v in flat[1 + num :]],
         }
 
     def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
@@ -140,8 +143,10 @@ class BalancingWidths(Widths):
         return self.of(rule, model, info, t, list(range(model.num_candidates)))
 
     def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
-        gains = rule.information_gain(model, info, self.noise).reshape(-1).tolist()
-        norms = rule.state.norms[candidates].tolist()
+        gains = rule.information_gain(model, info, self.noise).reshape(-1)
+        norms = rule.state.norms[candidates].to(device=gains.device, dtype=torch.float64)
+        flat = torch.cat([gains.to(torch.float64), norms]).tolist()  # one host copy, each value exact
+        gains, norms = flat[: gains.numel()], flat[gains.numel() :]
         betas = [float(frequentist_beta(g, B=b, R=self.R, delta=self.delta / 2)) for g, b in zip(gains, norms)]
         return torch.tensor(betas, dtype=torch.float64)
 
