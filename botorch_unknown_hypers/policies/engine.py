@@ -282,8 +282,7 @@ class CandidateSetRound:
         model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
         betas = self.widths.of(rule, model, info, st.round + 1, chosen)
         scaler = getattr(model, "outcome_transform", None)
-        y_std = 1.0 if scaler is None else float(scaler.stdvs.squeeze())
-        y_mean = 0.0 if scaler is None else float(scaler.means.squeeze())
+        y_std, y_mean = (1.0, 0.0) if scaler is None else torch.stack([scaler.stdvs.squeeze(), scaler.means.squeeze()]).tolist()
         data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean, q)
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
