@@ -403,18 +403,18 @@ class FactorCache:
         r"""Fix the points :math:`Z` (``m x d``, model input space) at which every returned factor
         also carries :math:`V_u = L_u^{-1}k_u(X, Z)` (see the module docstring); ``None`` removes
         them. Setting other points drops every candidate's :math:`V_u`; the factors stay."""
-        if points is not None:
+        if points is not None and points is not self._fixed_points:  # the tensor set already: no read
             if points.ndim != 2 or points.shape[0] == 0:
                 raise ValueError(f"points must be m x d with m >= 1, got shape {tuple(points.shape)}.")
             if not bool(torch.isfinite(points).all()):
                 raise ValueError("points must be finite.")
             if self._inputs is not None and points.shape[-1] != self._inputs.shape[-1]:
                 raise ValueError(f"points must be m x {self._inputs.shape[-1]} like the cached inputs, got shape {tuple(points.shape)}.")
-            points = points.detach()
+            points = points.detach() if points.requires_grad else points
         if points is None or self._fixed_points is None:
             if points is self._fixed_points:
                 return
-        elif points.shape == self._fixed_points.shape and torch.equal(points, self._fixed_points):
+        elif points is self._fixed_points or (points.shape == self._fixed_points.shape and torch.equal(points, self._fixed_points)):
             return
         self._fixed_points = points
         for cached in self._cached.values():

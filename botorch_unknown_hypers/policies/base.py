@@ -35,7 +35,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
-from botorch_unknown_hypers.acquisition.optimize import Restarts, maximize, maximize_slot
+from botorch_unknown_hypers.acquisition.optimize import Restarts, fixed_raw_points, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points
@@ -182,6 +182,8 @@ class Policy(ABC):
         self.factor_caches: dict[float | None, FactorCache] = {}
         self.X_pending: Tensor | None = None
         self._unit = Normalize(self.domain.dim, bounds=self.domain.bounds)
+        self._raw_points: tuple[tuple[int, int], Tensor | None] | None = None  # derived: (seed, raw_samples), points
+        self._unit_points: tuple[Tensor, Tensor] | None = None  # derived: points, their unit-cube image
 
     # ------------------------------------------------------------------ public
     def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1, X_pending: Tensor | None = None) -> Tensor:
@@ -336,7 +338,10 @@ class Policy(ABC):
         if cache is None:
             cache = self.factor_caches[noise] = FactorCache(noise=noise)
         if points is not None:
-            cache.set_points(self._unit(points.to(train_X)))
+            known = self._unit_points
+            if known is None or known[0] is not points or (known[1].dtype, known[1].device) != (train_X.dtype, train_X.device):
+                self._unit_points = (points, self._unit(points.to(train_X)))
+            cache.set_points(self._unit_points[1])
         return cache.factor(spec, self._unit(train_X), keep, keys=keys)
 
     def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:
@@ -375,6 +380,19 @@ class Policy(ABC):
         return maximize_slot(
             acqf, self.domain, self.generator, self.num_restarts, self.raw_samples, initial_points, exclude, warm, self.search
         )
+
+    def campaign_raw_points(self, seed: int | None) -> Tensor | None:
+        r""":func:`~botorch_unknown_hypers.acquisition.optimize.fixed_raw_points` of the policy's
+        domain and ``raw_samples`` for ``seed`` (``None`` for ``None``), drawn once and then handed
+        out as the same tensor while the seed and ``raw_samples`` stay: derived data, never saved.
+        Handing out one tensor lets the factor cache see at no host read that the points are the
+        ones its solves carry."""
+        if seed is None:
+            return None
+        key = (seed, self.raw_samples)
+        if self._raw_points is None or self._raw_points[0] != key:
+            self._raw_points = (key, fixed_raw_points(self.domain, self.raw_samples, seed))
+        return self._raw_points[1]
 
     def next_seed(self) -> int:
         r"""A fresh integer seed from the policy's generator (for BoTorch / Sobol calls)."""

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import fixed_raw_points
 from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState, elimination_xi
@@ -127,8 +126,7 @@ class HEGPUCB(CandidateSetPolicy):
         from the policy's generator at the first suggestion on a box and saved with the state), so
         that their posterior under every survivor is kept and extended with the factors instead of
         recomputed each round."""
-        seed = self.state.raw_seed
-        return None if seed is None else fixed_raw_points(self.domain, self.raw_samples, seed)
+        return self.campaign_raw_points(self.state.raw_seed)
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         return self.engine.suggest(self, train_X, train_Y, q)

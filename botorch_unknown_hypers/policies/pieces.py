@@ -27,7 +27,7 @@ import torch
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, fixed_raw_points, joint_ucb_argmax
+from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.confidence import elimination_statistics, frequentist_beta
@@ -88,7 +88,7 @@ class UnitCubeModel(RoundModel):
             if rule.state.raw_seed is None:
                 rule.state.raw_seed = draw_raw_seed(rule.domain, rule.generator)
             seed = rule.state.raw_seed
-            raw = None if seed is None else fixed_raw_points(rule.domain, rule.raw_samples, seed)
+            raw = rule.campaign_raw_points(seed)
         factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep) if self.cache else None
         model = CandidateGP(
             train_X,

@@ -406,3 +406,19 @@ def test_keys_handed_in_give_the_same_factor_as_keys_computed():
     assert torch.equal(fa.L, fb.L)
     fa, fb = a.factor(spec, X), b.factor(spec, X, keys=FactorCache.keys(spec))
     assert torch.equal(fa.L, fb.L) and (a.stats.full, a.stats.rows) == (b.stats.full, b.stats.rows)
+
+
+def test_the_points_already_set_are_recognised_without_a_host_read():
+    from torch.profiler import ProfilerActivity, profile
+
+    spec, X = _spec(noise=1e-4), _points(30, repeats=False)
+    R = torch.rand(12, 3, generator=torch.Generator().manual_seed(2), dtype=D)
+    cache = FactorCache()
+    cache.set_points(R)
+    f = cache.factor(spec, X)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        cache.set_points(R)
+    assert sum(e.name == "aten::_local_scalar_dense" for e in prof.events()) == 0
+    assert all(a is b for a, b in zip(cache.factor(spec, X).solves, f.solves))  # nothing dropped
+    cache.set_points(R.clone())  # equal points in another tensor: still kept, after the comparison
+    assert all(a is b for a, b in zip(cache.factor(spec, X).solves, f.solves))

@@ -128,8 +128,13 @@ def test_raw_points_are_drawn_once_per_campaign_on_a_box_and_never_on_a_pool():
         assert isinstance(seed, int) and R.shape == (policy.raw_samples, 1)
         policy.observe(x, problem.evaluate(x)[0])
         X, Y = torch.cat([X, x]), torch.cat([Y, problem.evaluate(x)[0]])
-        assert policy.state.raw_seed == seed and torch.equal(policy.raw_points(), R)
+        assert policy.state.raw_seed == seed and policy.raw_points() is R  # drawn once, the same tensor
     assert json.loads(json.dumps(policy.state_dict()))["state"]["raw_seed"] == seed
+    from botorch_unknown_hypers.acquisition.optimize import fixed_raw_points
+
+    assert torch.equal(R, fixed_raw_points(problem.domain, policy.raw_samples, seed))
+    assert torch.equal(policy.campaign_raw_points(seed + 1), fixed_raw_points(problem.domain, policy.raw_samples, seed + 1))
+    assert policy.campaign_raw_points(None) is None
     with pytest.raises(ValueError, match="raw_seed"):
         policy.load_state_dict({**policy.state_dict(), "state": {**policy.state_dict()["state"], "raw_seed": -1}})
     grid = FiniteDomain(torch.linspace(0, 1, 31, dtype=torch.float64).reshape(-1, 1))
