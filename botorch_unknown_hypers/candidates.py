@@ -47,6 +47,7 @@ from gpytorch.likelihoods import GaussianLikelihood, Likelihood
 from gpytorch.means import ConstantMean, Mean, ZeroMean
 from torch import Tensor
 
+from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.kernels import KERNELS, scale_kernel, set_constrained
 
 
@@ -373,12 +374,10 @@ class KernelCandidates(CandidateSpec):
     def to_dict(self) -> dict[str, Any]:
         r"""JSON-safe representation (lists of floats), from one copy of the values to the host."""
         parts = [self.lengthscale, self.outputscale, self.noise] + ([] if self.mean_constant is None else [self.mean_constant])
-        flat = torch.cat([t.reshape(-1).to(torch.float64) for t in parts]).tolist()  # float64 holds every float exactly
+        lengthscale, *rest = host_values(*parts)
         K, width = len(self), (self.lengthscale.shape[-1] if self.lengthscale.ndim == 2 else 1)
-        lengthscale = flat[: K * width]
         if self.lengthscale.ndim == 2:
             lengthscale = [lengthscale[u * width : (u + 1) * width] for u in range(K)]
-        rest = [flat[K * width + i * K : K * width + (i + 1) * K] for i in range(len(parts) - 1)]
         return {
             "type": "kernel",
             "kernel": self.kernel,

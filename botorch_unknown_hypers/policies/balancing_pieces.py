@@ -35,6 +35,7 @@ from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
+from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
@@ -101,14 +102,13 @@ class LeastSuspectedBound(Choice):
         counts = rule.counts(pending=True)
         bounds = rule.suspected_bounds(counts)
         k = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
-        parts = [k.reshape(1), counts.reshape(-1), bounds.reshape(-1)]  # one host copy; float64 holds each exactly
-        flat = torch.cat([t.to(device=bounds.device, dtype=torch.float64) for t in parts]).tolist()
-        k, num = int(flat[0]), counts.numel()
+        (k,), counts, bounds = host_values(k, counts, bounds)  # one host copy
+        k = int(k)
         return [k], {
             "played": k,
             "active": list(st.active),
-            "counts": flat[1 : 1 + num],
-            "suspected_bounds": [v if math.isfinite(v) else None for v in flat[1 + num :]],
+            "counts": counts,
+            "suspected_bounds": [v if math.isfinite(v) else None for v in bounds],
         }
 
     def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
@@ -143,10 +143,7 @@ class BalancingWidths(Widths):
         return self.of(rule, model, info, t, list(range(model.num_candidates)))
 
     def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
-        gains = rule.information_gain(model, info, self.noise).reshape(-1)
-        norms = rule.state.norms[candidates].to(device=gains.device, dtype=torch.float64)
-        flat = torch.cat([gains.to(torch.float64), norms]).tolist()  # one host copy, each value exact
-        gains, norms = flat[: gains.numel()], flat[gains.numel() :]
+        gains, norms = host_values(rule.information_gain(model, info, self.noise), rule.state.norms[candidates])  # one host copy
         betas = [float(frequentist_beta(g, B=b, R=self.R, delta=self.delta / 2)) for g, b in zip(gains, norms)]
         return torch.tensor(betas, dtype=torch.float64)
 

@@ -49,6 +49,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
@@ -237,7 +238,7 @@ class PredictionLedger(Ledger):
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
                 parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
-            values = torch.cat([p.to(s.x.device, torch.float64) for p in parts]).tolist()  # one host copy; float64 holds each exactly
+            values = [v for part in host_values(*parts) for v in part]  # one host copy
             d = s.x.shape[-1]
             x, beta = values[:d], values[d]
             if s.mean is None:
@@ -282,7 +283,7 @@ class CandidateSetRound:
         model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
         betas = self.widths.of(rule, model, info, st.round + 1, chosen)
         scaler = getattr(model, "outcome_transform", None)
-        y_std, y_mean = (1.0, 0.0) if scaler is None else torch.stack([scaler.stdvs.squeeze(), scaler.means.squeeze()]).tolist()
+        y_std, y_mean = (1.0, 0.0) if scaler is None else [v for (v,) in host_values(scaler.stdvs, scaler.means)]
         data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean, q)
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
