@@ -230,6 +230,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         squeeze_candidate_dim: bool = False,
         check_data: bool = True,
         factor: CandidateFactor | None = None,
+        modules: tuple[gpytorch.means.Mean, gpytorch.kernels.Kernel, gpytorch.likelihoods.Likelihood] | None = None,
     ) -> None:
         r"""
         Args:
@@ -251,6 +252,9 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
                 posteriors are computed from the factors (:math:`O(K q n^2)` per call) and the
                 model never factorises; without it, GPyTorch's cached predictive factorises
                 once at the first posterior call.
+            modules: ``candidates.build(d)`` on the data's device and dtype when the caller holds
+                it already (a rule keeps it across rounds): shared, not copied; only the kernel's
+                batch shape is checked (``K``), since the values cannot be without a host read.
         """
         train_Y = check_training_data(train_X, train_Y) if check_data else train_Y.reshape(-1, 1)
         if not isinstance(candidates, CandidateSpec):
@@ -267,7 +271,9 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             outcome_transform.train()
             train_Y, _ = outcome_transform(train_Y, X=transformed_X)
         candidates = candidates.to(device=train_X.device, dtype=train_X.dtype)
-        mean_module, covar_module, likelihood = candidates.build(dim=transformed_X.shape[-1])
+        if modules is not None and modules[1].batch_shape != torch.Size([num]):
+            raise ValueError(f"modules must hold {num} candidates, got a kernel of batch shape {tuple(modules[1].batch_shape)}.")
+        mean_module, covar_module, likelihood = modules or candidates.build(dim=transformed_X.shape[-1])
         predictive: FactorPredictive | GPyTorchPredictive = GPyTorchPredictive()
         if factor is not None:
             if factor.num_candidates != num or not torch.equal(factor.X, transformed_X.detach()):
@@ -277,18 +283,9 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
                 )
             predictive = FactorPredictive.from_factor(factor, mean_module, transformed_X, train_Y)
         self._assemble(
-            train_X.expand(num, *train_X.shape),
-            train_Y.squeeze(-1).expand(num, train_Y.shape[0]),
-            likelihood,
-            mean_module,
-            covar_module,
-            input_transform,
-            outcome_transform,
-            candidates,
-            squeeze_candidate_dim,
-            predictive,
-            raw_X,
-            raw_Y,
+            train_X.expand(num, *train_X.shape), train_Y.squeeze(-1).expand(num, train_Y.shape[0]), likelihood,
+            mean_module, covar_module, input_transform, outcome_transform, candidates, squeeze_candidate_dim,
+            predictive, raw_X, raw_Y,
         )
         self.to(train_X)
         self.eval()
@@ -445,18 +442,18 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             return self._untransformed(mean, variance, Xt)
 
     # ------------------------------------------------------------------- views
-    def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False, factor: CandidateFactor | None = None) -> CandidateGP:
-        tf_in = copy.deepcopy(getattr(self, "input_transform", None))
-        tf_out = copy.deepcopy(getattr(self, "outcome_transform", None))
+    def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False, factor: CandidateFactor | None = None, own: bool = False) -> CandidateGP:
+        r"""A model on this one's data and transforms; ``own``: ``candidates`` are this model's, whose modules it shares."""
         return CandidateGP(
             self._raw_train_X,
             self._raw_train_Y,
             candidates,
-            input_transform=tf_in,
-            outcome_transform=tf_out,
+            input_transform=copy.deepcopy(getattr(self, "input_transform", None)),
+            outcome_transform=copy.deepcopy(getattr(self, "outcome_transform", None)),
             squeeze_candidate_dim=squeeze,
             check_data=False,
             factor=factor,
+            modules=(self.mean_module, self.covar_module, self.likelihood) if own else None,
         )
 
     def condition_on_pending(self, X_pending: Tensor | None) -> CandidateGP:
@@ -485,7 +482,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             model = self._view()
         else:
             factor = self.factor if self.factor is not None else self._own_factor()
-            model = self._rebuild(self.candidates, squeeze=self._squeeze, factor=factor)
+            model = self._rebuild(self.candidates, squeeze=self._squeeze, factor=factor, own=True)
         if X_pending is None or X_pending.shape[0] == 0:
             return model
         with torch.no_grad():
@@ -566,7 +563,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             raise ValueError("factors=False needs a model without pending points (they condition through the factors).")
         index = int(index) % self.num_candidates
         factor = self.predictive.subset_factor([index]) if factors else None
-        view = self._rebuild(self.candidates.subset([index]), squeeze=True, factor=factor)
+        view = self._rebuild(self.candidates.subset([index]), squeeze=True, factor=factor, own=self.num_candidates == 1)
         return view if self.X_pending is None else view.condition_on_pending(self.X_pending)
 
     def add_candidates(self, candidates: CandidateSpec) -> CandidateGP:

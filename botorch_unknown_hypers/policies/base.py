@@ -147,6 +147,8 @@ class Policy(ABC):
     r"""The largest ``q`` :meth:`suggest` accepts (``None``: any)."""
     supports_pending: ClassVar[bool] = False
     r"""Whether :meth:`suggest` conditions on ``X_pending`` (points still being evaluated)."""
+    KEPT_MODULE_SETS: ClassVar[int] = 4
+    r"""How many recent candidate sets :meth:`candidate_modules` keeps the modules of."""
 
     def __init__(
         self,
@@ -184,6 +186,7 @@ class Policy(ABC):
         self._unit = Normalize(self.domain.dim, bounds=self.domain.bounds)
         self._raw_points: tuple[tuple[int, int], Tensor | None] | None = None  # derived: (seed, raw_samples), points
         self._unit_points: tuple[Tensor, Tensor] | None = None  # derived: points, their unit-cube image
+        self._modules: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}  # derived: candidate_modules
 
     # ------------------------------------------------------------------ public
     def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1, X_pending: Tensor | None = None) -> Tensor:
@@ -314,6 +317,7 @@ class Policy(ABC):
         noise: float | None = None,
         keep: CandidateSpec | None = None,
         points: Tensor | None = None,
+        keys: list[str] | None = None,
     ) -> CandidateFactor | None:
         r"""Cholesky factors of ``spec``'s candidates on ``train_X`` in unit-cube coordinates.
 
@@ -327,12 +331,11 @@ class Policy(ABC):
         (:meth:`~botorch_unknown_hypers.models.factor_cache.FactorCache.set_points`; a call
         without ``points`` leaves the cache's points as they are). ``None`` for candidate families that
         do not state their noise variances or cannot be identified by their JSON (a mean
-        function held as Python code): the model then factorises itself.
+        function held as Python code): the model then factorises itself. ``keys``:
+        :meth:`candidate_keys` of ``spec`` when the caller holds them.
         """
-        try:
-            spec.noise_variances()
-            keys = FactorCache.keys(spec)  # the candidates' JSON: raises where there is none
-        except ValueError:
+        keys = self.candidate_keys(spec) if keys is None else keys
+        if keys is None:
             return None
         cache = self.factor_caches.get(noise)
         if cache is None:
@@ -343,6 +346,36 @@ class Policy(ABC):
                 self._unit_points = (points, self._unit(points.to(train_X)))
             cache.set_points(self._unit_points[1])
         return cache.factor(spec, self._unit(train_X), keep, keys=keys)
+
+    @staticmethod
+    def candidate_keys(spec: CandidateSpec) -> list[str] | None:
+        r"""The identity of each of ``spec``'s candidates, its JSON
+        (:meth:`~botorch_unknown_hypers.models.factor_cache.FactorCache.keys`, one host copy), by
+        which the factors and the modules of a candidate set are kept across rounds; ``None`` for
+        families that do not state their noise variances or have no JSON."""
+        try:
+            spec.noise_variances()
+            return FactorCache.keys(spec)  # raises where there is no JSON
+        except ValueError:
+            return None
+
+    def candidate_modules(self, spec: CandidateSpec, keys: list[str] | None, like: Tensor) -> tuple[Any, Any, Any] | None:
+        r"""``spec.build(d)`` on ``like``'s device and dtype, built once per candidate set (its
+        ``keys``, :meth:`candidate_keys`) and handed out again while the set is one of the last
+        :attr:`KEPT_MODULE_SETS` asked for: the round's models share them (frozen, never written)
+        instead of building GPyTorch modules, and their constraints, every round. Derived, never
+        saved. ``None`` without ``keys`` (the model builds its own)."""
+        if keys is None:
+            return None
+        memo = (tuple(keys), self.domain.dim, like.dtype, like.device)
+        modules = self._modules.pop(memo, None)
+        held = None if modules is None else next(modules[1].parameters(), None)  # moved by a model's .to()?
+        if held is None or (held.dtype, held.device) != (like.dtype, like.device):
+            modules = spec.to(device=like.device, dtype=like.dtype).build(dim=self.domain.dim)
+        self._modules[memo] = modules  # the most recent last
+        while len(self._modules) > self.KEPT_MODULE_SETS:
+            del self._modules[next(iter(self._modules))]
+        return modules
 
     def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:
         r""":math:`I = \tfrac12\log\det(I + s^{-1}K)` of every candidate of ``model`` (``K``): from

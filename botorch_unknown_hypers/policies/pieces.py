@@ -89,7 +89,8 @@ class UnitCubeModel(RoundModel):
                 rule.state.raw_seed = draw_raw_seed(rule.domain, rule.generator)
             seed = rule.state.raw_seed
             raw = rule.campaign_raw_points(seed)
-        factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep) if self.cache else None
+        keys = rule.candidate_keys(spec)
+        factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep, keys=keys) if self.cache else None
         model = CandidateGP(
             train_X,
             train_Y,
@@ -98,10 +99,11 @@ class UnitCubeModel(RoundModel):
             outcome_transform=Standardize(m=1) if self.standardise else None,
             check_data=False,
             factor=factors,
+            modules=rule.candidate_modules(spec, keys, train_X),
         )
         info = None
         if self.info_noise is not None and factors is not None:
-            info = rule.candidate_factors(spec, train_X, self.info_noise, keep=keep)
+            info = rule.candidate_factors(spec, train_X, self.info_noise, keep=keep, keys=keys)
         return model, info, raw
 
 

@@ -834,3 +834,52 @@ def test_marginals_untransform_as_botorchs_standardize_bit_for_bit():
     with profile() as prof:
         model._untransformed(raw_mean, raw_var, Xt)
     assert not any(e.key in ("aten::is_nonzero", "aten::_local_scalar_dense") for e in prof.key_averages())
+
+
+def _moments(model, X):
+    posterior = model.posterior(X)
+    return posterior.mean, posterior.variance
+
+
+def test_prebuilt_modules_are_shared_and_give_the_same_posterior(monkeypatch):
+    train_X, train_Y = make_data()
+    cands = make_candidates("matern52", ard=True)
+    modules = cands.build(dim=2)
+    built = []
+    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim: built.append(dim) or CandidateSpec.build(self, dim))
+    model = CandidateGP(train_X, train_Y, cands, modules=modules, outcome_transform=Standardize(m=1))
+    assert built == [] and model.covar_module is modules[1] and model.likelihood is modules[2]
+    monkeypatch.undo()
+    fresh = CandidateGP(train_X, train_Y, cands, outcome_transform=Standardize(m=1))
+    X = sample_points(5, 3)
+    for a, b in zip(_moments(model, X), _moments(fresh, X)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_prebuilt_modules_for_another_number_of_candidates_are_refused():
+    train_X, train_Y = make_data()
+    cands = make_candidates("matern52", ard=True)
+    with pytest.raises(ValueError, match=r"modules must hold 4 candidates, got a kernel of batch shape \(2,\)"):
+        CandidateGP(train_X, train_Y, cands, modules=cands.subset([0, 1]).build(dim=2))
+
+
+def test_views_of_the_same_candidates_share_the_modules_and_build_none(monkeypatch):
+    train_X, train_Y = make_data()
+    one = CandidateGP(train_X, train_Y, make_candidates("matern52", ard=True).subset([2]))
+    wide = CandidateGP(train_X, train_Y, make_candidates("matern52", ard=True))
+    X, P = sample_points(5, 3), sample_points(2, d=2, seed=3)
+    expected = [_moments(m, X) for m in (one.select(0), one.condition_on_pending(P), wide.select(2))]
+    built = []
+    original = KernelCandidates.build
+    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim: built.append(len(self)) or original(self, dim))
+    views = [one.select(0)]
+    assert built == []
+    views.append(one.condition_on_pending(P))
+    assert built == [1]  # the factorisation of a model without factors; the view builds none
+    views.append(wide.select(2))
+    assert built == [1, 1]  # the view of one of four candidates builds its own
+    assert views[0].covar_module is one.covar_module and views[1].likelihood is one.likelihood
+    assert views[2].covar_module is not wide.covar_module
+    for view, moments in zip(views, expected):
+        for a, b in zip(_moments(view, X), moments):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)

@@ -480,3 +480,28 @@ def test_candidate_factors_copy_the_candidates_to_the_host_once(monkeypatch):
     monkeypatch.setattr(KernelCandidates, "to_dict", lambda self: calls.append(1) or original(self))
     factor = policy.candidate_factors(spec, X)
     assert len(calls) == 1 and factor.num_candidates == 3
+
+
+def test_candidate_modules_are_built_once_per_set_on_the_data_dtype_and_the_oldest_dropped():
+    from botorch_unknown_hypers.candidates import KernelCandidates
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    policy = make_policy("he-gp-ucb", domain, seed=0)
+    like = torch.zeros(3, 2, dtype=torch.float64)
+
+    def spec(*lengthscales):
+        return KernelCandidates.from_lengthscales(torch.tensor(lengthscales, dtype=torch.float32), noise=1e-3)
+
+    a = spec(0.1, 0.2)
+    keys = policy.candidate_keys(a)
+    first = policy.candidate_modules(a, keys, like)
+    assert first[1].batch_shape == torch.Size([2]) and next(first[1].parameters()).dtype == torch.float64
+    assert policy.candidate_modules(spec(0.1, 0.2), policy.candidate_keys(spec(0.1, 0.2)), like) is first
+    assert policy.candidate_modules(a, keys, like.float()) is not first  # another dtype: its own
+    assert policy.candidate_modules(a, None, like) is None  # no identity: the model builds its own
+    first[1].to(torch.float32)  # moved by a model that holds them: not handed out as float64 again
+    moved = policy.candidate_modules(a, keys, like)
+    assert moved is not first and next(moved[1].parameters()).dtype == torch.float64
+    for scale in range(policy.KEPT_MODULE_SETS):
+        policy.candidate_modules(spec(0.3 + scale), policy.candidate_keys(spec(0.3 + scale)), like)
+    assert policy.candidate_modules(a, keys, like) is not moved  # dropped as the oldest of five sets
