@@ -210,13 +210,8 @@ class CandidateFactor:
     """
 
     def __init__(
-        self,
-        X: Tensor,
-        parts: list[Factor],
-        jitter: Tensor,
-        noise: Tensor,
-        points: Tensor | None = None,
-        solves: list[PointSolve] | None = None,
+        self, X: Tensor, parts: list[Factor], jitter: Tensor, noise: Tensor,
+        points: Tensor | None = None, solves: list[PointSolve] | None = None,
     ) -> None:
         self.X, self.parts, self.jitter, self.noise = X, parts, jitter, noise
         self.points, self.solves = points, solves
@@ -425,7 +420,10 @@ class FactorCache:
         r"""One exact identity per candidate (its JSON with float reprs)."""
         return [json.dumps(d, sort_keys=True) for d in spec.candidate_dicts()]
 
-    def factor(self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | None = None, keys: list[str] | None = None) -> CandidateFactor:
+    def factor(
+        self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | None = None, keys: list[str] | None = None,
+        build: Callable[[CandidateSpec, list[str]], tuple] | None = None,
+    ) -> CandidateFactor:
         r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order.
 
         Args:
@@ -437,10 +435,12 @@ class FactorCache:
                 canonically, so its factor is bit for bit the one it would have had if it had been
                 factorised at entry and advanced every round. Candidates in neither set are dropped.
             keys: ``keys(spec)`` when the caller holds them already (one host copy fewer).
+            build: ``(new candidate, its keys) -> its modules``, for a caller that keeps modules.
         """
         start = time.perf_counter()
         X = X.detach()
         keys = self.keys(spec) if keys is None else keys
+        build = build or (lambda one, _: one.build(dim=X.shape[-1]))
         previous = self._inputs
         if previous is not None and (previous.shape[0] > X.shape[0] or not torch.equal(previous, X[: previous.shape[0]])):
             self._count_refactor("data not an extension", len(self._cached))
@@ -451,7 +451,7 @@ class FactorCache:
         new = [j for j, key in enumerate(keys) if key not in self._cached]
         noise_values = noises.tolist() if new else []
         for j in new:  # new candidates are factorised canonically on X
-            factor, jitter = self._canonical_factor(kernel := spec.subset([j]).build(dim=X.shape[-1])[1], noise_values[j], X)
+            factor, jitter = self._canonical_factor(kernel := build(spec.subset([j]), [keys[j]])[1], noise_values[j], X)
             self._cached[keys[j]] = _CachedCandidate(kernel, noise_values[j], factor, jitter)
             self._count_refactor("new candidates", 1)
         self._advance([c for c in map(self._cached.get, keys) if c.factor.n < X.shape[0]], X)  # rows added since

@@ -345,7 +345,9 @@ class Policy(ABC):
             if known is None or known[0] is not points or (known[1].dtype, known[1].device) != (train_X.dtype, train_X.device):
                 self._unit_points = (points, self._unit(points.to(train_X)))
             cache.set_points(self._unit_points[1])
-        return cache.factor(spec, self._unit(train_X), keep, keys=keys)
+        return cache.factor(
+            spec, self._unit(train_X), keep, keys=keys, build=lambda one, one_keys: self.candidate_modules(one, one_keys, train_X)
+        )
 
     @staticmethod
     def candidate_keys(spec: CandidateSpec) -> list[str] | None:

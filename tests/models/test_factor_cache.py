@@ -422,3 +422,21 @@ def test_the_points_already_set_are_recognised_without_a_host_read():
     assert all(a is b for a, b in zip(cache.factor(spec, X).solves, f.solves))  # nothing dropped
     cache.set_points(R.clone())  # equal points in another tensor: still kept, after the comparison
     assert all(a is b for a, b in zip(cache.factor(spec, X).solves, f.solves))
+
+
+def test_a_build_handed_in_makes_the_kernels_of_new_candidates_only_with_the_same_factor():
+    spec, X = _spec(), _points(40)
+    calls = []
+
+    def build(one, keys):
+        calls.append((len(one), keys))
+        return one.build(dim=X.shape[-1])
+
+    a, b = FactorCache(), FactorCache()
+    fa, fb = a.factor(spec, X[:30]), b.factor(spec, X[:30], build=build)
+    keys = FactorCache.keys(spec)
+    assert calls == [(1, [key]) for key in keys] and torch.equal(fa.L, fb.L)
+    fa, fb = a.factor(spec, X), b.factor(spec, X, build=build)  # the same candidates: none is built
+    assert len(calls) == 3 and torch.equal(fa.L, fb.L)
+    b.factor(spec.subset([2, 0]), X, build=build)
+    assert len(calls) == 3

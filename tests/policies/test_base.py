@@ -505,3 +505,25 @@ def test_candidate_modules_are_built_once_per_set_on_the_data_dtype_and_the_olde
     for scale in range(policy.KEPT_MODULE_SETS):
         policy.candidate_modules(spec(0.3 + scale), policy.candidate_keys(spec(0.3 + scale)), like)
     assert policy.candidate_modules(a, keys, like) is not moved  # dropped as the oldest of five sets
+
+
+def test_a_length_scale_balancing_round_builds_its_one_new_candidates_modules_once(monkeypatch):
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.loop import initial_design
+    from botorch_unknown_hypers.problems import get_problem
+
+    problem = get_problem("berkenkamp")
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, num_restarts=2, raw_samples=32)
+    X = initial_design(problem.domain, 4, seed=0)
+    Y = problem.evaluate(X)[0]
+    built = []
+    original = KernelCandidates.build
+    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim: built.append(len(self)) or original(self, dim))
+    for _ in range(3):
+        built.clear()
+        x = policy.suggest(X, Y)
+        y = problem.evaluate(x)[0]
+        policy.observe(x, y)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+        # the factor caches at the candidate's noise and at the information gain's, and the model
+        assert built == [1]
