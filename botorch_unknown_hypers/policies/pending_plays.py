@@ -92,12 +92,11 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
         return out
     width = (domain.bounds[1] - domain.bounds[0]).clamp_min(torch.finfo(X.dtype).tiny)
     P = torch.tensor([points[i] for i in known], dtype=X.dtype, device=X.device)
-    dist = ((X.unsqueeze(-2) - P) / width).abs().amax(-1)  # m x |known|
+    dist = ((X.unsqueeze(-2) - P) / width).abs().amax(-1).tolist()  # m x |known|, in one copy
     taken: set[int] = set()
-    for row in range(X.shape[0]):
-        order = torch.argsort(dist[row]).tolist()
-        for j in order:
-            if float(dist[row, j]) > MATCH_TOL:
+    for row, near in enumerate(dist):
+        for j in sorted(range(len(near)), key=near.__getitem__):  # nearest first; ties: the earlier play
+            if near[j] > MATCH_TOL:
                 break
             if known[j] not in taken:
                 taken.add(known[j])

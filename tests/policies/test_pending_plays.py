@@ -52,6 +52,17 @@ def test_match_pending_by_point_in_any_order():
     assert match_pending([[0.5, 0.5]], torch.tensor([[0.5, 0.5 + 2e-9]], dtype=D), BOX) == [None]
 
 
+def test_match_pending_reads_the_distances_in_one_copy(monkeypatch):
+    points = [[0.1, 0.2], [0.5, 0.5], [0.9, 0.1]]
+    X = torch.tensor([[0.9, 0.1], [0.5, 0.5], [0.3, 0.3]], dtype=D)
+    reads = []
+    for name in ("tolist", "item", "__float__", "__bool__"):
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: reads.append(_n) or _o(self, *a))
+    assert match_pending(points, X, BOX) == [2, 1, None]
+    assert reads == ["tolist"]
+
+
 @pytest.mark.parametrize("kind", ["box", "pool"])
 @pytest.mark.parametrize("name", BATCH_RULES)
 def test_a_batch_avoids_pending_points_and_its_own_slots(name, kind):
