@@ -216,7 +216,8 @@ class LengthScalePolicy(BalancingPolicy):
     def suspected_bounds(self, counts: Tensor) -> Tensor:
         r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (Thm 2.3, the preset's kernel)."""
         kernel = self.constants.bound_kernel or self.kernel
-        theta = self._tensor(self.lengthscales)
+        candidates = self.state.candidates  # the length scales as they are, without a copy to the host
+        theta = self._tensor([]) if candidates is None else candidates.lengthscale[:, 0].to(dtype=self.dtype, device=self.device)
         return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.state.norms)
 
 
@@ -237,11 +238,11 @@ class LengthScaleLadder(BalancingCandidates):
             rule.state.add(rule.lengthscale_candidates([nxt]), rule.norm_bounds([nxt]))
 
     def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        t = rule.state.round + 1
+        t, lengthscales = rule.state.round + 1, rule.lengthscales
         return {
             "theta0": rule.theta0,
-            "candidates": [round(v, 10) for v in rule.lengthscales],
-            "theta_L": rule.lengthscales[-1],
+            "candidates": [round(v, 10) for v in lengthscales],
+            "theta_L": lengthscales[-1],
             "theta_lower": rule.theta0 / rule.g(t),
         }
 

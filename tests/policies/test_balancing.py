@@ -186,3 +186,24 @@ def test_a_gp_ucb_snapped_variant_of_the_elimination_paper():
         make_policy("a-gp-ucb", problem.domain, snap=[])
     with pytest.raises(ValueError, match="growth_floor"):
         make_policy("a-gp-ucb", problem.domain, growth_floor=0.5)
+
+
+def test_suspected_bounds_use_the_length_scales_on_the_device_and_equal_the_listed_ones(monkeypatch):
+    problem = get_problem("berkenkamp")
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
+    X = initial_design(problem.domain, 4, seed=0)
+    Y = problem.evaluate(X)[0]
+    x = policy.suggest(X, Y)
+    policy.observe(x, problem.evaluate(x)[0])
+    counts = torch.arange(len(policy.lengthscales), dtype=torch.float64)
+    kernel = policy.constants.bound_kernel or policy.kernel
+    theta = torch.tensor(policy.lengthscales, dtype=torch.float64)
+    expected = suspected_regret_bound(counts + 1, theta, problem.domain.dim, kernel, policy.state.norms)
+    reads = []
+    for name in ("tolist", "item", "__float__"):
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: reads.append(_n) or _o(self, *a))
+    bounds = policy.suspected_bounds(counts)
+    assert reads == []
+    monkeypatch.undo()
+    torch.testing.assert_close(bounds, expected, rtol=0, atol=0)
