@@ -254,7 +254,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
                 once at the first posterior call.
             modules: ``candidates.build(d)`` on the data's device and dtype when the caller holds
                 it already (a rule keeps it across rounds): shared, not copied; only the kernel's
-                batch shape is checked (``K``), since the values cannot be without a host read.
+                batch shape is checked (``K``): checking the values would read the device.
         """
         train_Y = check_training_data(train_X, train_Y) if check_data else train_Y.reshape(-1, 1)
         if not isinstance(candidates, CandidateSpec):
