@@ -47,13 +47,23 @@ def max_posterior_mean_box(
     Returns:
         ``(value, x)``: the maximum and a ``1 x d`` maximiser.
     """
+    value, x = posterior_mean_argmax_box(model, bounds, train_X, num_restarts, raw_samples, seed, search)
+    return float(value), x
+
+
+def posterior_mean_argmax_box(
+    model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int, search: str = DEFAULT_SEARCH
+) -> tuple[Tensor, Tensor]:
+    r""":func:`max_posterior_mean_box` on the device: ``(value, x)``, the maximum as a 0-dim tensor
+    and the ``1 x d`` maximiser (a training input where its mean is strictly higher than the
+    search's), chosen without reading either on the host."""
     x, val = maximize_acquisition(PosteriorMean(model), bounds, 1, num_restarts, raw_samples, seed, search=search)
     with torch.no_grad():  # each training input as its own q = 1 batch: the means, no joint covariance
         at_train = model.posterior(train_X.unsqueeze(-2)).mean.reshape(-1)
-    best = int(at_train.argmax())
-    if float(at_train[best]) > float(val.reshape(())):
-        return float(at_train[best]), train_X[best : best + 1].detach()
-    return float(val.reshape(())), x.detach()
+        best = at_train.argmax()
+        from_data = at_train[best] > val.reshape(())
+        value = torch.where(from_data, at_train[best], val.reshape(()))
+        return value, torch.where(from_data, train_X[best].unsqueeze(0), x).detach()
 
 
 def thompson_maximizers_box(
@@ -195,7 +205,7 @@ def posterior_mean_maximizer(
         return None
     with forked_rng(draw_seed(generator), domain.device):
         seed = draw_seed(generator)
-        return max_posterior_mean_box(model, domain.bounds, train_X, num_restarts, raw_samples, seed, search)[1]
+        return posterior_mean_argmax_box(model, domain.bounds, train_X, num_restarts, raw_samples, seed, search)[1]
 
 
 def candidate_set(domain: Domain, num_points: int, generator: torch.Generator) -> Tensor:

@@ -15,6 +15,7 @@ from botorch_unknown_hypers.acquisition.thompson import (
     PoolJointSampler,
     candidate_set,
     max_posterior_mean_box,
+    posterior_mean_argmax_box,
     posterior_mean_maximizer,
     random_point_sampler,
     thompson_maximizers,
@@ -173,6 +174,48 @@ def test_max_posterior_mean_box_is_no_worse_than_a_grid_or_the_data():
         at_data = model.posterior(X).mean.squeeze(-1)
     assert value >= float(mean.max()) - 1e-9 and value >= float(at_data.max()) - 1e-12
     assert 0.0 <= float(x) <= 1.0
+
+
+@pytest.mark.parametrize("search_value", [-5.0, 5.0])
+def test_posterior_mean_argmax_box_takes_the_better_of_the_search_and_the_data_on_the_device(monkeypatch, search_value):
+    import botorch_unknown_hypers.acquisition.thompson as thompson
+
+    model, X = model_1d()
+    found = torch.tensor([[0.9]], dtype=torch.float64)
+    monkeypatch.setattr(thompson, "maximize_acquisition", lambda *a, **k: (found, torch.tensor([search_value], dtype=torch.float64)))
+    with torch.no_grad():
+        at_data = model.posterior(X.unsqueeze(-2)).mean.reshape(-1)
+    reads, in_model = [], []
+    posterior = model.posterior  # the model's own reads (BoTorch's Standardize) are not the choice's
+
+    def quiet_posterior(*a, **k):
+        in_model.append(True)
+        try:
+            return posterior(*a, **k)
+        finally:
+            in_model.pop()
+
+    monkeypatch.setattr(model, "posterior", quiet_posterior)
+    def counted(name, original):
+        def read(self, *a):
+            if not in_model:
+                reads.append(name)
+            return original(self, *a)
+
+        return read
+
+    for name in ("tolist", "item", "__float__", "__int__", "__bool__", "__index__"):
+        monkeypatch.setattr(torch.Tensor, name, counted(name, getattr(torch.Tensor, name)))
+    value, x = posterior_mean_argmax_box(model, BOX_1D, X, 4, 32, seed=1)
+    assert reads == []
+    monkeypatch.undo()
+    if search_value > at_data.max():  # the search's point
+        assert torch.equal(x, found) and float(value) == search_value
+    else:  # the best training input
+        assert torch.equal(x, X[1:2]) and torch.equal(value, at_data.max())
+    monkeypatch.setattr(thompson, "maximize_acquisition", lambda *a, **k: (found, torch.tensor([search_value], dtype=torch.float64)))
+    listed, at = max_posterior_mean_box(model, BOX_1D, X, 4, 32, seed=1)  # the same, the value as a float
+    assert listed == float(value) and torch.equal(at, x)
 
 
 def test_random_point_sampler_points_are_uniform_in_the_box_plus_the_given_point():
