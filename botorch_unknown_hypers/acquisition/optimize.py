@@ -37,6 +37,7 @@ importing the package does not load them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,7 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, che
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
+from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 
@@ -99,9 +101,11 @@ def best_outside(X: Tensor, values: Tensor, exclude: Tensor | None, domain: Doma
     r"""Index of the best of ``m`` optima (``m x d``, ``m`` values) outside ``exclude``; if every
     optimum is excluded, a uniform point of the box (``1 x d``; excluded with probability 0)."""
     values = values.masked_fill(near(X, exclude), -torch.inf)
-    if bool(torch.isneginf(values).all()):
+    best = values.argmax()
+    (index,), (top,) = host_values(best, values[best])  # one read: the argmax and its value
+    if top == -math.inf:  # every optimum excluded
         return domain.sample_uniform(1, generator)
-    return int(values.argmax())
+    return int(index)
 
 
 def maximize(

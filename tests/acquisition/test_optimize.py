@@ -337,3 +337,23 @@ def test_joint_argmax_on_a_box_checks_beta_once(monkeypatch):
     monkeypatch.setattr(optimize, "as_beta", lambda *a, **k: calls.append(1) or original(*a, **k))
     X, k, _, _, _ = optimize.joint_ucb_argmax(model, beta, BoxDomain(bounds), torch.Generator().manual_seed(0), num_restarts=2, raw_samples=16)
     assert len(calls) == 1 and X.shape == (1, 2) and 0 <= k < 5
+
+
+def test_best_outside_reads_the_argmax_and_its_value_once_and_falls_back_to_a_uniform_point(monkeypatch):
+    from botorch_unknown_hypers.acquisition.optimize import EXCLUDE_TOL, best_outside
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    X = torch.tensor([[0.1, 0.1], [0.5, 0.5], [0.9, 0.2]], dtype=torch.float64)
+    values = torch.tensor([1.0, 3.0, 2.0], dtype=torch.float64)
+    reads = []
+    for name in ("tolist", "item", "__float__", "__int__", "__bool__"):
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: reads.append(_n) or _o(self, *a))
+    g = torch.Generator().manual_seed(0)
+    assert best_outside(X, values, None, domain, g) == 1 and reads == ["tolist"]
+    assert best_outside(X, values, X[1:2] + EXCLUDE_TOL / 4, domain, g) == 2  # the best is excluded
+    monkeypatch.undo()
+    point = best_outside(X, values, X, domain, g)  # every optimum excluded: a uniform point
+    expected = domain.sample_uniform(1, torch.Generator().manual_seed(0))
+    assert isinstance(point, torch.Tensor) and torch.equal(point, expected)
