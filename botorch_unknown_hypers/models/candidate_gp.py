@@ -242,9 +242,10 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             outcome_transform: Optional BoTorch outcome transform (e.g. ``Standardize(m=1)``).
             squeeze_candidate_dim: Drop the candidate dimension from posteriors;
                 only for ``K = 1`` (this is what :meth:`select` returns).
-            check_data: Check the data (:func:`~botorch_unknown_hypers.domains.check_training_data`);
-                ``False`` for callers that checked them at their own boundary (the rules do,
-                once per round).
+            check_data: Check the data (:func:`~botorch_unknown_hypers.domains.check_training_data`)
+                and that ``factor`` was computed on them; ``False`` for callers that checked them
+                at their own boundary and computed ``factor`` on them (the rules do, once per
+                round): then only the factor's shape is compared.
             factor: Optional Cholesky factors of the K training covariances on the transformed
                 inputs (:class:`~botorch_unknown_hypers.models.factor_cache.CandidateFactor`,
                 usually kept across rounds by a
@@ -276,7 +277,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         mean_module, covar_module, likelihood = modules or candidates.build(dim=transformed_X.shape[-1])
         predictive: FactorPredictive | GPyTorchPredictive = GPyTorchPredictive()
         if factor is not None:
-            if factor.num_candidates != num or not torch.equal(factor.X, transformed_X.detach()):
+            same = factor.X.shape == transformed_X.shape and (not check_data or torch.equal(factor.X, transformed_X.detach()))
+            if factor.num_candidates != num or not same:
                 raise ValueError(
                     f"factor must hold {num} candidates on the model's transformed training inputs "
                     f"({transformed_X.shape[0]} points), got {factor.num_candidates} on {factor.X.shape[0]}."

@@ -104,7 +104,8 @@ def standardised_candidate_gp(
     domain: Domain, train_X: Tensor, train_Y: Tensor, spec: CandidateSpec, factor: CandidateFactor | None = None
 ) -> CandidateGP:
     r"""One batched GP over ``spec`` with inputs scaled to the unit cube by ``domain``'s bounds and
-    outputs standardised on all data (the data are checked already), on ``factor`` if given:
+    outputs standardised on all data (the data are checked already), on ``factor`` if given
+    (computed on these inputs in the unit cube: only its shape is compared with them):
     the model of a balancing round
     (:class:`~botorch_unknown_hypers.policies.pieces.UnitCubeModel` with ``standardise=True``)."""
     return CandidateGP(

@@ -440,3 +440,21 @@ def test_a_build_handed_in_makes_the_kernels_of_new_candidates_only_with_the_sam
     assert len(calls) == 3 and torch.equal(fa.L, fb.L)
     b.factor(spec.subset([2, 0]), X, build=build)
     assert len(calls) == 3
+
+
+def test_a_caller_that_checked_its_data_has_only_the_factors_shape_compared(monkeypatch):
+    spec, X = _spec(), _points(20, repeats=False)
+    Y = X.sum(-1, keepdim=True)
+    f = FactorCache().factor(spec, X)
+    with pytest.raises(ValueError, match="factor must hold 3 candidates"):  # other values, checked
+        CandidateGP(X + 0.01, Y, spec, factor=f)
+    with pytest.raises(ValueError, match="factor must hold 3 candidates"):  # other shape, always refused
+        CandidateGP(X[:19], Y[:19], spec, factor=f, check_data=False)
+    compared = []
+    monkeypatch.setattr(torch, "equal", lambda a, b, _e=torch.equal: compared.append(a.shape) or _e(a, b))
+    trusted = CandidateGP(X, Y, spec, factor=f, check_data=False)
+    assert X.shape not in compared  # the inputs are not compared value by value
+    monkeypatch.undo()
+    checked = CandidateGP(X, Y, spec, factor=f)
+    Z = torch.rand(4, 1, 3, dtype=D)
+    torch.testing.assert_close(trusted.posterior(Z).mean, checked.posterior(Z).mean, rtol=0, atol=0)
