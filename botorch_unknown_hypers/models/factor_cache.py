@@ -421,7 +421,7 @@ class FactorCache:
         return [json.dumps(d, sort_keys=True) for d in spec.candidate_dicts()]
 
     def factor(
-        self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | None = None, keys: list[str] | None = None,
+        self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | list[str] | None = None, keys: list[str] | None = None,
         build: Callable[[CandidateSpec, list[str]], tuple] | None = None,
     ) -> CandidateFactor:
         r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order.
@@ -429,11 +429,11 @@ class FactorCache:
         Args:
             spec: The candidates whose factors are needed now; each is brought up to ``X``.
             X: All inputs so far; must extend the inputs of earlier calls (else the cache restarts).
-            keep: Further candidates whose factors, if cached, stay cached but are not brought up
-                to ``X`` now (a rule that uses one of its candidates per round). One of them is
-                factorised, or advanced over the rows it missed, only when it is next asked for,
-                canonically, so its factor is bit for bit the one it would have had if it had been
-                factorised at entry and advanced every round. Candidates in neither set are dropped.
+            keep: Further candidates (or their :meth:`keys`) whose factors, if cached, stay cached
+                but are not brought up to ``X`` now (a rule that uses one of its candidates per
+                round). One of them is factorised, or advanced over the rows it missed, only when it
+                is next asked for, canonically, so its factor is bit for bit the one it would have
+                had if factorised at entry and advanced every round. Others are dropped.
             keys: ``keys(spec)`` when the caller holds them already (one host copy fewer).
             build: ``(new candidate, its keys) -> its modules``, for a caller that keeps modules.
         """
@@ -445,7 +445,7 @@ class FactorCache:
         if previous is not None and (previous.shape[0] > X.shape[0] or not torch.equal(previous, X[: previous.shape[0]])):
             self._count_refactor("data not an extension", len(self._cached))
             self._cached = {}
-        wanted = set(keys) if keep is None else set(keys).union(self.keys(keep))
+        wanted = set(keys).union([] if keep is None else keep if isinstance(keep, list) else self.keys(keep))
         self._cached = {key: cached for key, cached in self._cached.items() if key in wanted}
         noises = self._noise(spec, X)
         new = [j for j, key in enumerate(keys) if key not in self._cached]

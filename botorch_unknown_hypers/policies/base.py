@@ -315,7 +315,7 @@ class Policy(ABC):
         spec: CandidateSpec,
         train_X: Tensor,
         noise: float | None = None,
-        keep: CandidateSpec | None = None,
+        keep: CandidateSpec | list[str] | None = None,
         points: Tensor | None = None,
         keys: list[str] | None = None,
     ) -> CandidateFactor | None:
@@ -332,7 +332,8 @@ class Policy(ABC):
         without ``points`` leaves the cache's points as they are). ``None`` for candidate families that
         do not state their noise variances or cannot be identified by their JSON (a mean
         function held as Python code): the model then factorises itself. ``keys``:
-        :meth:`candidate_keys` of ``spec`` when the caller holds them.
+        :meth:`candidate_keys` of ``spec`` when the caller holds them (and ``keep`` may be given by
+        its keys too).
         """
         keys = self.candidate_keys(spec) if keys is None else keys
         if keys is None:

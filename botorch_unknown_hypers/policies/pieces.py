@@ -90,7 +90,8 @@ class UnitCubeModel(RoundModel):
             seed = rule.state.raw_seed
             raw = rule.campaign_raw_points(seed)
         keys = rule.candidate_keys(spec)
-        factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep, keys=keys) if self.cache else None
+        keep_keys = None if keep is None or keys is None else rule.candidate_keys(keep)  # once for both caches
+        factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep_keys, keys=keys) if self.cache else None
         model = CandidateGP(
             train_X,
             train_Y,
@@ -103,7 +104,7 @@ class UnitCubeModel(RoundModel):
         )
         info = None
         if self.info_noise is not None and factors is not None:
-            info = rule.candidate_factors(spec, train_X, self.info_noise, keep=keep, keys=keys)
+            info = rule.candidate_factors(spec, train_X, self.info_noise, keep=keep_keys, keys=keys)
         return model, info, raw
 
 

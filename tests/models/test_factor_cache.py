@@ -458,3 +458,16 @@ def test_a_caller_that_checked_its_data_has_only_the_factors_shape_compared(monk
     checked = CandidateGP(X, Y, spec, factor=f)
     Z = torch.rand(4, 1, 3, dtype=D)
     torch.testing.assert_close(trusted.posterior(Z).mean, checked.posterior(Z).mean, rtol=0, atol=0)
+
+
+def test_candidates_to_keep_given_by_their_keys_are_kept_as_the_set_would_be():
+    spec, X = _spec(), _points(40)
+    by_set, by_keys = FactorCache(), FactorCache()
+    for cache in (by_set, by_keys):
+        cache.factor(spec, X[:20])
+    by_set.factor(spec.subset([0]), X[:30], keep=spec)
+    by_keys.factor(spec.subset([0]), X[:30], keep=FactorCache.keys(spec))
+    assert by_set.stats.full == by_keys.stats.full and by_set.stats.rows == by_keys.stats.rows
+    a, b = by_set.factor(spec, X), by_keys.factor(spec, X)  # the kept two catch up, none refactorised
+    assert torch.equal(a.L, b.L) and by_set.stats.rows == by_keys.stats.rows
+    assert by_set.stats.refactor_reasons == by_keys.stats.refactor_reasons == {"new candidates": 3}  # none dropped
