@@ -11,6 +11,7 @@ from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_per_candida
 from botorch_unknown_hypers.acquisition.ucb import candidate_ucb_at
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from tests.host_reads import record_reads
 
 DTYPES = [torch.float32, torch.float64]
 NUM_RESTARTS, RAW_SAMPLES = 8, 256
@@ -346,10 +347,7 @@ def test_best_outside_reads_the_argmax_and_its_value_once_and_falls_back_to_a_un
     domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     X = torch.tensor([[0.1, 0.1], [0.5, 0.5], [0.9, 0.2]], dtype=torch.float64)
     values = torch.tensor([1.0, 3.0, 2.0], dtype=torch.float64)
-    reads = []
-    for name in ("tolist", "item", "__float__", "__int__", "__bool__"):
-        original = getattr(torch.Tensor, name)
-        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: reads.append(_n) or _o(self, *a))
+    reads = record_reads(monkeypatch)
     g = torch.Generator().manual_seed(0)
     assert best_outside(X, values, None, domain, g) == 1 and reads == ["tolist"]
     assert best_outside(X, values, X[1:2] + EXCLUDE_TOL / 4, domain, g) == 2  # the best is excluded

@@ -24,6 +24,7 @@ from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 from tests.acquisition.surrogate_helpers import BOUNDS, SPEC, surrogate_data
+from tests.host_reads import record_reads
 
 BOX_1D = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
 SPEC_1D = SurrogateSpec(kernel="matern52", lengthscale=(0.15,), outputscale=1.0, noise_variance=1e-4)
@@ -185,7 +186,7 @@ def test_posterior_mean_argmax_box_takes_the_better_of_the_search_and_the_data_o
     monkeypatch.setattr(thompson, "maximize_acquisition", lambda *a, **k: (found, torch.tensor([search_value], dtype=torch.float64)))
     with torch.no_grad():
         at_data = model.posterior(X.unsqueeze(-2)).mean.reshape(-1)
-    reads, in_model = [], []
+    in_model = []
     posterior = model.posterior  # the model's own reads (BoTorch's Standardize) are not the choice's
 
     def quiet_posterior(*a, **k):
@@ -196,16 +197,7 @@ def test_posterior_mean_argmax_box_takes_the_better_of_the_search_and_the_data_o
             in_model.pop()
 
     monkeypatch.setattr(model, "posterior", quiet_posterior)
-    def counted(name, original):
-        def read(self, *a):
-            if not in_model:
-                reads.append(name)
-            return original(self, *a)
-
-        return read
-
-    for name in ("tolist", "item", "__float__", "__int__", "__bool__", "__index__"):
-        monkeypatch.setattr(torch.Tensor, name, counted(name, getattr(torch.Tensor, name)))
+    reads = record_reads(monkeypatch, skip=lambda: bool(in_model))
     value, x = posterior_mean_argmax_box(model, BOX_1D, X, 4, 32, seed=1)
     assert reads == []
     monkeypatch.undo()

@@ -15,6 +15,7 @@ from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies.base import STATE_VERSION
 from botorch_unknown_hypers.policies.hyperparameter_balancing import standardised_candidate_gp
 from botorch_unknown_hypers.policies.pending_plays import MATCH_TOL, match_pending
+from tests.host_reads import record_reads
 
 D = torch.float64
 FAST = {"num_restarts": 2, "raw_samples": 64}
@@ -55,10 +56,7 @@ def test_match_pending_by_point_in_any_order():
 def test_match_pending_reads_the_distances_in_one_copy(monkeypatch):
     points = [[0.1, 0.2], [0.5, 0.5], [0.9, 0.1]]
     X = torch.tensor([[0.9, 0.1], [0.5, 0.5], [0.3, 0.3]], dtype=D)
-    reads = []
-    for name in ("tolist", "item", "__float__", "__bool__"):
-        original = getattr(torch.Tensor, name)
-        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: reads.append(_n) or _o(self, *a))
+    reads = record_reads(monkeypatch)
     assert match_pending(points, X, BOX) == [2, 1, None]
     assert reads == ["tolist"]
 

@@ -1,0 +1,29 @@
+"""Recording the reads of tensor values on the host in a test (each a synchronisation on CUDA)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+import torch
+
+READ_METHODS = ("tolist", "item", "__float__", "__int__", "__bool__", "__index__")
+r"""The ``Tensor`` methods that copy a value to the host (``float(t)``, ``if t:``, ...)."""
+
+
+def record_reads(monkeypatch: pytest.MonkeyPatch, skip: Callable[[], bool] = lambda: False) -> list[str]:
+    r"""A list that gets the name of each :data:`READ_METHODS` call while ``monkeypatch`` holds
+    (``monkeypatch.undo()`` stops it), except those made while ``skip()`` is true."""
+    reads: list[str] = []
+
+    def counted(name: str, original: Callable) -> Callable:
+        def read(self, *args):
+            if not skip():
+                reads.append(name)
+            return original(self, *args)
+
+        return read
+
+    for name in READ_METHODS:
+        monkeypatch.setattr(torch.Tensor, name, counted(name, getattr(torch.Tensor, name)))
+    return reads
