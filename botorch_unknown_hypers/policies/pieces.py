@@ -90,7 +90,7 @@ class UnitCubeModel(RoundModel):
             seed = rule.state.raw_seed
             raw = rule.campaign_raw_points(seed)
         keys = rule.candidate_keys(spec)
-        keep_keys = None if keep is None or keys is None else rule.candidate_keys(keep)  # once for both caches
+        keep_keys = None if keep is None or keys is None or not self.cache else rule.candidate_keys(keep)  # once for both caches
         factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep_keys, keys=keys) if self.cache else None
         model = CandidateGP(
             train_X,
