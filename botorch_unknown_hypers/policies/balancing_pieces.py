@@ -143,9 +143,9 @@ class BalancingWidths(Widths):
         return self.of(rule, model, info, t, list(range(model.num_candidates)))
 
     def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
-        gains, norms = host_values(rule.information_gain(model, info, self.noise), rule.state.norms[candidates])  # one host copy
-        betas = [float(frequentist_beta(g, B=b, R=self.R, delta=self.delta / 2)) for g, b in zip(gains, norms)]
-        return torch.tensor(betas, dtype=torch.float64)
+        gains = rule.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
+        norms = rule.state.norms[candidates].to(gains)
+        return frequentist_beta(gains, B=norms, R=self.R, delta=self.delta / 2)  # all K at once, on the device
 
 
 @dataclass(frozen=True)

@@ -205,3 +205,25 @@ def test_suspected_bounds_use_the_length_scales_on_the_device_and_equal_the_list
     assert reads == ["__bool__", "__bool__"]  # the bound's own argument checks; the length scales stay put
     monkeypatch.undo()
     torch.testing.assert_close(bounds, expected, rtol=0, atol=0)
+
+
+def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(monkeypatch):
+    from botorch_unknown_hypers.confidence import frequentist_beta
+    from botorch_unknown_hypers.policies.balancing_pieces import BalancingWidths
+
+    problem = get_problem("berkenkamp")
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
+    X = initial_design(problem.domain, 6, seed=0)
+    Y = problem.evaluate(X)[0]
+    policy.suggest(X, Y)
+    model = standardised_candidate_gp(problem.domain, X, Y, policy.state.candidates)
+    widths, K = BalancingWidths(R=0.1, delta=0.05), len(policy.state.candidates)
+    gains = policy.information_gain(model).reshape(-1)
+    expected = [float(frequentist_beta(float(g), B=float(b), R=0.1, delta=0.025)) for g, b in zip(gains, policy.state.norms)]
+    reads = record_reads(monkeypatch)
+    policy.information_gain(model)
+    of_gains = len(reads)
+    betas = widths.of(policy, model, None, 1, list(range(K)))
+    assert reads[2 * of_gains :] == ["__bool__"] and K > 1  # beyond the gains: one argument check for all K
+    monkeypatch.undo()
+    assert betas.dtype == torch.float64 and betas.tolist() == expected
