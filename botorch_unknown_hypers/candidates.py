@@ -36,7 +36,8 @@ length scale :math:`\ell_u`, output scale :math:`s_u` and noise variance
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from array import array
+from dataclasses import dataclass
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
@@ -106,6 +107,11 @@ class CandidateSpec(ABC):
         r"""The ``K`` observation-noise variances of the candidates."""
         raise ValueError(f"{type(self).__name__} does not state its noise variances.")
 
+    def noise_values(self) -> list[float]:
+        r"""The ``K`` noise variances as Python floats (:meth:`noise_variances` copied to the host;
+        families that keep their values on the host give them without a read)."""
+        return self.noise_variances().tolist()
+
     def with_noise(self, variance: float) -> CandidateSpec:
         r"""The same candidates with every noise variance set to ``variance``."""
         raise ValueError(f"cannot set the noise of {type(self).__name__}; build it with the noise you need.")
@@ -131,17 +137,23 @@ def _subclasses(cls: type) -> list[type]:
     return out
 
 
-def fixed_likelihood(noise: Tensor) -> GaussianLikelihood:
+def fixed_likelihood(noise: Tensor, host_noise: list[float] | None = None) -> GaussianLikelihood:
     r"""A batched Gaussian likelihood with the ``K`` noise variances ``noise``, frozen.
 
     The noise constraint's lower bound is :data:`NOISE_LOWER_BOUND`: GPyTorch's default (1e-4)
     would reject the noise variance 1e-4 that the length-scale balancing paper's code fixes.
+    ``host_noise``, the same values as Python floats when the caller holds them, is checked
+    against the bound instead of ``noise`` (no read of the device).
     """
     likelihood = GaussianLikelihood(
         batch_shape=torch.Size([noise.shape[0]]), noise_constraint=GreaterThan(NOISE_LOWER_BOUND)
     )
     likelihood.to(noise)
-    if not bool((noise >= NOISE_LOWER_BOUND).all()):  # the constraint's bound, in one host read
+    if host_noise is not None:
+        low = not all(v >= NOISE_LOWER_BOUND for v in host_noise)
+    else:
+        low = not bool((noise >= NOISE_LOWER_BOUND).all())  # the constraint's bound, in one host read
+    if low:
         raise ValueError(f"noise must be >= {NOISE_LOWER_BOUND} (the likelihood's bound), got {noise.tolist()}.")
     set_constrained(likelihood.noise_covar, "noise", noise.unsqueeze(-1))
     likelihood.requires_grad_(False)
@@ -178,6 +190,38 @@ def candidate_vector(value: float | Tensor, name: str, num: int, like: Tensor, p
     return t
 
 
+HOST_FIELDS = ("lengthscale", "outputscale", "noise", "mean_constant")
+r"""The fields of :class:`KernelCandidates` whose values it may keep on the host as well."""
+
+
+def host_rounded(values: list[float], dtype: torch.dtype) -> list[float] | None:
+    r"""``values`` as a tensor of ``dtype`` holds them, as Python floats, computed on the host (the
+    conversion rounds to nearest, as ``Tensor.to`` does); ``None`` for a dtype other than
+    ``float32`` and ``float64``."""
+    if dtype == torch.float64:
+        return [float(v) for v in values]
+    if dtype == torch.float32:
+        return array("f", values).tolist()
+    return None
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must hold numbers, got {value!r}.")
+    return float(value)
+
+
+def _host_vector(value: Any, name: str, num: int, dtype: torch.dtype, positive: bool = True) -> list[float]:
+    r"""A scalar or ``num`` numbers as ``num`` floats rounded to ``dtype``, checked finite (and
+    positive) on the host, with :func:`candidate_vector`'s message."""
+    values = [_number(value, name)] * num if not isinstance(value, (list, tuple)) else [_number(v, name) for v in value]
+    rounded = host_rounded(values, dtype)
+    if len(values) != num or not all(math.isfinite(v) and (v > 0 or not positive) for v in rounded):
+        kind = "positive finite" if positive else "finite"
+        raise ValueError(f"{name} must be a {kind} scalar or {num} values, got {values}.")
+    return rounded
+
+
 @dataclass(frozen=True)
 class KernelCandidates(CandidateSpec):
     r"""K settings of (length scale, output scale, noise, constant mean) for one kernel.
@@ -190,6 +234,12 @@ class KernelCandidates(CandidateSpec):
         kernel: One of ``matern12``, ``matern32``, ``matern52``, ``rbf``.
         mean_constant: Optional ``K``-dim constant prior means; ``None`` is the
             zero mean all papers use.
+
+    A set also keeps its values on the host, as Python floats, once they are known there: given
+    as numbers (:meth:`from_values`), carried through :meth:`subset`, :meth:`cat`, :meth:`to` and
+    :meth:`with_noise`, or copied once on the first :meth:`to_dict`. :meth:`to_dict`,
+    :meth:`labels` and :meth:`noise_values` then read no device value (each read is a
+    synchronisation on CUDA). The tensors are never written, so the two stay equal.
 
     Example:
         >>> cands = KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.2, 0.1]))
@@ -260,6 +310,80 @@ class KernelCandidates(CandidateSpec):
             mean_constant=mean_constant,
         )
 
+    @classmethod
+    def from_values(
+        cls,
+        lengthscale: list[float] | list[list[float]],
+        kernel: str = "matern52",
+        outputscale: float | list[float] = 1.0,
+        noise: float | list[float] = 1e-4,
+        mean_constant: float | list[float] | None = None,
+        *,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str | None = None,
+    ) -> KernelCandidates:
+        r"""Candidates from Python numbers, checked on the host (no read of the device): ``K``
+        length scales (isotropic) or ``K`` rows of ``d`` (ARD), and scalars or ``K`` values of the
+        rest, as :class:`KernelCandidates` would take them as tensors of ``dtype`` on ``device``."""
+        if host_rounded([], dtype) is None:  # a dtype whose rounding is not computed on the host
+            tensor = lambda v: None if v is None else torch.tensor(v, dtype=dtype, device=device)
+            return cls(tensor(lengthscale), tensor(outputscale), tensor(noise), kernel, tensor(mean_constant))
+        if not isinstance(lengthscale, (list, tuple)) or not lengthscale:
+            raise ValueError(f"lengthscale must be a non-empty list of K values or K rows, got {lengthscale!r}.")
+        rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in lengthscale]
+        if len({len(r) for r in rows}) != 1 or not rows[0]:
+            raise ValueError(f"lengthscale must be K x 1 or K x d, got rows of lengths {[len(r) for r in rows]}.")
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
+        flat = host_rounded([_number(v, "lengthscale") for r in rows for v in r], dtype)
+        if not all(math.isfinite(v) and v > 0 for v in flat):
+            raise ValueError("lengthscale must be finite and strictly positive.")
+        num, width = len(rows), len(rows[0])
+        host = {
+            "lengthscale": [flat[u * width : (u + 1) * width] for u in range(num)],
+            "outputscale": _host_vector(outputscale, "outputscale", num, dtype),
+            "noise": _host_vector(noise, "noise", num, dtype),
+            "mean_constant": None if mean_constant is None else _host_vector(mean_constant, "mean_constant", num, dtype, positive=False),
+        }
+        tensors = {name: None if v is None else torch.tensor(v, dtype=dtype, device=device) for name, v in host.items()}
+        return cls._assemble(kernel, tensors, host)
+
+    @classmethod
+    def _assemble(cls, kernel: str, tensors: dict[str, Tensor | None], host: dict[str, Any] | None) -> KernelCandidates:
+        r"""A set of values already checked, without :meth:`__post_init__`'s device read, keeping
+        ``host`` (the values of :data:`HOST_FIELDS` as Python floats, or ``None``)."""
+        out = object.__new__(cls)
+        for name in HOST_FIELDS:
+            object.__setattr__(out, name, tensors[name])
+        object.__setattr__(out, "kernel", kernel)
+        object.__setattr__(out, "_host", host)
+        return out
+
+    def _host_values(self) -> dict[str, Any]:
+        r"""The values of :data:`HOST_FIELDS` on the host: kept, or copied once (and kept)."""
+        host = self.__dict__.get("_host")
+        if host is None:
+            parts = [self.lengthscale, self.outputscale, self.noise] + ([] if self.mean_constant is None else [self.mean_constant])
+            flat, outputscale, noise, *mean = host_values(*parts)
+            width = self.lengthscale.shape[-1]
+            host = {
+                "lengthscale": [flat[u * width : (u + 1) * width] for u in range(len(self))],
+                "outputscale": outputscale,
+                "noise": noise,
+                "mean_constant": mean[0] if mean else None,
+            }
+            object.__setattr__(self, "_host", host)
+        return host
+
+    def _moved_host(self, dtype: torch.dtype) -> dict[str, Any] | None:
+        host = self.__dict__.get("_host")
+        if host is None or host_rounded([], dtype) is None:
+            return None
+        rounded = {name: None if v is None else host_rounded(v, dtype) for name, v in host.items() if name != "lengthscale"}
+        width = self.lengthscale.shape[-1]
+        flat = host_rounded([v for row in host["lengthscale"] for v in row], dtype)
+        return {"lengthscale": [flat[u * width : (u + 1) * width] for u in range(len(self))], **rounded}
+
     def __len__(self) -> int:
         return self.lengthscale.shape[0]
 
@@ -280,13 +404,11 @@ class KernelCandidates(CandidateSpec):
         here = self.lengthscale
         if (dtype is None or dtype == here.dtype) and (device is None or torch.device(device) == here.device):
             return self
-        return KernelCandidates(
-            lengthscale=mv(self.lengthscale),
-            outputscale=mv(self.outputscale),
-            noise=mv(self.noise),
-            kernel=self.kernel,
-            mean_constant=mv(self.mean_constant),
-        )
+        tensors = {name: mv(getattr(self, name)) for name in HOST_FIELDS}
+        if not (dtype is None or dtype == here.dtype or (here.dtype, dtype) == (torch.float32, torch.float64)):
+            # a narrowing cast may overflow or underflow: check the values again
+            return KernelCandidates(kernel=self.kernel, **tensors)
+        return self._assemble(self.kernel, tensors, self._moved_host(dtype or here.dtype))
 
     def subset(self, indices: Tensor | list[int]) -> KernelCandidates:
         r"""The candidates at ``indices`` (in that order)."""
@@ -300,12 +422,13 @@ class KernelCandidates(CandidateSpec):
         if out_of_range:
             raise ValueError(f"indices must lie in [0, {len(self) - 1}], got {idx.tolist()}.")
         # rows of checked candidates are valid: built without __post_init__'s host read
-        out = object.__new__(KernelCandidates)
-        for name in ("lengthscale", "outputscale", "noise", "mean_constant"):
-            value = getattr(self, name)
-            object.__setattr__(out, name, None if value is None else value[idx])
-        object.__setattr__(out, "kernel", self.kernel)
-        return out
+        tensors = {name: None if (value := getattr(self, name)) is None else value[idx] for name in HOST_FIELDS}
+        host = self.__dict__.get("_host")
+        if host is not None and isinstance(indices, (list, tuple)):
+            host = {name: None if v is None else [v[int(i)] for i in indices] for name, v in host.items()}
+        else:
+            host = None
+        return self._assemble(self.kernel, tensors, host)
 
     def cat(self, other: CandidateSpec) -> KernelCandidates:
         r"""These candidates followed by ``other``'s (same kernel and length-scale layout)."""
@@ -321,21 +444,20 @@ class KernelCandidates(CandidateSpec):
         if (self.mean_constant is None) != (other.mean_constant is None):
             raise ValueError("either both or neither candidate sets must set mean_constant.")
         other = other.to(device=self.lengthscale.device, dtype=self.lengthscale.dtype)
-        return KernelCandidates(
-            lengthscale=torch.cat([self.lengthscale, other.lengthscale]),
-            outputscale=torch.cat([self.outputscale, other.outputscale]),
-            noise=torch.cat([self.noise, other.noise]),
-            kernel=self.kernel,
-            mean_constant=(
-                None
-                if self.mean_constant is None
-                else torch.cat([self.mean_constant, other.mean_constant])
-            ),
-        )
+        # both sets were checked, and a cast that could break a value checks it again in ``to``
+        tensors = {
+            name: None if getattr(self, name) is None else torch.cat([getattr(self, name), getattr(other, name)])
+            for name in HOST_FIELDS
+        }
+        mine, theirs = self.__dict__.get("_host"), other.__dict__.get("_host")
+        host = None
+        if mine is not None and theirs is not None:
+            host = {name: None if v is None else v + theirs[name] for name, v in mine.items()}
+        return self._assemble(self.kernel, tensors, host)
 
     def labels(self) -> list[str]:
         r"""Text label per candidate: the length scale (``;``-joined when ARD)."""
-        return [";".join(f"{v:.6g}" for v in row) for row in self.lengthscale.tolist()]
+        return [";".join(f"{v:.6g}" for v in row) for row in self._host_values()["lengthscale"]]
 
     def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
         r"""Batched GPyTorch mean, kernel and likelihood with these fixed hyperparameters.
@@ -356,13 +478,25 @@ class KernelCandidates(CandidateSpec):
         set_constrained(covar.base_kernel, "lengthscale", self.lengthscale.unsqueeze(-2))  # checked positive
         set_constrained(covar, "outputscale", self.outputscale)
         covar.requires_grad_(False)
-        return fixed_mean(self.mean_constant, len(self), self.lengthscale), covar, fixed_likelihood(self.noise)
+        host = self.__dict__.get("_host")
+        likelihood = fixed_likelihood(self.noise, None if host is None else host["noise"])
+        return fixed_mean(self.mean_constant, len(self), self.lengthscale), covar, likelihood
 
     def noise_variances(self) -> Tensor:
         return self.noise
 
+    def noise_values(self) -> list[float]:
+        return list(self._host_values()["noise"])
+
     def with_noise(self, variance: float) -> KernelCandidates:
-        return replace(self, noise=torch.full_like(self.noise, float(variance)))
+        dtype = self.noise.dtype
+        if host_rounded([], dtype) is None:
+            return KernelCandidates(self.lengthscale, self.outputscale, torch.full_like(self.noise, float(variance)), self.kernel, self.mean_constant)
+        noise = _host_vector(variance, "noise", len(self), dtype)
+        tensors = {name: getattr(self, name) for name in HOST_FIELDS}
+        tensors["noise"] = torch.full_like(self.noise, noise[0])
+        host = self.__dict__.get("_host")
+        return self._assemble(self.kernel, tensors, None if host is None else {**host, "noise": noise})
 
     def candidate_dicts(self) -> list[dict[str, Any]]:
         r"""Each candidate's :meth:`to_dict` alone, from one copy of the values to the host (the
@@ -372,19 +506,16 @@ class KernelCandidates(CandidateSpec):
         return [{**whole, **{name: [whole[name][u]] for name in fields}} for u in range(len(self))]
 
     def to_dict(self) -> dict[str, Any]:
-        r"""JSON-safe representation (lists of floats), from one copy of the values to the host."""
-        parts = [self.lengthscale, self.outputscale, self.noise] + ([] if self.mean_constant is None else [self.mean_constant])
-        lengthscale, *rest = host_values(*parts)
-        K, width = len(self), (self.lengthscale.shape[-1] if self.lengthscale.ndim == 2 else 1)
-        if self.lengthscale.ndim == 2:
-            lengthscale = [lengthscale[u * width : (u + 1) * width] for u in range(K)]
+        r"""JSON-safe representation (lists of floats): the values kept on the host, or one copy."""
+        host = self._host_values()
+        mean = host["mean_constant"]
         return {
             "type": "kernel",
             "kernel": self.kernel,
-            "lengthscale": lengthscale,
-            "outputscale": rest[0],
-            "noise": rest[1],
-            "mean_constant": rest[2] if self.mean_constant is not None else None,
+            "lengthscale": [list(row) for row in host["lengthscale"]],
+            "outputscale": list(host["outputscale"]),
+            "noise": list(host["noise"]),
+            "mean_constant": None if mean is None else list(mean),
         }
 
     @classmethod

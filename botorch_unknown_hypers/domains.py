@@ -346,17 +346,14 @@ def _refuse_points(domain: Domain, X: Tensor, finite: Tensor, inside: Tensor, na
         )
 
 
-def check_observations(
+def observation_checks(
     domain: Domain, X: Any, Y: Any, name_X: str = "X", name_Y: str = "Y", allow_empty: bool = False
-) -> tuple[Tensor, Tensor]:
-    r"""A batch of observations ``(X, Y)`` of ``domain``, as ``q x d`` and ``q x 1`` tensors in the
-    domain's dtype and on its device (:func:`check_points`; ``Y`` converted likewise).
-
-    Raises:
-        TypeError: naming the argument, for a type that is not an array of real numbers.
-        ValueError: naming the argument, for a shape mismatch, no rows (unless ``allow_empty``),
-            NaN / inf, or a point outside the domain.
-    """
+) -> tuple[Tensor, Tensor, Tensor | None]:
+    r"""``(X, Y, valid)``: the observations converted as :func:`check_observations` converts them
+    (types and shapes of ``X`` checked on the host), with ``valid`` the 0-dim flag of every value
+    check (``None`` when ``Y``'s shape does not match): nothing is read from the device, so a caller
+    can read the flag together with flags of its own, and call :func:`check_observations` for the
+    error when it is false."""
     X, finite, inside = _point_flags(domain, X, name_X, allow_empty)
     try:
         Y, _ = as_tensor(Y, name_Y, X.dtype, X.device)
@@ -366,10 +363,27 @@ def check_observations(
     if Y.ndim == 1:
         Y = Y.unsqueeze(-1)
     shaped = Y.ndim == 2 and Y.shape[-1] == 1 and Y.shape[0] == X.shape[0]
-    if shaped and bool((finite & inside).all() & torch.isfinite(Y).all()):  # one host read for both
+    return X, Y, ((finite & inside).all() & torch.isfinite(Y).all()) if shaped else None
+
+
+def check_observations(
+    domain: Domain, X: Any, Y: Any, name_X: str = "X", name_Y: str = "Y", allow_empty: bool = False
+) -> tuple[Tensor, Tensor]:
+    r"""A batch of observations ``(X, Y)`` of ``domain``, as ``q x d`` and ``q x 1`` tensors in the
+    domain's dtype and on its device (:func:`check_points`; ``Y`` converted likewise), checked in
+    one host read (:func:`observation_checks`).
+
+    Raises:
+        TypeError: naming the argument, for a type that is not an array of real numbers.
+        ValueError: naming the argument, for a shape mismatch, no rows (unless ``allow_empty``),
+            NaN / inf, or a point outside the domain.
+    """
+    X, Y, valid = observation_checks(domain, X, Y, name_X, name_Y, allow_empty)
+    if valid is not None and bool(valid):  # one host read for both
         return X, Y
+    _, finite, inside = _point_flags(domain, X, name_X, allow_empty)
     _refuse_points(domain, X, finite, inside, name_X)  # X's errors first, as check_points gives them
-    if not shaped:
+    if valid is None:
         raise ValueError(
             f"{name_Y} must have shape ({X.shape[0]},) or ({X.shape[0]}, 1) to match {name_X}, "
             f"got {tuple(Y.shape)}."

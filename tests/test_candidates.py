@@ -469,3 +469,96 @@ def test_to_dict_is_each_fields_tolist_from_one_host_copy(ard, mean_constant, dt
     monkeypatch.setattr(torch.Tensor, "tolist", lambda t: copies.append(1) or tolist(t))
     assert cands.to_dict() == expected and copies == [1]
     assert KernelCandidates.from_dict(cands.to_dict(), dtype=dtype).to_dict() == expected
+
+
+def _state(cands):
+    return {name: None if getattr(cands, name) is None else getattr(cands, name) for name in ("lengthscale", "outputscale", "noise", "mean_constant")}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ard", [False, True])
+def test_from_values_equals_the_tensor_construction_and_keeps_the_values_on_the_host(dtype, ard, monkeypatch):
+    r"""Built from Python numbers, a set equals the one built from the same values as tensors (rounded
+    to ``dtype`` the same way), and its JSON, labels, noise values, subsets by list, concatenations,
+    moves and noise changes read no tensor value; a set built from tensors reads once, then keeps."""
+    from tests.host_reads import record_reads
+
+    lengthscale = [[0.3, 0.1], [0.7, 1.3], [0.11, 0.2]] if ard else [0.3, 0.7, 0.11]
+    outputscale, noise, mean = [1.0, 2.5, 0.1], 1e-4, [0.1, -0.2, 0.3]
+    reference = KernelCandidates(
+        _tensor(lengthscale, dtype), _tensor(outputscale, dtype), noise, "rbf", _tensor(mean, dtype)
+    )
+    expected = reference.to_dict()
+    reads = record_reads(monkeypatch)
+    cands = KernelCandidates.from_values(lengthscale, "rbf", outputscale, noise, mean, dtype=dtype)
+    other = KernelCandidates.from_values([lengthscale[0]], "rbf", 0.5, 1e-3, 0.0, dtype=dtype)
+    joined = cands.cat(other)
+    moved = cands.to(dtype=torch.float64)
+    noisy = cands.with_noise(0.1)
+    out = (cands.to_dict(), cands.labels(), cands.noise_values(), cands.subset([2, 0]).to_dict(), joined.to_dict(),
+           moved.to_dict(), noisy.noise_values())
+    assert reads == []
+    built = len(reads)
+    cands.build(2)  # GPyTorch's constraints read their own bounds; the noise is checked on the host
+    on_host = len(reads) - built
+    fresh = KernelCandidates(reference.lengthscale, reference.outputscale, noise, "rbf", reference.mean_constant)
+    before = len(reads)
+    fresh.build(2)  # its values on the device only: one read more
+    assert len(reads) - before == on_host + 1
+    assert out[0] == expected and out[1] == reference.labels() and out[2] == reference.noise.tolist()
+    assert out[3] == reference.subset([2, 0]).to_dict()
+    for name, value in _state(cands).items():
+        assert value.dtype == dtype and torch.equal(value, getattr(reference, name)), name
+    reference_joined = reference.cat(KernelCandidates(_tensor([lengthscale[0]], dtype), 0.5, 1e-3, "rbf", 0.0))
+    monkeypatch.undo()
+    assert out[4] == reference_joined.to_dict()
+    assert out[5] == reference.to(dtype=torch.float64).to_dict()  # float32 values are float64 values
+    assert out[6] == torch.full((3,), 0.1, dtype=dtype).tolist()
+    for name, value in _state(joined).items():
+        assert torch.equal(value, getattr(reference_joined, name)), name
+    reads = record_reads(monkeypatch)
+    assert reference.subset([1]).to_dict() == cands.subset([1]).to_dict()  # kept from the first to_dict above
+    assert reads == []
+
+
+def test_a_set_built_from_tensors_reads_its_values_once():
+    from tests.host_reads import record_reads
+
+    with pytest.MonkeyPatch.context() as mp:
+        cands = KernelCandidates.from_lengthscales(_tensor([0.2, 0.4]))
+        reads = record_reads(mp)
+        first, second, labels = cands.to_dict(), cands.to_dict(), cands.labels()
+        assert reads == ["tolist"] and first == second and labels == ["0.2", "0.4"]
+        first["lengthscale"][0][0] = 9.0  # the copy handed out, not the values kept
+        assert cands.to_dict()["lengthscale"] == [[0.2], [0.4]]
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"lengthscale": []}, "lengthscale must be a non-empty list"),
+        ({"lengthscale": 0.3}, "lengthscale must be a non-empty list"),
+        ({"lengthscale": [[0.1, 0.2], [0.3]]}, "lengthscale must be K x 1 or K x d"),
+        ({"lengthscale": [0.1, -0.2]}, "lengthscale must be finite and strictly positive"),
+        ({"lengthscale": [0.1, "0.2"]}, "lengthscale must hold numbers"),
+        ({"lengthscale": [0.1, 0.2], "noise": 0.0}, "noise must be a positive finite scalar or 2 values"),
+        ({"lengthscale": [0.1, 0.2], "outputscale": [1.0]}, "outputscale must be a positive finite scalar or 2 values"),
+        ({"lengthscale": [0.1, 0.2], "mean_constant": [0.0, math.inf]}, "mean_constant must be a finite scalar"),
+        ({"lengthscale": [0.1, 0.2], "kernel": "matern72"}, "kernel must be one of"),
+        ({"lengthscale": [1e-50], "dtype": torch.float32}, "finite and strictly positive"),  # 0 in float32
+    ],
+)
+def test_from_values_refuses_bad_values_naming_them(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        KernelCandidates.from_values(**kwargs)
+
+
+def test_from_values_in_another_dtype_and_a_narrowing_move_check_on_the_device():
+    half = KernelCandidates.from_values([0.25, 0.5], dtype=torch.bfloat16)
+    assert half.lengthscale.dtype == torch.bfloat16 and half.to_dict()["lengthscale"] == [[0.25], [0.5]]
+    wide = KernelCandidates.from_values([1e-50, 0.5])
+    with pytest.raises(ValueError, match="strictly positive"):
+        wide.to(dtype=torch.float32)  # 1e-50 underflows to 0 in float32: checked again
+    assert wide.with_noise(0.5).noise_values() == [0.5, 0.5]
+    with pytest.raises(ValueError, match="noise must be a positive"):
+        wide.with_noise(-1.0)

@@ -351,6 +351,25 @@ def test_check_observations_returns_converted_points_and_q_by_1_targets():
     assert X_empty.shape == (0, 2) and Y_empty.shape == (0, 1)
 
 
+def test_observation_checks_convert_without_a_read_and_flag_what_check_observations_refuses(monkeypatch):
+    from botorch_unknown_hypers.domains import observation_checks
+    from tests.host_reads import record_reads
+
+    box = BoxDomain(BOUNDS)
+    X = torch.tensor([[0.5, 0.0], [0.2, 1.0]], dtype=torch.float64)
+    cases = [(X, [1.0, 2.0]), (X + 5, [1.0, 2.0]), (X, [1.0, math.nan]), (X, torch.zeros(3))]
+    reads = record_reads(monkeypatch)
+    flags = [observation_checks(box, x, y)[2] for x, y in cases]
+    assert reads == []
+    monkeypatch.undo()
+    assert bool(flags[0]) and not bool(flags[1]) and not bool(flags[2]) and flags[3] is None
+    X_out, Y_out, _ = observation_checks(box, X.tolist(), [1, 2])
+    assert torch.equal(X_out, X) and torch.equal(Y_out, torch.tensor([[1.0], [2.0]], dtype=torch.float64))
+    for (x, y), match in zip(cases[1:], ("X must lie in the box", "Y must be finite", "Y must have shape")):
+        with pytest.raises(ValueError, match=match):
+            check_observations(box, x, y)
+
+
 def test_check_observations_reads_the_device_once_and_refuses_x_before_y():
     from torch.profiler import ProfilerActivity, profile
 

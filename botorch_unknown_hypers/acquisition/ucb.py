@@ -33,6 +33,8 @@ References:
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -92,6 +94,9 @@ def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
     Raises:
         ValueError: if ``beta`` has the wrong size or is negative / non-finite.
     """
+    number = isinstance(beta, (int, float)) and not isinstance(beta, bool) and like.dtype == torch.float64
+    if number and not (math.isfinite(beta) and beta >= 0):  # a Python number kept exactly: checked on the host
+        raise ValueError("beta must be finite and non-negative.")
     beta_t = torch.as_tensor(beta, dtype=like.dtype, device=like.device)
     if beta_t.ndim == 0:
         beta_t = beta_t.expand(num_candidates)
@@ -99,7 +104,7 @@ def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
         raise ValueError(
             f"beta must be a scalar or have shape ({num_candidates},), got {tuple(beta_t.shape)}."
         )
-    if not bool((torch.isfinite(beta_t) & (beta_t >= 0)).all()):  # one host read
+    if not number and not bool((torch.isfinite(beta_t) & (beta_t >= 0)).all()):  # one host read
         raise ValueError("beta must be finite and non-negative.")
     return beta_t
 

@@ -39,7 +39,7 @@ from linear_operator import to_dense
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.candidates import CandidateSpec, host_rounded
 
 JITTER_TRIES = 6
 r"""How many times the jitter is multiplied by 10 before a factorisation is given up."""
@@ -422,7 +422,7 @@ class FactorCache:
 
     def factor(
         self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | list[str] | None = None, keys: list[str] | None = None,
-        build: Callable[[CandidateSpec, list[str]], tuple] | None = None,
+        build: Callable[[CandidateSpec, list[str]], tuple] | None = None, prefix: Tensor | None = None,
     ) -> CandidateFactor:
         r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order.
 
@@ -436,20 +436,24 @@ class FactorCache:
                 had if factorised at entry and advanced every round. Others are dropped.
             keys: ``keys(spec)`` when the caller holds them already (one host copy fewer).
             build: ``(new candidate, its keys) -> its modules``, for a caller that keeps modules.
+            prefix: Inputs the caller has checked that ``X`` extends: the comparison is skipped
+                when they are (by identity) the inputs of this cache's last call.
         """
         start = time.perf_counter()
-        X = X.detach()
+        X = X.detach() if X.requires_grad else X  # the same tensor otherwise: the identity of ``prefix``
         keys = self.keys(spec) if keys is None else keys
         build = build or (lambda one, _: one.build(dim=X.shape[-1]))
         previous = self._inputs
-        if previous is not None and (previous.shape[0] > X.shape[0] or not torch.equal(previous, X[: previous.shape[0]])):
+        if previous is not None and previous is not prefix and (previous.shape[0] > X.shape[0] or not torch.equal(previous, X[: previous.shape[0]])):
             self._count_refactor("data not an extension", len(self._cached))
             self._cached = {}
         wanted = set(keys).union([] if keep is None else keep if isinstance(keep, list) else self.keys(keep))
         self._cached = {key: cached for key, cached in self._cached.items() if key in wanted}
         noises = self._noise(spec, X)
         new = [j for j, key in enumerate(keys) if key not in self._cached]
-        noise_values = noises.tolist() if new else []
+        override = self.noise_override  # the values as Python floats, with no read where the spec keeps them
+        noise_values = host_rounded([float(override)] * len(spec) if override is not None else spec.noise_values(), X.dtype) if new else []
+        noise_values = noises.tolist() if noise_values is None else noise_values
         for j in new:  # new candidates are factorised canonically on X
             factor, jitter = self._canonical_factor(kernel := build(spec.subset([j]), [keys[j]])[1], noise_values[j], X)
             self._cached[keys[j]] = _CachedCandidate(kernel, noise_values[j], factor, jitter)
@@ -582,16 +586,12 @@ class FactorCache:
         :math:`k(x_i, x_i) + s + j - \lVert w_b\rVert^2 - \lVert w_p\rVert^2`; the row
         :math:`(w_b, w_p, \sqrt{\text{pivot}})` is appended to :math:`[L_{pb}\; L_{pp}]`.
         """
-        x = X[i : i + 1]
-        b, p = factor.base.shape[0], factor.lower_right.shape[0]
+        x, b, p = X[i : i + 1], factor.base.shape[0], factor.lower_right.shape[0]
         pivot = kernel_matrix(cached.kernel, x).reshape(()) + cached.noise + jitter
         w_base, w_appended = factor.base.new_zeros(b, 1), factor.base.new_zeros(p, 1)
         if i:
             w_base, w_appended = factor.forward_solve(kernel_matrix(cached.kernel, X[:i], x).reshape(i, 1))
-            if b:
-                pivot = pivot - (w_base * w_base).sum()
-            if p:
-                pivot = pivot - (w_appended * w_appended).sum()
+            pivot = pivot - (w_base * w_base).sum() - (w_appended * w_appended).sum()  # an empty part gives 0
         lower_right = factor.lower_right.new_zeros(p + 1, p + 1)
         lower_right[:p, :p], lower_right[p, :p], lower_right[p, p] = factor.lower_right, w_appended.squeeze(-1), pivot.sqrt()
         return Factor(factor.base, torch.cat([factor.lower_left, w_base.reshape(1, b)]), lower_right), pivot

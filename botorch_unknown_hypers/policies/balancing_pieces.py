@@ -112,7 +112,7 @@ class LeastSuspectedBound(Choice):
         }
 
     def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
-        return {"beta": float(data.betas[0])}
+        return {"beta": data.host_betas()[0]}
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class SoleCandidate(Choice):
         return indices, {}
 
     def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
-        return {"beta": float(data.betas[0])}
+        return {"beta": data.host_betas()[0]}
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ class PlayedUCB(Selector):
     def __call__(
         self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
-        acqf = CandidateUCB(view, beta=float(data.betas[0]), reduction="select", index=0)
+        acqf = CandidateUCB(view, beta=data.host_betas()[0], reduction="select", index=0)
         x, warm = rule.maximize_slot(acqf, fixed, prepared, warm)
         return Slot(x, 0), warm
 

@@ -38,7 +38,7 @@ from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import Restarts, fixed_raw_points, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
-from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points
+from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points, observation_checks
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
@@ -187,6 +187,7 @@ class Policy(ABC):
         self._raw_points: tuple[tuple[int, int], Tensor | None] | None = None  # derived: (seed, raw_samples), points
         self._unit_points: tuple[Tensor, Tensor] | None = None  # derived: points, their unit-cube image
         self._modules: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}  # derived: candidate_modules
+        self._round_inputs: list[Tensor | None] | None = None  # derived: _checked_inputs, unit_inputs
 
     # ------------------------------------------------------------------ public
     def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1, X_pending: Tensor | None = None) -> Tensor:
@@ -212,7 +213,7 @@ class Policy(ABC):
             pending = None
         if pending is not None and not self.supports_pending:
             raise ValueError(f"X_pending: {self.name} does not condition on pending points; `buh list` shows the rules that do.")
-        train_X, train_Y = check_observations(self.domain, train_X, train_Y, "train_X", "train_Y", allow_empty=True)
+        train_X, train_Y = self._checked_inputs(train_X, train_Y)
         if train_X.shape[0] < self.min_observations:
             raise ValueError(
                 f"train_X must hold at least {self.min_observations} observation(s) for {self.name!r} "
@@ -228,6 +229,33 @@ class Policy(ABC):
         if len(self.selected) != q:
             self.selected = [""] * q
         return X
+
+    def _checked_inputs(self, train_X: Tensor, train_Y: Tensor) -> tuple[Tensor, Tensor]:
+        r"""``check_observations`` of the round's data; and, in the same host read, whether their
+        unit-cube image extends the last round's (kept by :meth:`unit_inputs`), so that the factor
+        caches need not compare them again (a second read only when the data are not an extension)."""
+        last = None if self._round_inputs is None else self._round_inputs[1]
+        X, Y, valid = observation_checks(self.domain, train_X, train_Y, "train_X", "train_Y", allow_empty=True)
+        unit = None
+        if valid is not None and last is not None and X.shape[0] >= last.shape[0]:
+            unit = self._unit(X)
+            if bool(valid & (unit[: last.shape[0]] == last).all()):
+                self._round_inputs = [X, unit, last]  # this round's data, their unit image, the prefix checked
+                return X, Y
+        X, Y = check_observations(self.domain, X, Y, "train_X", "train_Y", allow_empty=True)
+        self._round_inputs = [X, unit, None]
+        return X, Y
+
+    def unit_inputs(self, train_X: Tensor) -> tuple[Tensor, Tensor | None]:
+        r"""``(U, prefix)``: ``train_X`` in unit-cube coordinates, computed once per round for the
+        round's data, and the unit inputs of the last round that ``U`` was checked to extend
+        (``None`` when not checked: other data, or the first round)."""
+        held = self._round_inputs
+        if held is None or held[0] is not train_X:
+            return self._unit(train_X), None
+        if held[1] is None:
+            held[1] = self._unit(train_X)
+        return held[1], held[2]
 
     def observe(self, X: Tensor, Y: Tensor) -> None:
         r"""Record the observations of the last batch (``q x d``, ``q`` or ``q x 1``).
@@ -346,8 +374,9 @@ class Policy(ABC):
             if known is None or known[0] is not points or (known[1].dtype, known[1].device) != (train_X.dtype, train_X.device):
                 self._unit_points = (points, self._unit(points.to(train_X)))
             cache.set_points(self._unit_points[1])
+        unit, prefix = self.unit_inputs(train_X)
         return cache.factor(
-            spec, self._unit(train_X), keep, keys=keys, build=lambda one, one_keys: self.candidate_modules(one, one_keys, train_X)
+            spec, unit, keep, keys=keys, build=lambda one, one_keys: self.candidate_modules(one, one_keys, train_X), prefix=prefix
         )
 
     @staticmethod

@@ -72,6 +72,8 @@ class RoundData:
         y_std: The outputs' scale of the round's model (1 in raw units).
         y_mean: The outputs' mean removed by the round's model (0 in raw units).
         q: The batch size of the round.
+        beta_values: ``betas`` as Python floats when they were copied to the host with the
+            scaler's values, else ``None`` (:meth:`host_betas` gives them either way).
     """
 
     train_X: Tensor
@@ -85,6 +87,11 @@ class RoundData:
     y_std: float
     y_mean: float = 0.0
     q: int = 1
+    beta_values: tuple[float, ...] | None = None
+
+    def host_betas(self) -> list[float]:
+        r""":attr:`betas` as Python floats: the copy made with the scaler's values, or one read now."""
+        return self.betas.tolist() if self.beta_values is None else list(self.beta_values)
 
 
 class Slot(NamedTuple):
@@ -143,7 +150,7 @@ class AllCandidates(Choice):
         return indices, {"alive": list(rule.state.alive)}
 
     def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
-        return {"played": data.candidates[slots[0].local], "betas": data.betas.tolist()}
+        return {"played": data.candidates[slots[0].local], "betas": data.host_betas()}
 
 
 class RoundModel(ABC):
@@ -283,8 +290,10 @@ class CandidateSetRound:
         model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
         betas = self.widths.of(rule, model, info, st.round + 1, chosen)
         scaler = getattr(model, "outcome_transform", None)
-        y_std, y_mean = (1.0, 0.0) if scaler is None else [v for (v,) in host_values(scaler.stdvs, scaler.means)]
-        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean, q)
+        y_std, y_mean, beta_values = 1.0, 0.0, None
+        if scaler is not None:  # one host copy of the scaler's values and the widths
+            (y_std,), (y_mean,), beta_values = host_values(scaler.stdvs, scaler.means, betas)
+        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean, q, beta_values)
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
 

@@ -192,7 +192,7 @@ class LengthScalePolicy(BalancingPolicy):
     def lengthscales(self) -> list[float]:
         r"""Every candidate length scale in the set, in order (unit-cube units)."""
         candidates = self.state.candidates
-        return [] if candidates is None else candidates.lengthscale[:, 0].tolist()
+        return [] if candidates is None else [row[0] for row in candidates.to_dict()["lengthscale"]]  # kept on the host
 
     def g(self, t: float) -> float:
         r"""The growth function :math:`g(t) = \max(g_0, t^a)` of the preset."""
@@ -206,7 +206,7 @@ class LengthScalePolicy(BalancingPolicy):
 
     def lengthscale_candidates(self, theta: list[float]) -> KernelCandidates:
         r"""The candidates of length scales ``theta`` (the rule's kernel and noise)."""
-        return KernelCandidates.from_lengthscales(self._tensor(theta), kernel=self.kernel, noise=self.noise)
+        return KernelCandidates.from_values(list(theta), kernel=self.kernel, noise=self.noise, dtype=self.dtype, device=self.device)
 
     def fit_theta0(self, train_X: Tensor, train_Y: Tensor) -> float:
         r""":math:`\theta_0`: the MLE length scale on the initial design (unit-cube units)."""

@@ -152,7 +152,7 @@ class DoublyOptimisticPrior(Selector):
         if fixed is not None:
             raise ValueError("DoublyOptimisticPrior fills one slot with nothing pending; got points to exclude.")
         X, local = ucb_prior_argmax(
-            data.model, data.candidates, float(data.betas[0]), rule.generator, rule.num_restarts, rule.raw_samples,
+            data.model, data.candidates, data.host_betas()[0], rule.generator, rule.num_restarts, rule.raw_samples,
             rule.search,
         )
         return recorded_slots(data, X, [local])[0], warm
@@ -211,7 +211,7 @@ class SelectedPrior(AllCandidates):
     def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
         first = slots[0]
         return {"prior": rule.state.prior_ids[data.candidates[first.local]], "true_prior": rule.state.true_prior,
-                "sigma": first.sigma, "sqrt_beta": float(data.betas[first.local])}
+                "sigma": first.sigma, "sqrt_beta": data.host_betas()[first.local]}
 
 
 __all__ = [

@@ -232,6 +232,22 @@ class TestInvalid:
         with pytest.raises(ValueError, match="beta"):
             as_beta(torch.ones(4), 3, like)
 
+    def test_as_beta_checks_a_python_number_on_the_host_for_float64(self, monkeypatch):
+        from tests.host_reads import record_reads
+
+        like = torch.zeros(1, dtype=torch.float64)
+        reads = record_reads(monkeypatch)
+        out = as_beta(2.5, 3, like)
+        for bad in (-1.0, math.inf, math.nan):
+            with pytest.raises(ValueError, match="beta must be finite and non-negative"):
+                as_beta(bad, 3, like)
+        assert reads == [] and torch.equal(out, torch.full((3,), 2.5, dtype=torch.float64))
+        as_beta(torch.tensor(2.5, dtype=torch.float64), 3, like)  # a tensor is checked on its device
+        as_beta(2.5, 3, like.float())  # and a number held in float32 (rounding could overflow)
+        assert len(reads) == 2
+        with pytest.raises(ValueError, match="beta must be finite"):
+            as_beta(1e300, 3, like.float())  # inf in float32
+
     def test_q_must_be_one(self):
         model, _, _, _ = make_model()
         acqf = CandidateUCB(model, beta=1.0)

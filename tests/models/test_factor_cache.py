@@ -471,3 +471,28 @@ def test_candidates_to_keep_given_by_their_keys_are_kept_as_the_set_would_be():
     a, b = by_set.factor(spec, X), by_keys.factor(spec, X)  # the kept two catch up, none refactorised
     assert torch.equal(a.L, b.L) and by_set.stats.rows == by_keys.stats.rows
     assert by_set.stats.refactor_reasons == by_keys.stats.refactor_reasons == {"new candidates": 3}  # none dropped
+
+
+def test_a_new_candidates_noise_is_read_from_the_host_values_of_its_set(monkeypatch):
+    r"""A set that keeps its values on the host (``KernelCandidates.from_values``) factorises a new
+    candidate with the same factor and one device read fewer (its noise variance) than the same
+    set known only on the device; an override noise needs no read either."""
+    from tests.host_reads import record_reads
+
+    X = _points(30, repeats=False)
+    on_host = KernelCandidates.from_values([0.2, 0.5], kernel="rbf", noise=[1e-4, 1e-3])
+    def on_device():  # the same values, not yet copied to the host
+        return KernelCandidates(on_host.lengthscale.clone(), 1.0, on_host.noise.clone(), "rbf")
+
+    keys = FactorCache.keys(on_host)
+    assert keys == FactorCache.keys(on_device())
+    counts, factors = [], []
+    for spec in (on_host, on_device(), on_host):
+        cache = FactorCache(noise=None if len(counts) < 2 else 1e-2)
+        reads = record_reads(monkeypatch)
+        factors.append(cache.factor(spec, X, keys=keys))
+        counts.append(len(reads))
+        monkeypatch.undo()
+    assert counts[1] == counts[0] + 1 and counts[2] == counts[0]
+    assert torch.equal(factors[0].L, factors[1].L) and torch.equal(factors[0].noise, factors[1].noise)
+    torch.testing.assert_close(factors[2].noise, torch.full((2,), 1e-2, dtype=D))

@@ -227,3 +227,28 @@ def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(
     assert reads[2 * of_gains :] == ["__bool__"] and K > 1  # beyond the gains: one argument check for all K
     monkeypatch.undo()
     assert betas.dtype == torch.float64 and betas.tolist() == expected
+
+
+def test_the_ladder_keeps_its_length_scales_on_the_host_as_it_grows(monkeypatch):
+    r"""LB's candidates are made from the ladder's numbers, so the set as it grows (a new rung joins
+    by ``cat``) gives its length scales, JSON and labels without reading the device, with the
+    values the tensors hold."""
+    problem = get_problem("michalewicz5")  # a rung joins every round here
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
+    X = initial_design(problem.domain, 4, seed=0)
+    Y = problem.evaluate(X)[0]
+    sizes = []
+    for _ in range(3):
+        x = policy.suggest(X, Y)
+        y = problem.evaluate(x)[0]
+        policy.observe(x, y)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+        sizes.append(len(policy.state.candidates))
+    candidates = policy.state.candidates
+    reads = record_reads(monkeypatch)
+    lengthscales, state, labels = policy.lengthscales, candidates.to_dict(), candidates.labels()
+    assert reads == []
+    monkeypatch.undo()
+    assert sizes[-1] > sizes[0]  # rungs joined
+    assert lengthscales == candidates.lengthscale[:, 0].tolist() and state["noise"] == candidates.noise.tolist()
+    assert labels == [f"{v:.6g}" for v in lengthscales]

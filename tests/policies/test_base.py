@@ -5,6 +5,8 @@ unchanged, and the policy's own seeded randomness."""
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -527,3 +529,53 @@ def test_a_length_scale_balancing_round_builds_its_one_new_candidates_modules_on
         X, Y = torch.cat([X, x]), torch.cat([Y, y])
         # the factor caches at the candidate's noise and at the information gain's, and the model
         assert built == [1]
+
+
+def _lb_rounds(policy, problem, X, Y, rounds):
+    for _ in range(rounds):
+        x = policy.suggest(X, Y)
+        y = problem.evaluate(x)[0]
+        policy.observe(x, y)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    return X, Y
+
+
+def test_data_that_extend_the_last_rounds_are_checked_with_the_observations_in_one_read(monkeypatch):
+    r"""The check that the round's data extend the last round's joins the observations' own check
+    (one read), so the factor caches do not compare the inputs again; data changed in place are
+    still found out, and the round then equals a fresh policy's."""
+    from botorch_unknown_hypers.loop import initial_design
+    from botorch_unknown_hypers.problems import get_problem
+
+    problem = get_problem("michalewicz5")
+    X, Y = initial_design(problem.domain, 6, seed=0), None
+    Y = problem.evaluate(X)[0]
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, num_restarts=2, raw_samples=32)
+    X, Y = _lb_rounds(policy, problem, X, Y, 2)
+    compared, equal = [], torch.equal
+
+    def spy(a, b):  # the comparisons made by the factor caches
+        compared.append(sys._getframe(1).f_code.co_filename.endswith("factor_cache.py") and a.shape[-1] == X.shape[-1])
+        return equal(a, b)
+
+    monkeypatch.setattr(torch, "equal", spy)
+    caches = list(policy.factor_caches.values())
+    x = policy.suggest(X, Y)
+    unit, prefix = policy.unit_inputs(X)  # the round's data (the same tensor): their unit image of the round
+    assert len(caches) == 2 and not any(compared)  # no inputs compared
+    assert prefix is not None and all(c._inputs is unit for c in caches)
+    monkeypatch.undo()
+    y = problem.evaluate(x)[0]
+    policy.observe(x, y)
+    X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    restarts = [c.stats.refactor_reasons.get("data not an extension", 0) for c in caches]
+    X[0, 0] = (X[0, 0] + 0.1) % 1.0  # the caller's tensor changed in place between rounds
+    state = policy.state_dict()
+    fresh = make_policy("lb-gp-ucb", problem.domain, seed=0, num_restarts=2, raw_samples=32)
+    fresh.load_state_dict(json.loads(json.dumps(state)))
+    assert torch.equal(policy.suggest(X, Y), fresh.suggest(X, Y))
+    after = [c.stats.refactor_reasons.get("data not an extension", 0) for c in caches]
+    assert all(a > r for a, r in zip(after, restarts))  # every cache restarted (counted per candidate dropped)
+    assert policy.unit_inputs(X)[1] is None  # not an extension: nothing vouched for
+    with pytest.raises(ValueError, match="train_Y must be finite"):
+        policy.suggest(X, torch.cat([Y[:-1], torch.full_like(Y[:1], math.nan)]))
