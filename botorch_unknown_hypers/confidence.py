@@ -245,7 +245,7 @@ def practical_beta(t: Number, dim: int) -> Tensor:
     return torch.sqrt(0.2 * d * torch.log(2.0 * v["t"]))
 
 
-def xi(t: Number, num_candidates: Number, R: Number, delta: Number) -> Tensor:
+def xi(t: Number, num_candidates: Number, R: Number, delta: Number, validate_args: bool = True) -> Tensor:
     r"""Noise-concentration width :math:`\xi_t = 2R^2\log(|A|\pi^2t^2/(6\delta_B))`.
 
     LB paper Lemma B.1 / HE paper Lemma 5.1 (with the parenthesisation and the
@@ -259,17 +259,20 @@ def xi(t: Number, num_candidates: Number, R: Number, delta: Number) -> Tensor:
         R: Sub-Gaussian noise scale, ``>= 0`` (``R = 0`` gives :math:`\xi_t = 0`).
         delta: :math:`\delta_B`, the failure probability of the noise event,
             in ``(0, 1)``.
+        validate_args: Check the arguments (one host read); ``False`` for a caller that has
+            checked them as Python numbers (as ``torch.distributions``' flag).
 
     Returns:
         Tensor of the broadcast shape of the inputs.
     """
     v = as_tensors(t=t, num_candidates=num_candidates, R=R, delta=delta)
-    check_all_entries(
-        ("t", v["t"], AT_LEAST_ONE),
-        ("num_candidates", v["num_candidates"], AT_LEAST_ONE),
-        ("R", v["R"], NONNEGATIVE),
-        ("delta", v["delta"], PROBABILITY),
-    )
+    if validate_args:
+        check_all_entries(
+            ("t", v["t"], AT_LEAST_ONE),
+            ("num_candidates", v["num_candidates"], AT_LEAST_ONE),
+            ("R", v["R"], NONNEGATIVE),
+            ("delta", v["delta"], PROBABILITY),
+        )
     arg = v["num_candidates"] * _PI_SQ * v["t"].square() / (6.0 * v["delta"])
     return 2.0 * v["R"].square() * torch.log(arg)
 

@@ -37,7 +37,7 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import AT_LEAST_ONE, NONNEGATIVE, POSITIVE, check_all_entries, check_entries, check_int
+from botorch_unknown_hypers.checks import AT_LEAST_ONE, NONNEGATIVE, POSITIVE, Interval, check_all_entries, check_entries, check_int
 from botorch_unknown_hypers.confidence import Number, as_tensors
 from botorch_unknown_hypers.kernels import KERNELS
 
@@ -206,7 +206,7 @@ def gpytorch_rbf_lengthscale(paper_lengthscale: Number) -> Tensor:
     return v["paper_lengthscale"] / math.sqrt(2.0)
 
 
-def gamma_rbf(T: Number, lengthscale: Number, dim: int) -> Tensor:
+def gamma_rbf(T: Number, lengthscale: Number, dim: int, also: tuple[tuple[str, Tensor, Interval], ...] = ()) -> Tensor:
     r"""RBF MIG rate (LB Prop. 2.2): :math:`\theta^{-d}\log(T)^{d+1}`.
 
     Args:
@@ -215,10 +215,13 @@ def gamma_rbf(T: Number, lengthscale: Number, dim: int) -> Tensor:
             :math:`\exp(-r^2/\theta^2)`), positive. Convert a GPyTorch length
             scale with :func:`paper_rbf_lengthscale`.
         dim: Input dimension :math:`d \ge 1`.
+        also: A caller's own ``(name, value, interval)`` checks, read with these in one copy
+            (:func:`~botorch_unknown_hypers.checks.check_all_entries`; they fail first).
     """
     d = check_int("dim", dim, 1)
     v = as_tensors(T=T, lengthscale=lengthscale)
     check_all_entries(
+        *also,
         ("T", v["T"], AT_LEAST_ONE),
         ("lengthscale", v["lengthscale"], POSITIVE),
     )
@@ -226,7 +229,7 @@ def gamma_rbf(T: Number, lengthscale: Number, dim: int) -> Tensor:
 
 
 def gamma_matern(
-    T: Number, lengthscale: Number, dim: int, nu: float, form: str = "main"
+    T: Number, lengthscale: Number, dim: int, nu: float, form: str = "main", also: tuple[tuple[str, Tensor, Interval], ...] = ()
 ) -> Tensor:
     r"""Matérn-:math:`\nu` MIG rate (LB Prop. 2.2 / App. A).
 
@@ -242,6 +245,7 @@ def gamma_matern(
         dim: Input dimension :math:`d \ge 1`.
         nu: Smoothness :math:`\nu > 0`.
         form: ``"main"`` or ``"proof"``.
+        also: As :func:`gamma_rbf`.
     """
     d = check_int("dim", dim, 1)
     if isinstance(nu, bool) or not isinstance(nu, (int, float)) or not nu > 0:
@@ -250,6 +254,7 @@ def gamma_matern(
         raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
     v = as_tensors(T=T, lengthscale=lengthscale)
     check_all_entries(
+        *also,
         ("T", v["T"], AT_LEAST_ONE),
         ("lengthscale", v["lengthscale"], POSITIVE),
     )
@@ -263,12 +268,15 @@ def gamma_matern(
     return v["lengthscale"].pow(-d) * T_.pow(t_exp) * torch.log(T_).pow(log_exp)
 
 
-def gamma(T: Number, lengthscale: Number, dim: int, kernel: str, form: str = "main") -> Tensor:
+def gamma(
+    T: Number, lengthscale: Number, dim: int, kernel: str, form: str = "main", also: tuple[tuple[str, Tensor, Interval], ...] = ()
+) -> Tensor:
     r"""MIG rate for ``kernel`` in ``{"rbf", "matern12", "matern32", "matern52"}``.
 
     Dispatches to :func:`gamma_rbf` (``form`` is ignored, but still validated)
     or :func:`gamma_matern` with :math:`\nu = 0.5, 1.5, 2.5`. For ``"rbf"`` the
     length scale is the paper's :math:`\theta` (see :func:`paper_rbf_lengthscale`).
+    ``also``: a caller's checks read with the rate's own (:func:`gamma_rbf`).
     """
     if not isinstance(kernel, str) or kernel.lower() not in KERNELS:
         raise ValueError(f"kernel must be one of {sorted(KERNELS)}; got {kernel!r}")
@@ -276,8 +284,8 @@ def gamma(T: Number, lengthscale: Number, dim: int, kernel: str, form: str = "ma
         raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
     nu = KERNELS[kernel.lower()]
     if nu is None:
-        return gamma_rbf(T, lengthscale, dim)
-    return gamma_matern(T, lengthscale, dim, nu, form=form)
+        return gamma_rbf(T, lengthscale, dim, also=also)
+    return gamma_matern(T, lengthscale, dim, nu, form=form, also=also)
 
 
 def suspected_regret_bound(
@@ -295,8 +303,7 @@ def suspected_regret_bound(
         form: Matérn rate form, see :func:`gamma_matern`.
     """
     v = as_tensors(T=T, lengthscale=lengthscale, B=B)
-    check_entries("B", v["B"], NONNEGATIVE)
-    g = gamma(v["T"], v["lengthscale"], dim, kernel, form=form)
+    g = gamma(v["T"], v["lengthscale"], dim, kernel, form=form, also=(("B", v["B"], NONNEGATIVE),))  # one read
     return torch.sqrt(v["T"]) * (v["B"] * torch.sqrt(g) + g)
 
 

@@ -219,3 +219,19 @@ def test_practical_beta_is_the_scaled_srinivas_rate():
     assert float(practical_beta(60, 8)) == pytest.approx(math.sqrt(1.6 * math.log(120)))
     with pytest.raises(ValueError, match="t"):
         practical_beta(0, 2)
+
+
+def test_elimination_xi_checks_its_numbers_on_the_host_and_reads_only_its_value(monkeypatch):
+    from tests.host_reads import record_reads
+
+    reads = record_reads(monkeypatch)
+    values = [elimination_xi(t, 6, 0.25, 0.05) for t in (1, 7, 500)] + [elimination_xi(3, 4, 0.5, 0.1, split=1.0)]
+    assert reads == ["__float__"] * 4
+    monkeypatch.undo()
+    expected = [float(xi(t, 6, 0.25, 0.025)) for t in (1, 7, 500)] + [float(xi(3, 4, 0.5, 0.1))]
+    assert values == expected  # bit for bit
+    for args, match in (((0, 6, 0.25, 0.05), "t must be"), ((1, 0, 0.25, 0.05), "num_candidates"),
+                        ((1, 6, -1.0, 0.05), "R must be"), ((1, 6, 0.25, 2.5), "delta"), ((1, 6, math.nan, 0.05), "R must be")):
+        with pytest.raises(ValueError, match=match):
+            elimination_xi(*args)
+    assert float(xi(2, 3, 0.5, 0.1, validate_args=False)) == float(xi(2, 3, 0.5, 0.1))

@@ -335,3 +335,23 @@ def test_bad_inputs_raise_value_error_naming_argument(name: str, call) -> None:
 def test_model_without_covar_module_raises() -> None:
     with pytest.raises(ValueError, match="covar_module"):
         information_gain_of_model(object())
+
+
+def test_suspected_regret_bound_checks_every_argument_in_one_read(monkeypatch):
+    from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
+    from tests.host_reads import record_reads
+
+    T = torch.tensor([1.0, 3.0, 7.0], dtype=torch.float64)
+    theta = torch.tensor([0.5, 0.2, 0.1], dtype=torch.float64)
+    B = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64)
+    reads = record_reads(monkeypatch)
+    values = [suspected_regret_bound(T, theta, 2, kernel, B) for kernel in ("rbf", "matern52")]
+    assert reads == ["__bool__"] * 2  # one per bound: B's check joins the rate's
+    monkeypatch.undo()
+    for kernel, value in zip(("rbf", "matern52"), values):
+        g = gamma(T, theta, 2, kernel)
+        torch.testing.assert_close(value, torch.sqrt(T) * (B * torch.sqrt(g) + g), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="B must be"):
+        suspected_regret_bound(T, theta, 2, "rbf", -B)
+    with pytest.raises(ValueError, match="lengthscale must be"):
+        suspected_regret_bound(T, -theta, 2, "matern32", B)

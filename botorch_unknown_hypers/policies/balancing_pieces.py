@@ -50,7 +50,7 @@ from botorch_unknown_hypers.policies.engine import (
     Test,
     Widths,
 )
-from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_plays
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
 from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 
 
@@ -216,9 +216,9 @@ class BalancingElimination(Test):
 
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for play, y in zip(take_plays(rule.state, X, rule.domain), Y.reshape(-1)):
+        for play, y in take_observed_plays(rule.state, X, Y, rule.domain):  # one read for the match and Y
             if play is not None:  # rows without a play enter D but no S^u
-                out.update(self.play(rule, play, float(y)))
+                out.update(self.play(rule, play, y))
         return out
 
     def play(self, rule: Policy, pending: PendingPlay, y: float) -> dict[str, Any]:
@@ -234,7 +234,8 @@ class BalancingElimination(Test):
         counts = rule.counts()
         active = torch.tensor(st.active, device=rule.device)
         xi_t = None
-        if bool((counts[active] > 0).all()):  # lines 9-11 once every current candidate was played
+        played = set(st.play_candidate)  # the plays are on the host: no device read
+        if all(u in played for u, alive in enumerate(st.active) if alive):  # lines 9-11 once every current candidate was played
             idx = torch.tensor(st.play_candidate, dtype=torch.long, device=rule.device)
             plays_y = torch.tensor(st.play_y, dtype=rule.dtype, device=rule.device)
             y_std = (plays_y - pending.y_mean) / pending.y_std
@@ -245,12 +246,13 @@ class BalancingElimination(Test):
             count = sum(st.active) if self.xi_count == "active" else len(st.active)
             xi_t = elimination_xi(t, count, self.R, self.delta, self.xi_delta_split)
             keep, lower = balancing_keep(reward_sum[active], counts[active], width_sum[active], xi_t, self.width_factor)
-            active_idx = active.nonzero().flatten().tolist()
+            active_idx = [i for i, alive in enumerate(st.active) if alive]
+            keep, lower = host_values(keep, lower)  # one copy for the decisions and the diagnostics
             for j, i in enumerate(active_idx):
-                if not bool(keep[j]):
+                if not keep[j]:
                     st.active[i] = False
                     st.eliminated_at[i] = t
-            out["lower_bounds"] = dict(zip(active_idx, lower.tolist()))
+            out["lower_bounds"] = dict(zip(active_idx, lower))
         out["xi"] = xi_t
         out["eliminated"] = {str(k): v for k, v in st.eliminated_at.items()}
         self.source.propose(rule, t)  # line 13: optional proposals

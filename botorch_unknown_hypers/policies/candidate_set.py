@@ -53,8 +53,12 @@ def elimination_xi(t: int, num_candidates: int, R: float, delta: float, split: f
     r""":math:`\xi_t = 2R^2\log(|U|\pi^2t^2/(6\delta_B))` with :math:`\delta_B = \delta /` ``split``:
     Lemma 5.1 (and Lemma B.1 of the length-scale paper) with :math:`\delta_B = \delta/2`, i.e.
     :math:`2R^2\log(|U|\pi^2t^2/(3\delta))`, by default; ``split = 1`` is the length-scale
-    authors' code. The package's one :func:`~botorch_unknown_hypers.confidence.xi` call."""
-    return float(xi(t, num_candidates, R, delta / split))
+    authors' code. The package's one :func:`~botorch_unknown_hypers.confidence.xi` call; the
+    numbers are checked here, on the host, so the value is the one read of the device."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (t, num_candidates, R, delta, split))
+    if not numbers or not (t >= 1 and num_candidates >= 1 and math.isfinite(R) and R >= 0 and 0 < delta / split < 1):
+        return float(xi(t, num_candidates, R, delta / split))  # the checks' messages
+    return float(xi(t, num_candidates, R, delta / split, validate_args=False))
 
 
 @dataclass

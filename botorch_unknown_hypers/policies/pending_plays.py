@@ -22,6 +22,8 @@ test reads (:func:`play_record`: the candidate, the residual :math:`y - m` and t
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,21 +82,28 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
         X: The observed rows.
         domain: Their domain (its bounds scale the distances).
     """
+    return _match(points, X, domain, None)[0]
+
+
+def _match(
+    points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain, values: Tensor | None
+) -> tuple[list[int | None], list[float] | None]:
+    r""":func:`match_pending`, and the ``m`` ``values`` as Python floats copied with the distances."""
     out: list[int | None] = [None] * X.shape[0]
-    if not points:
-        return out
     known = [i for i, p in enumerate(points) if p is not None]
-    if len(points) == 1 and not known:
-        if X.shape[0] == 1:
-            out[0] = 0
-        return out
     if not known:
-        return out
+        if len(points) == 1 and X.shape[0] == 1:
+            out[0] = 0
+        return out, None if values is None else values.reshape(-1).tolist()
     width = (domain.bounds[1] - domain.bounds[0]).clamp_min(torch.finfo(X.dtype).tiny)
     P = torch.tensor([points[i] for i in known], dtype=X.dtype, device=X.device)
-    dist = ((X.unsqueeze(-2) - P) / width).abs().amax(-1).tolist()  # m x |known|, in one copy
+    dist = ((X.unsqueeze(-2) - P) / width).abs().amax(-1)  # m x |known|
+    if values is not None:
+        dist = torch.cat([dist.to(torch.float64), values.reshape(-1, 1).to(dist.device, torch.float64)], dim=-1)
+    rows = dist.tolist()  # in one copy
+    values_out = None if values is None else [row.pop() for row in rows]
     taken: set[int] = set()
-    for row, near in enumerate(dist):
+    for row, near in enumerate(rows):
         for j in sorted(range(len(near)), key=near.__getitem__):  # nearest first; ties: the earlier play
             if near[j] > MATCH_TOL:
                 break
@@ -102,17 +111,24 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
                 taken.add(known[j])
                 out[row] = known[j]
                 break
-    return out
+    return out, values_out
 
 
 def take_plays(state: Any, X: Tensor, domain: Domain) -> list[PendingPlay | None]:
     r"""For each row of ``X`` (``m x d``), its pending play in ``state.pending`` or ``None``
     (:func:`match_pending`); the matched plays leave ``state.pending``, the others stay in order."""
-    matches = match_pending([p.x for p in state.pending], X, domain)
+    return [play for play, _ in take_observed_plays(state, X, None, domain)]
+
+
+def take_observed_plays(state: Any, X: Tensor, Y: Tensor | None, domain: Domain) -> list[tuple[PendingPlay | None, float]]:
+    r""":func:`take_plays` with each row's observation in ``Y`` (``m`` or ``m x 1``) as a Python
+    float, copied to the host with the distances of the match (one read for both; ``nan`` without
+    ``Y``)."""
+    matches, values = _match([p.x for p in state.pending], X, domain, Y)
     plays = [None if m is None else state.pending[m] for m in matches]
     taken = {m for m in matches if m is not None}
     state.pending = [p for i, p in enumerate(state.pending) if i not in taken]
-    return plays
+    return list(zip(plays, [math.nan] * len(plays) if values is None else values))
 
 
 def play_record(play: PendingPlay, y: float) -> tuple[int, float, float]:
@@ -146,4 +162,4 @@ def upgrade_pending(entry: Any) -> Any:
     return entry
 
 
-__all__ = ["MATCH_TOL", "PendingPlay", "match_pending", "play_record", "take_plays", "upgrade_pending"]
+__all__ = ["MATCH_TOL", "PendingPlay", "match_pending", "play_record", "take_observed_plays", "take_plays", "upgrade_pending"]

@@ -37,7 +37,7 @@ from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.candidate_set import elimination_xi
 from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Widths
-from botorch_unknown_hypers.policies.pending_plays import play_record, take_plays
+from botorch_unknown_hypers.policies.pending_plays import play_record, take_observed_plays
 
 if TYPE_CHECKING:
     from botorch_unknown_hypers.policies.elimination import EliminationState
@@ -163,7 +163,7 @@ def record_plays(state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain
     by the outputs' scale of the latest selection (the units of the test), and eliminated if it
     fails. Returns the diagnostics of the last play and test."""
     out: dict[str, Any] = {}
-    for p, y in zip(take_plays(state, X, domain), Y.reshape(-1).tolist()):
+    for p, y in take_observed_plays(state, X, Y, domain):  # one read for the match and Y
         if p is None:
             continue  # data without a play
         candidate, eta, width = play_record(p, y)

@@ -52,7 +52,7 @@ from botorch_unknown_hypers.models.fitted import fit_single_task_gp
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState
 from botorch_unknown_hypers.policies.engine import AllCandidates, CandidateSetRound, CandidateSource, RoundData, Selector, Slot, Test
-from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_plays
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
 from botorch_unknown_hypers.policies.pieces import CandidateSetWidths, EliminationTest, FixedCandidates, UnitCubeModel
 
 
@@ -130,7 +130,7 @@ def record_robust_play(state: RobustEliminationState, X: Tensor, Y: Tensor, doma
     r"""Lines 12-15: the observed play's :math:`\eta_t, \hat\eta_t` and widths join both records
     (:math:`S^{u_t} \ni t`, :math:`\hat S^{v_t} \ni t`); ``(t, u_t, v_t)``, or ``None`` for data
     without a play."""
-    played = [(play, float(y)) for play, y in zip(take_plays(state, X, domain), Y.reshape(-1)) if play is not None]
+    played = [(play, y) for play, y in take_observed_plays(state, X, Y, domain) if play is not None]
     if not played:
         return None  # data without a play
     (p, y), = played

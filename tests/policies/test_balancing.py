@@ -202,7 +202,7 @@ def test_suspected_bounds_use_the_length_scales_on_the_device_and_equal_the_list
     expected = suspected_regret_bound(counts + 1, theta, problem.domain.dim, kernel, policy.state.norms)
     reads = record_reads(monkeypatch)
     bounds = policy.suspected_bounds(counts)
-    assert reads == ["__bool__", "__bool__"]  # the bound's own argument checks; the length scales stay put
+    assert reads == ["__bool__"]  # the bound's argument checks, in one read; the length scales stay put
     monkeypatch.undo()
     torch.testing.assert_close(bounds, expected, rtol=0, atol=0)
 
@@ -252,3 +252,25 @@ def test_the_ladder_keeps_its_length_scales_on_the_host_as_it_grows(monkeypatch)
     assert sizes[-1] > sizes[0]  # rungs joined
     assert lengthscales == candidates.lengthscale[:, 0].tolist() and state["noise"] == candidates.noise.tolist()
     assert labels == [f"{v:.6g}" for v in lengthscales]
+
+
+def test_the_elimination_test_reads_its_decisions_in_one_copy_whatever_the_number_of_candidates(monkeypatch):
+    r"""An observed play that runs lines 9-11 reads the match and the observation in one copy, the
+    keep flags and lower bounds of all K candidates in one more, and the plays' counts not at all."""
+    problem = get_problem("berkenkamp")
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
+    X = initial_design(problem.domain, 4, seed=0)
+    Y = problem.evaluate(X)[0]
+    tested = {}
+    for _ in range(12):
+        x = policy.suggest(X, Y)
+        y = problem.evaluate(x)[0]
+        reads = record_reads(monkeypatch)
+        policy.observe(x, y)
+        monkeypatch.undo()
+        if "lower_bounds" in policy.diagnostics:
+            tested[len(policy.diagnostics["lower_bounds"])] = list(reads)
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    assert len(tested) >= 2 and max(tested) >= 6  # tests of several sizes ran
+    # the observations' check, the match with Y, xi's value (its numbers checked on the host), the decisions
+    assert all(r == ["__bool__", "tolist", "__float__", "tolist"] for r in tested.values())

@@ -61,6 +61,25 @@ def test_match_pending_reads_the_distances_in_one_copy(monkeypatch):
     assert reads == ["tolist"]
 
 
+def test_observed_plays_come_with_their_values_from_the_same_copy(monkeypatch):
+    from types import SimpleNamespace
+
+    from botorch_unknown_hypers.policies.pending_plays import PendingPlay, take_observed_plays
+
+    plays = [PendingPlay(0, [0.1, 0.2]), PendingPlay(1, [0.5, 0.5]), PendingPlay(2, [0.9, 0.1])]
+    X = torch.tensor([[0.9, 0.1], [0.3, 0.3], [0.5, 0.5]], dtype=D)
+    Y = torch.tensor([[1.5], [-0.25], [2.0]], dtype=torch.float32)
+    state = SimpleNamespace(pending=list(plays))
+    reads = record_reads(monkeypatch)
+    out = take_observed_plays(state, X, Y, BOX)
+    assert reads == ["tolist"]
+    assert out == [(plays[2], 1.5), (None, -0.25), (plays[1], 2.0)] and state.pending == [plays[0]]
+    unrecorded = SimpleNamespace(pending=[PendingPlay(4, None)])  # a play saved without its point
+    assert take_observed_plays(unrecorded, X[:1], Y[:1], BOX)[0][1] == 1.5 and reads == ["tolist"] * 2
+    monkeypatch.undo()
+    assert [p for p, _ in take_observed_plays(SimpleNamespace(pending=list(plays)), X, None, BOX)] == [plays[2], None, plays[1]]
+
+
 @pytest.mark.parametrize("kind", ["box", "pool"])
 @pytest.mark.parametrize("name", BATCH_RULES)
 def test_a_batch_avoids_pending_points_and_its_own_slots(name, kind):
