@@ -205,6 +205,11 @@ def host_rounded(values: list[float], dtype: torch.dtype) -> list[float] | None:
     return None
 
 
+def _rows(flat: list[float], width: int) -> list[list[float]]:
+    r"""Row-major ``flat`` values as rows of ``width`` (the layout of a ``K x d`` length scale)."""
+    return [flat[start : start + width] for start in range(0, len(flat), width)]
+
+
 def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must hold numbers, got {value!r}.")
@@ -340,7 +345,7 @@ class KernelCandidates(CandidateSpec):
             raise ValueError("lengthscale must be finite and strictly positive.")
         num, width = len(rows), len(rows[0])
         host = {
-            "lengthscale": [flat[u * width : (u + 1) * width] for u in range(num)],
+            "lengthscale": _rows(flat, width),
             "outputscale": _host_vector(outputscale, "outputscale", num, dtype),
             "noise": _host_vector(noise, "noise", num, dtype),
             "mean_constant": None if mean_constant is None else _host_vector(mean_constant, "mean_constant", num, dtype, positive=False),
@@ -367,7 +372,7 @@ class KernelCandidates(CandidateSpec):
             flat, outputscale, noise, *mean = host_values(*parts)
             width = self.lengthscale.shape[-1]
             host = {
-                "lengthscale": [flat[u * width : (u + 1) * width] for u in range(len(self))],
+                "lengthscale": _rows(flat, width),
                 "outputscale": outputscale,
                 "noise": noise,
                 "mean_constant": mean[0] if mean else None,
@@ -382,7 +387,7 @@ class KernelCandidates(CandidateSpec):
         rounded = {name: None if v is None else host_rounded(v, dtype) for name, v in host.items() if name != "lengthscale"}
         width = self.lengthscale.shape[-1]
         flat = host_rounded([v for row in host["lengthscale"] for v in row], dtype)
-        return {"lengthscale": [flat[u * width : (u + 1) * width] for u in range(len(self))], **rounded}
+        return {"lengthscale": _rows(flat, width), **rounded}
 
     def __len__(self) -> int:
         return self.lengthscale.shape[0]

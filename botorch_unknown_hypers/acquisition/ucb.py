@@ -34,7 +34,6 @@ References:
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 

@@ -23,7 +23,6 @@ test reads (:func:`play_record`: the candidate, the residual :math:`y - m` and t
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
