@@ -57,7 +57,7 @@ from botorch_unknown_hypers.acquisition.multistart import (
     split_options,
 )
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search, search_options
-from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta, beta_checks
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
 from botorch_unknown_hypers.host import host_values
@@ -320,12 +320,20 @@ def fixed_raw_points(domain: Domain, raw_samples: int, seed: int) -> Tensor | No
     return draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)
 
 
-def _check_box(model: CandidateModel, bounds: Tensor) -> Tensor:
+def _box_and_beta(model: CandidateModel, bounds: Tensor, beta: float | Tensor) -> tuple[Tensor, Tensor]:
+    r"""``bounds`` (``2 x d``, upper > lower) on the model's inputs and ``beta`` as ``K``
+    multipliers (:func:`~botorch_unknown_hypers.acquisition.ucb.beta_checks`), checked in one
+    host read."""
     like = model.raw_train_X
     bounds = torch.as_tensor(bounds).to(like)
-    if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
-        raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
-    return bounds
+    message = f"bounds must be 2 x {like.shape[-1]} with upper > lower."
+    if bounds.shape != (2, like.shape[-1]):
+        raise ValueError(message)
+    beta_t, beta_ok = beta_checks(beta, model.num_candidates, bounds)
+    box_ok = (bounds[1] > bounds[0]).all()
+    if not bool(box_ok if beta_ok is None else box_ok & beta_ok):
+        raise ValueError(message if not bool(box_ok) else "beta must be finite and non-negative.")
+    return bounds, beta_t
 
 
 def optimize_ucb_per_candidate(
@@ -358,8 +366,7 @@ def optimize_ucb_per_candidate(
     Example:
         >>> X_best, ucb_best = optimize_ucb_per_candidate(model, beta, bounds)
     """
-    bounds = _check_box(model, bounds)
-    beta_t = as_beta(beta, model.num_candidates, bounds)
+    bounds, beta_t = _box_and_beta(model, bounds, beta)
     return maximize_per_candidate(
         CandidateUCBValues(model, beta_t),
         model.num_candidates,
@@ -402,8 +409,7 @@ def joint_ucb_restarts(
     """
     check_multistart(num_restarts, raw_samples)
     check_search(search)
-    bounds = _check_box(model, bounds)
-    beta_t = as_beta(beta, model.num_candidates, bounds)
+    bounds, beta_t = _box_and_beta(model, bounds, beta)
     options, eta = split_options(options)
     if search == "torch":
         search_options(options)  # refuse SciPy-only keys before any work

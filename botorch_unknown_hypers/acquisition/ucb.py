@@ -87,11 +87,13 @@ class CandidateUCBValues:
         return CandidateUCBValues(self.model.subset(rows), self.beta[rows])
 
 
-def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
-    r"""Broadcast a scalar or ``K``-dim ``beta`` to a ``K``-dim tensor like ``like``.
+def beta_checks(beta: float | Tensor, num_candidates: int, like: Tensor) -> tuple[Tensor, Tensor | None]:
+    r"""``(beta_t, ok)``: :func:`as_beta`'s ``K``-dim tensor without its host read, and the 0-dim
+    flag of its value check (``None`` when a Python number was checked on the host), for a
+    caller that reads it with flags of its own. The shape is checked here.
 
     Raises:
-        ValueError: if ``beta`` has the wrong size or is negative / non-finite.
+        ValueError: if ``beta`` has the wrong size, or is a negative / non-finite Python number.
     """
     number = isinstance(beta, (int, float)) and not isinstance(beta, bool) and like.dtype == torch.float64
     if number and not (math.isfinite(beta) and beta >= 0):  # a Python number kept exactly: checked on the host
@@ -103,7 +105,17 @@ def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
         raise ValueError(
             f"beta must be a scalar or have shape ({num_candidates},), got {tuple(beta_t.shape)}."
         )
-    if not number and not bool((torch.isfinite(beta_t) & (beta_t >= 0)).all()):  # one host read
+    return beta_t, None if number else (torch.isfinite(beta_t) & (beta_t >= 0)).all()
+
+
+def as_beta(beta: float | Tensor, num_candidates: int, like: Tensor) -> Tensor:
+    r"""Broadcast a scalar or ``K``-dim ``beta`` to a ``K``-dim tensor like ``like``.
+
+    Raises:
+        ValueError: if ``beta`` has the wrong size or is negative / non-finite.
+    """
+    beta_t, ok = beta_checks(beta, num_candidates, like)
+    if ok is not None and not bool(ok):  # one host read
         raise ValueError("beta must be finite and non-negative.")
     return beta_t
 

@@ -334,10 +334,37 @@ def test_joint_argmax_on_a_box_checks_beta_once(monkeypatch):
 
     model, beta, bounds = make_problem()
     calls = []
-    original = optimize.as_beta
-    monkeypatch.setattr(optimize, "as_beta", lambda *a, **k: calls.append(1) or original(*a, **k))
+    original = optimize.beta_checks
+    monkeypatch.setattr(optimize, "beta_checks", lambda *a, **k: calls.append(1) or original(*a, **k))
     X, k, _, _, _ = optimize.joint_ucb_argmax(model, beta, BoxDomain(bounds), torch.Generator().manual_seed(0), num_restarts=2, raw_samples=16)
     assert len(calls) == 1 and X.shape == (1, 2) and 0 <= k < 5
+
+
+@pytest.mark.parametrize("joint", [True, False])
+def test_the_box_and_the_widths_are_checked_in_one_read(joint, monkeypatch):
+    import botorch_unknown_hypers.acquisition.optimize as optimize
+
+    model, beta, bounds = make_problem()
+    beta = torch.as_tensor(beta, dtype=torch.float64).expand(model.num_candidates).clone()
+    checked, original = [], optimize._box_and_beta
+
+    def spy(*args):
+        with pytest.MonkeyPatch.context() as reading:
+            reads = record_reads(reading)
+            out = original(*args)
+        checked.append(len(reads))
+        return out
+
+    run = optimize.joint_ucb_restarts if joint else optimize.optimize_ucb_per_candidate
+    with monkeypatch.context() as m:
+        m.setattr(optimize, "_box_and_beta", spy)
+        run(model, beta, bounds, 2, 16, seed=0)
+    assert checked == [1]
+    for bad_bounds, bad_beta, match in ((bounds.flip(0), beta, "bounds must be 2 x 2 with upper > lower"),
+                                        (bounds, -beta, "beta must be finite and non-negative"),
+                                        (bounds[:, :1], beta, "bounds must be 2 x 2")):
+        with pytest.raises(ValueError, match=match):
+            run(model, bad_beta, bad_bounds, 2, 16, seed=0)
 
 
 def test_best_outside_reads_the_argmax_and_its_value_once_and_falls_back_to_a_uniform_point(monkeypatch):
