@@ -20,7 +20,9 @@ measured. Three measurements:
    methods during the round (``tolist`` column). The ops nest (``item`` and ``is_nonzero`` call
    ``_local_scalar_dense``), so two totals are printed: ``sum`` of ``_local_scalar_dense + equal
    + is_nonzero + tolist`` and ``outer``, the calls of the four ops not made from inside another
-   of them plus the ``tolist`` calls (the host round trips, one per wait).
+   of them plus the ``tolist`` calls (the host round trips, one per wait). ``objective`` is the
+   part of ``outer`` made while the problem evaluates the suggested points (BoTorch's test
+   functions check their inputs), ``rule`` the rest: the waits of ``suggest`` and ``observe``.
 2. **Peak memory of one HE round** at ``--he-n`` (default 4000) with ``--he-k`` (16)
    candidates, in a fresh process: on CPU the peak resident set (``VmHWM``, reset through
    ``/proc/self/clear_refs`` after the warm round) above the resident set measured before the
@@ -57,6 +59,7 @@ CUDA_SYNCS = ("Memcpy DtoH", "cudaStreamSynchronize", "cudaDeviceSynchronize")
 HE_K = 16
 TS_RSR_Q = 10
 QUICK = {"n": 40, "he_n": 120}
+OBJECTIVE = "objective"
 
 
 def he_lengthscales(k: int):
@@ -92,12 +95,23 @@ def build(method: str, n: int, device_name: str, seed: int = 0, he_k: int = HE_K
     return problem, X, Y, policy, TS_RSR_Q if method == "ts-rsr" else 1
 
 
-def one_round(problem, policy, X, Y, q: int):
-    r"""``suggest`` + evaluate + ``observe``; the data grown by the round's points."""
+def one_round(problem, policy, X, Y, q: int, state: dict | None = None):
+    r"""``suggest`` + evaluate + ``observe``; the data grown by the round's points.
+
+    The evaluation runs under the profiler label ``objective``, and ``state["objective"]`` (when
+    ``state`` is given) is true while it runs, so that the objective's own reads can be told apart
+    from the rule's."""
     import torch
 
     x = policy.suggest(X, Y, q=q)
-    y = problem.evaluate(x)[0].reshape(-1, 1)
+    if state is not None:
+        state["objective"] = True
+    try:
+        with torch.profiler.record_function(OBJECTIVE):
+            y = problem.evaluate(x)[0].reshape(-1, 1)
+    finally:
+        if state is not None:
+            state["objective"] = False
     policy.observe(x, y)
     return torch.cat([X, x]), torch.cat([Y, y])
 
@@ -109,16 +123,19 @@ def count_syncs(events) -> dict[str, int]:
         name = event.name
         if name in SYNC_OPS:
             counts[name] += 1
-            parent = event.cpu_parent
+            parent, objective = event.cpu_parent, False
             while parent is not None and parent.name not in SYNC_OPS:
+                objective |= parent.name == OBJECTIVE
                 parent = parent.cpu_parent
             counts["outer"] += parent is None
+            counts[OBJECTIVE] += parent is None and objective
         for marker in CUDA_SYNCS:
             if marker in name:
                 counts[marker] += 1
     out = {name: counts[name] for name in (*SYNC_OPS, *CUDA_SYNCS)}
     out["sum"] = sum(counts[name] for name in SUMMED_OPS)
     out["outer"] = counts["outer"]
+    out[OBJECTIVE] = counts[OBJECTIVE]
     return out
 
 
@@ -130,12 +147,14 @@ def profile_round(method: str, n: int, device_name: str, seed: int = 0, search: 
     problem, X, Y, policy, q = build(method, n, device_name, seed, search=search)
     X, Y = one_round(problem, policy, X, Y, q)  # warm: one-off setup
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device_name == "cuda" else [])
-    copies = {"n": 0}
+    copies = {"n": 0, OBJECTIVE: 0}
+    state = {OBJECTIVE: False}
     to_list, to_numpy = torch.Tensor.tolist, torch.Tensor.numpy
 
     def counted(original):
         def call(self, *args, **kwargs):
             copies["n"] += 1
+            copies[OBJECTIVE] += state[OBJECTIVE]
             return original(self, *args, **kwargs)
 
         return call
@@ -144,7 +163,7 @@ def profile_round(method: str, n: int, device_name: str, seed: int = 0, search: 
     torch.Tensor.tolist, torch.Tensor.numpy = counted(to_list), counted(to_numpy)
     try:
         with profile(activities=activities) as prof:
-            one_round(problem, policy, X, Y, q)
+            one_round(problem, policy, X, Y, q, state)
             if device_name == "cuda":
                 torch.cuda.synchronize()
     finally:
@@ -154,6 +173,8 @@ def profile_round(method: str, n: int, device_name: str, seed: int = 0, search: 
     counts["tolist"] = copies["n"]
     counts["sum"] += copies["n"]
     counts["outer"] += copies["n"]
+    counts[OBJECTIVE] += copies[OBJECTIVE]
+    counts["rule"] = counts["outer"] - counts[OBJECTIVE]
     return {"method": method, "search": search, "n": n, "seconds": seconds, **counts}
 
 
@@ -293,7 +314,7 @@ def main() -> None:
           f"threads {args.threads}, float64, Michalewicz-5, load average {' '.join(load)}")
     rows = []
     print(f"\nsynchronising ops in one warm round at n = {args.n} (torch.profiler)")
-    header = ["method", "search", "s / round", *SYNC_OPS, "tolist", *(CUDA_SYNCS if args.device == "cuda" else ()), "sum", "outer"]
+    header = ["method", "search", "s / round", *SYNC_OPS, "tolist", *(CUDA_SYNCS if args.device == "cuda" else ()), "sum", "outer", "objective", "rule"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for method in args.methods:
@@ -304,7 +325,8 @@ def main() -> None:
             rows.append(row)
             cells = [method, search, f"{row['seconds']:.3f}", *(str(row[op]) for op in SYNC_OPS), str(row["tolist"])]
             cells += [str(row[m]) for m in CUDA_SYNCS] if args.device == "cuda" else []
-            print("| " + " | ".join([*cells, str(row["sum"]), str(row["outer"])]) + " |", flush=True)
+            cells += [str(row[key]) for key in ("sum", "outer", OBJECTIVE, "rule")]
+            print("| " + " | ".join(cells) + " |", flush=True)
     he = []
     for search in [] if args.skip_he_round else args.searches:
         he.append(child("he_round", args.threads, n=args.he_n, k=args.he_k, device_name=args.device, seed=args.seed, search=search))

@@ -144,8 +144,14 @@ def scale_kernel(kernel: str, ard_num_dims: int | None = None, batch_shape: torc
         batch_shape: The kernel's batch shape (``(K,)`` for K candidates).
     """
     nu = KERNELS[check_kernel(kernel)]
+    # One ``Positive`` serves every positive hyperparameter (it holds no parameter, only its
+    # bounds): each constraint GPyTorch builds checks its bounds with a host read, and the
+    # ScaleKernel would otherwise build a default one for a length scale it does not have.
+    positive = Positive()
     if nu is None:
-        base = RBF(ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
+        base = RBF(ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=positive)
     else:
-        base = Matern(nu=nu, ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=Positive())
-    return ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=Positive())
+        base = Matern(nu=nu, ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=positive)
+    return ScaleKernel(
+        base, batch_shape=batch_shape, outputscale_constraint=positive, lengthscale_constraint=positive
+    )

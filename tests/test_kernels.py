@@ -17,6 +17,7 @@ from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from linear_operator import to_dense
 
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel, correlation, scale_kernel
+from tests.host_reads import record_reads
 
 
 def bessel_matern(r: torch.Tensor, nu: float) -> torch.Tensor:
@@ -174,6 +175,26 @@ def test_scale_kernel_values_and_gradients_are_gpytorchs_bit_for_bit(name, ard, 
             if grad:
                 (g_got,), (g_want,) = (torch.autograd.grad(v.sum(), X, allow_unused=True) for v in (got, want))
                 assert (g_got is None and g_want is None) or torch.equal(g_got, g_want), i
+
+
+@pytest.mark.parametrize("name", ["rbf", "matern52"])
+def test_scale_kernel_builds_one_shared_positive_constraint_in_one_host_read(name, monkeypatch):
+    # Each GPyTorch constraint checks its bounds with a host read when it is built: the kernel's
+    # positive hyperparameters share one constraint, so building the kernel reads once.
+    reads = record_reads(monkeypatch)
+    kernel = scale_kernel(name, ard_num_dims=3, batch_shape=torch.Size([2]))
+    monkeypatch.undo()
+    assert reads == ["__bool__"]
+    shared = kernel.raw_outputscale_constraint
+    assert shared is kernel.base_kernel.raw_lengthscale_constraint
+    # shared, it still acts as each parameter's constraint, and a state dict round trip keeps it
+    kernel.base_kernel.lengthscale = torch.tensor([0.5, 1.0, 2.0])
+    kernel.outputscale = torch.tensor([3.0, 4.0])
+    other = scale_kernel(name, ard_num_dims=3, batch_shape=torch.Size([2]))
+    other.load_state_dict(kernel.state_dict())
+    torch.testing.assert_close(other.base_kernel.lengthscale, kernel.base_kernel.lengthscale)
+    torch.testing.assert_close(other.outputscale, torch.tensor([3.0, 4.0]))
+    assert torch.isinf(shared.upper_bound) and float(shared.lower_bound) == 0.0
 
 
 def test_scale_kernel_reads_no_device_value_to_compare_its_inputs(monkeypatch):

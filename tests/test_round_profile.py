@@ -29,6 +29,18 @@ def test_host_reads_are_counted_once_each_however_they_nest(bench):
     assert counts["sum"] == 2 + 1 + 1  # the sum counts a nested read twice
 
 
+def test_reads_inside_the_objective_are_told_apart_from_the_rules(bench):
+    t = torch.arange(3.0)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        bool(t.sum() > 0)
+        with torch.profiler.record_function(bench.OBJECTIVE):
+            t[0].item()
+            with torch.profiler.record_function("inner"):
+                bool(t.sum() > 1)
+    counts = bench.count_syncs(prof.events())
+    assert counts["outer"] == 3 and counts[bench.OBJECTIVE] == 2
+
+
 def _run(*args: str) -> tuple[str, dict]:
     out = subprocess.run(
         [sys.executable, str(BENCHMARKS / "round_profile.py"), *args], capture_output=True, text=True, check=False, timeout=1200
@@ -38,13 +50,15 @@ def _run(*args: str) -> tuple[str, dict]:
 
 
 def _check_output(stdout: str, methods: list[str], results: dict, searches: tuple[str, ...] = ("scipy",)) -> None:
-    pattern = r"^\| ([a-z-]+) \| (scipy|torch) \| ([\d.]+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$"
+    pattern = r"^\| ([a-z-]+) \| (scipy|torch) \| ([\d.]+) \|" + r" (\d+) \|" * 9 + "$"
     rows = {(m.group(1), m.group(2)): m.groups()[2:] for m in re.finditer(pattern, stdout, re.M)}
     assert sorted(rows) == sorted((m, s) for m in methods for s in searches)
-    for seconds, scalar, item, equal, nonzero, to_list, summed, outer in rows.values():
+    for seconds, scalar, item, equal, nonzero, to_list, summed, outer, objective, rule in rows.values():
         assert float(seconds) > 0 and int(summed) == int(scalar) + int(equal) + int(nonzero) + int(to_list)
         assert int(outer) >= int(to_list)
         assert int(outer) <= int(summed)
+        # Michalewicz-5 is a BoTorch test function, which checks its inputs: the objective reads
+        assert int(objective) > 0 and int(rule) == int(outer) - int(objective)
     memory = re.findall(r"factors ([\d.]+) GiB \(8 K n\^2\); peak resident above baseline (-?[\d.]+) GiB = (-?[\d.]+)x the factors", stdout)
     timing = re.findall(r"round ([\d.]+) s, one batched Cholesky of the 16 matrices ([\d.]+) s: ratio ([\d.]+)x", stdout)
     assert len(memory) == len(timing) == len(searches), stdout
