@@ -48,7 +48,7 @@ from gpytorch.likelihoods import GaussianLikelihood, Likelihood
 from gpytorch.means import ConstantMean, Mean, ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.host import host_values
+from botorch_unknown_hypers.host import host_tensor, host_values, to_device
 from botorch_unknown_hypers.kernels import KERNELS, scale_kernel, set_constrained
 
 
@@ -148,7 +148,7 @@ def fixed_likelihood(noise: Tensor, host_noise: list[float] | None = None) -> Ga
     likelihood = GaussianLikelihood(
         batch_shape=torch.Size([noise.shape[0]]), noise_constraint=GreaterThan(NOISE_LOWER_BOUND)
     )
-    likelihood.to(noise)
+    to_device(likelihood, noise)
     if host_noise is not None:
         low = not all(v >= NOISE_LOWER_BOUND for v in host_noise)
     else:
@@ -166,7 +166,7 @@ def fixed_mean(mean_constant: Tensor | None, num: int, like: Tensor) -> Mean:
     if mean_constant is None:
         mean: Mean = ZeroMean(batch_shape=batch_shape)
     else:
-        mean = ConstantMean(batch_shape=batch_shape).to(like)
+        mean = to_device(ConstantMean(batch_shape=batch_shape), like)
         mean.constant = mean_constant
     mean.requires_grad_(False)
     return mean
@@ -350,7 +350,7 @@ class KernelCandidates(CandidateSpec):
             "noise": _host_vector(noise, "noise", num, dtype),
             "mean_constant": None if mean_constant is None else _host_vector(mean_constant, "mean_constant", num, dtype, positive=False),
         }
-        tensors = {name: None if v is None else torch.tensor(v, dtype=dtype, device=device) for name, v in host.items()}
+        tensors = {name: None if v is None else host_tensor(v, dtype, device) for name, v in host.items()}
         return cls._assemble(kernel, tensors, host)
 
     @classmethod
@@ -417,7 +417,10 @@ class KernelCandidates(CandidateSpec):
 
     def subset(self, indices: Tensor | list[int]) -> KernelCandidates:
         r"""The candidates at ``indices`` (in that order)."""
-        idx = torch.as_tensor(indices, dtype=torch.long, device=self.lengthscale.device)
+        if isinstance(indices, Tensor):
+            idx = indices.to(device=self.lengthscale.device, dtype=torch.long)
+        else:
+            idx = host_tensor(indices, torch.long, self.lengthscale.device)
         if idx.ndim != 1 or idx.numel() == 0:
             raise ValueError("indices must be a non-empty 1-d list of candidate indices.")
         if isinstance(indices, (list, tuple)):  # checked on the host, no device read
@@ -479,7 +482,7 @@ class KernelCandidates(CandidateSpec):
                 f"lengthscale has {self.lengthscale.shape[-1]} columns but the inputs have d = {dim}."
             )
         covar = scale_kernel(self.kernel, dim if self.ard else None, torch.Size([len(self)]))
-        covar.to(self.lengthscale)
+        to_device(covar, self.lengthscale)
         set_constrained(covar.base_kernel, "lengthscale", self.lengthscale.unsqueeze(-2))  # checked positive
         set_constrained(covar, "outputscale", self.outputscale)
         covar.requires_grad_(False)

@@ -1,4 +1,5 @@
-r"""Several tensors' values on the host in one copy.
+r"""Copies between the host and the device: several tensors' values on the host in one copy, and
+host values moved to the device without a wait.
 
 Each read of a device value on the host (``.item()``, ``float()``, ``.tolist()``) is a
 synchronisation on CUDA. Where a step needs several small tensors' values as Python numbers (a
@@ -7,12 +8,23 @@ them, flattened, in ``float64`` on the first tensor's device and copies them to 
 ``float64`` holds every ``float32`` and ``float64`` value and every integer of magnitude below
 :math:`2^{53}` exactly, so each value is the one its own ``tolist()`` would give (integers as
 floats).
+
+The other direction: a plain copy of a host tensor to a CUDA device (``tensor.to(device)``,
+``torch.tensor(values, device=...)``, ``module.to(tensor)`` of a module built on the host) makes
+the host wait for the device's stream, the queued work included. :func:`to_device` moves host
+values and modules with ``non_blocking=True`` where the copy is host to device, which is safe
+for pageable memory (the values are staged before the call returns) and makes no wait; a copy
+to the host stays blocking.
 """
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import torch
 from torch import Tensor
+
+T = TypeVar("T", Tensor, torch.nn.Module)
 
 
 def host_values(*tensors: Tensor) -> list[list[float]]:
@@ -27,3 +39,21 @@ def host_values(*tensors: Tensor) -> list[list[float]]:
         out.append(flat[start : start + t.numel()])
         start += t.numel()
     return out
+
+
+def to_device(value: T, like: Tensor) -> T:
+    r"""``value`` (a tensor or a module, on the host) on ``like``'s device and in its dtype (a
+    module's floating parameters and buffers), copied without waiting for the device's stream.
+
+    Only a copy to a device other than the CPU is non-blocking: one to the host would let the host
+    read the values before they arrive.
+    """
+    return value.to(device=like.device, dtype=like.dtype, non_blocking=like.device.type != "cpu")
+
+
+def host_tensor(values, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
+    r"""``torch.tensor(values, dtype=dtype, device=device)`` (Python numbers or nested lists), built
+    on the host and copied to ``device`` without a wait (:func:`to_device`)."""
+    out = torch.tensor(values, dtype=dtype)
+    device = torch.device("cpu") if device is None else torch.device(device)
+    return out.to(device=device, non_blocking=device.type != "cpu")

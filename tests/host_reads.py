@@ -27,3 +27,26 @@ def record_reads(monkeypatch: pytest.MonkeyPatch, skip: Callable[[], bool] = lam
     for name in READ_METHODS:
         monkeypatch.setattr(torch.Tensor, name, counted(name, getattr(torch.Tensor, name)))
     return reads
+
+
+PROFILED_READS = ("aten::_local_scalar_dense", "aten::equal", "aten::is_nonzero", "aten::nonzero")
+r"""The operators that read a value on the host (or, ``nonzero``, size their output by one): a
+0-d tensor used as an index and a boolean mask index run them in C++, out of
+:func:`record_reads`' sight."""
+
+
+def profiled_reads(fn: Callable[[], object]) -> list[str]:
+    r"""The :data:`PROFILED_READS` operators that ``fn()`` runs, outermost only, by the profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    out = []
+    for event in prof.events():
+        if event.name in PROFILED_READS:
+            parent = event.cpu_parent
+            while parent is not None and parent.name not in PROFILED_READS:
+                parent = parent.cpu_parent
+            if parent is None:
+                out.append(event.name)
+    return out

@@ -210,3 +210,44 @@ def test_restart_selection_on_cuda_is_the_cpus_and_leaves_the_gpu_generator_alon
     on_gpu = select_restarts(values.cuda(), 6, 2.0, 3)
     assert on_gpu.device.type == "cuda" and torch.equal(torch.cuda.get_rng_state(), before)
     assert torch.equal(on_gpu.cpu(), select_restarts(values, 6, 2.0, 3))
+
+
+def test_candidate_sets_and_their_modules_reach_the_device_without_a_wait() -> None:
+    r"""Values known on the host (a candidate set from numbers, its subset by a list, its GPyTorch
+    modules, numbers given to the confidence widths) go to the device with non-blocking copies:
+    under ``set_sync_debug_mode("error")`` none of these steps synchronises, and the values are
+    the CPU's."""
+    from botorch_unknown_hypers.confidence import as_tensors
+
+    like = torch.zeros(1, dtype=torch.float64, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        cands = KernelCandidates.from_values([0.5, 0.25, 0.125], noise=1e-4, dtype=torch.float64, device="cuda")
+        part = cands.subset([2, 0])
+        mean, covar, likelihood = part.build(3)
+        widths = as_tensors(a=2.0, b=like)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    assert covar.base_kernel.raw_lengthscale.device.type == "cuda" and likelihood.noise.device.type == "cuda"
+    cpu = KernelCandidates.from_values([0.5, 0.25, 0.125], noise=1e-4, dtype=torch.float64).subset([2, 0])
+    torch.testing.assert_close(covar.base_kernel.lengthscale.cpu(), cpu.build(3)[1].base_kernel.lengthscale, rtol=0, atol=0)
+    # the noise passes through the constraint's softplus and its inverse, whose last bit differs
+    # between the devices' kernels (a relative 1.4e-16 seen on an H200)
+    torch.testing.assert_close(likelihood.noise.cpu(), cpu.build(3)[2].noise, rtol=1e-14, atol=0)
+    assert widths["a"].device.type == "cuda" and float(widths["a"]) == 2.0
+
+
+def test_grid_slots_counts_the_starts_without_a_wait() -> None:
+    r"""The device search's grid of (candidate, slot) places counts the starts by ``index_add_``
+    (``bincount`` reads the largest index on the host): no synchronisation."""
+    from botorch_unknown_hypers.acquisition.device_search import grid_slots
+
+    cand = torch.tensor([2, 0, 2, 2], device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        slot, counts = grid_slots(cand, 3)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    assert slot.tolist() == [0, 0, 1, 2] and counts.tolist() == [1, 0, 3]

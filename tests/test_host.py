@@ -23,3 +23,37 @@ def test_host_values_are_each_tensors_tolist_in_one_copy():
         want = t.reshape(-1).tolist()
         assert got == [float(w) for w in want] and all(type(v) is float for v in got)
     assert host_values() == []
+
+
+def test_host_tensor_and_to_device_give_torchs_values_dtypes_and_devices():
+    from gpytorch.constraints import Positive
+
+    from botorch_unknown_hypers.host import host_tensor, to_device
+
+    for values, dtype in (([1, 2, 3], torch.long), ([[0.1, 0.2]], torch.float32), (2.5, torch.float64), ([0.1, 0.2], None)):
+        out = host_tensor(values, dtype, "cpu")
+        expected = torch.tensor(values, dtype=dtype)
+        assert out.dtype == expected.dtype and out.device.type == "cpu" and torch.equal(out, expected)
+    assert host_tensor([1.0]).device.type == "cpu"
+    like = torch.zeros(2, dtype=torch.float64)
+    module = to_device(Positive(), like)
+    assert module.lower_bound.dtype == torch.float64 and float(module.lower_bound) == 0.0
+    assert to_device(torch.tensor([0.1], dtype=torch.float32), like).dtype == torch.float64
+
+
+def test_to_device_copies_to_the_host_blocking_and_to_a_device_without_a_wait(monkeypatch):
+    from botorch_unknown_hypers.host import host_tensor, to_device
+
+    seen = []
+    original = torch.Tensor.to
+
+    def to(self, *args, **kwargs):
+        seen.append(kwargs.get("non_blocking", False))
+        return original(self, *args, **{k: v for k, v in kwargs.items() if k != "device" or v.type == "cpu"})
+
+    monkeypatch.setattr(torch.Tensor, "to", to)
+    to_device(torch.ones(2), torch.zeros(2, device="meta"))
+    host_tensor([1.0, 2.0], device="meta")
+    to_device(torch.ones(2), torch.zeros(2))
+    host_tensor([1.0, 2.0])
+    assert seen == [True, True, False, False]

@@ -197,7 +197,8 @@ def grid_slots(cand: Tensor, num_candidates: int) -> tuple[Tensor, Tensor]:
     r"""Slots of ``m`` points with candidate indices ``cand`` in a ``K x w`` grid: ``slot`` (``m``;
     point ``i`` goes to ``[cand[i], slot[i]]``, in order within each candidate) and the ``K``
     counts (``w = counts.max()``)."""
-    counts = torch.bincount(cand, minlength=num_candidates)
+    # bincount reads the largest index on the host to size its output; index_add_ does not
+    counts = torch.zeros(num_candidates, dtype=cand.dtype, device=cand.device).index_add_(0, cand, torch.ones_like(cand))
     order = torch.argsort(cand, stable=True)
     first = torch.cumsum(counts, 0) - counts
     slot = torch.empty_like(cand)

@@ -46,6 +46,7 @@ from botorch_unknown_hypers.acquisition.device_search import (
     refine_indexed_batched,
     search_options,
 )
+from botorch_unknown_hypers.host import to_device
 from botorch_unknown_hypers.rng import forked_rng
 
 CandidateValues = Callable[[Tensor], Tensor]
@@ -158,9 +159,9 @@ def select_restarts(values: Tensor, num: int, eta: float, seed: int | None) -> T
     else:
         with forked_rng(seed, host.device):
             idx = draw()
-    idx = idx.to(values.device)
+    idx = to_device(idx, best)  # no wait for the device (host.to_device)
     missing = (idx != best.unsqueeze(-1)).all(dim=-1)
-    idx[missing, -1] = best[missing]
+    idx[..., -1] = torch.where(missing, best, idx[..., -1])  # a mask index would wait for its size
     return idx
 
 
@@ -398,5 +399,5 @@ def maximize_acquisition(
     X, opt_values = X[0].unsqueeze(-2), opt_values[0]  # r x 1 x d, r
     if not best_only:
         return X, opt_values
-    best = opt_values.argmax()
-    return X[best], opt_values[best]
+    best = opt_values.argmax().reshape(1)  # index_select: a 0-d index is read on the host
+    return X.index_select(0, best)[0], opt_values.index_select(0, best)[0]

@@ -60,10 +60,11 @@ def posterior_mean_argmax_box(
     x, val = maximize_acquisition(PosteriorMean(model), bounds, 1, num_restarts, raw_samples, seed, search=search)
     with torch.no_grad():  # each training input as its own q = 1 batch: the means, no joint covariance
         at_train = model.posterior(train_X.unsqueeze(-2)).mean.reshape(-1)
-        best = at_train.argmax()
-        from_data = at_train[best] > val.reshape(())
-        value = torch.where(from_data, at_train[best], val.reshape(()))
-        return value, torch.where(from_data, train_X[best].unsqueeze(0), x).detach()
+        best = at_train.argmax().reshape(1)  # index_select: a 0-d index is read on the host
+        top = at_train.index_select(0, best).reshape(())
+        from_data = top > val.reshape(())
+        value = torch.where(from_data, top, val.reshape(()))
+        return value, torch.where(from_data, train_X.index_select(0, best), x).detach()
 
 
 def thompson_maximizers_box(

@@ -48,6 +48,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import check_training_data
+from botorch_unknown_hypers.host import to_device
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.models.factor_predictive import FactorPredictive
 from botorch_unknown_hypers.models.quiet_normal import (
@@ -289,7 +290,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             mean_module, covar_module, input_transform, outcome_transform, candidates, squeeze_candidate_dim,
             predictive, raw_X, raw_Y,
         )
-        self.to(train_X)
+        to_device(self, train_X)
         self.eval()
 
     def _assemble(
@@ -437,7 +438,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         if points is None or self._squeeze:
             return None
         with torch.no_grad():
-            Xt = self.transform_inputs(X.detach().to(self._raw_train_X))
+            Xt = self.transform_inputs(to_device(X.detach(), self._raw_train_X))
             if Xt.shape != points.shape or not torch.equal(Xt, points):
                 return None
             mean, variance = self.predictive.fixed_point_moments(self, Xt)

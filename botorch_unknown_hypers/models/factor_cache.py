@@ -40,6 +40,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec, host_rounded
+from botorch_unknown_hypers.host import host_tensor
 
 JITTER_TRIES = 6
 r"""How many times the jitter is multiplied by 10 before a factorisation is given up."""
@@ -256,7 +257,7 @@ class CandidateFactor:
         r"""The factors of the candidates at ``indices``: the parts (and fixed-point solves) are
         shared, not copied, and so are the rows of the last :meth:`solve`."""
         indices = [int(i) for i in indices]
-        idx = torch.as_tensor(indices, dtype=torch.long, device=self.jitter.device)
+        idx = host_tensor(indices, torch.long, self.jitter.device)
         solves = None if self.solves is None else [self.solves[i] for i in indices]
         sub = CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves)
         if self._last_solve is not None:
@@ -461,7 +462,7 @@ class FactorCache:
         self._advance([c for c in map(self._cached.get, keys) if c.factor.n < X.shape[0]], X)  # rows added since
         self._inputs = X
         chosen = [self._cached[key] for key in keys]
-        jitter = torch.tensor([c.jitter for c in chosen], dtype=X.dtype, device=X.device)
+        jitter = host_tensor([c.jitter for c in chosen], X.dtype, X.device)
         solves = None
         points = self._fixed_points
         if points is not None:
@@ -515,10 +516,8 @@ class FactorCache:
         m = points.shape[0]
         with torch.no_grad():
             if cached.point_solve is None or cached.point_solve.solved_against is not factor.base:
-                base = (
-                    torch.linalg.solve_triangular(factor.base, kernel_matrix(cached.kernel, X[:b], points).reshape(b, m), upper=False)
-                    if b
-                    else points.new_zeros(0, m)
+                base = points.new_zeros(0, m) if not b else torch.linalg.solve_triangular(
+                    factor.base, kernel_matrix(cached.kernel, X[:b], points).reshape(b, m), upper=False
                 )
                 cached.point_solve = PointSolve(factor.base, base, points.new_zeros(0, m), (base * base).sum(0))
             solve = cached.point_solve

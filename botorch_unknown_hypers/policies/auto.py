@@ -248,7 +248,7 @@ def acquisition(
 def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
     r"""The incumbent and the maximiser of candidate ``index``'s posterior mean (``maximize`` uses
     extra starts on a box only; on a pool the mean maximiser is ``None``)."""
-    incumbent = train_X[train_Y.reshape(-1).argmax()].unsqueeze(0)  # indexed on the device
+    incumbent = train_X.index_select(0, train_Y.reshape(-1).argmax().reshape(1))  # no host read (a 0-d index is one)
     mean_max = posterior_mean_maximizer(
         model.select(index), policy.domain, train_X, policy.generator, policy.num_restarts, policy.raw_samples, policy.search
     )

@@ -35,7 +35,7 @@ from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
-from botorch_unknown_hypers.host import host_values
+from botorch_unknown_hypers.host import host_tensor, host_values, to_device
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
@@ -98,7 +98,7 @@ class LeastSuspectedBound(Choice):
 
     def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         st = rule.state
-        active = torch.tensor(st.active, device=rule.device)
+        active = host_tensor(st.active, device=rule.device)
         counts = rule.counts(pending=True)
         bounds = rule.suspected_bounds(counts)
         k = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
@@ -144,7 +144,7 @@ class BalancingWidths(Widths):
 
     def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
         gains = rule.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
-        norms = rule.state.norms[candidates].to(gains)
+        norms = to_device(rule.state.norms[candidates], gains)
         return frequentist_beta(gains, B=norms, R=self.R, delta=self.delta / 2)  # all K at once, on the device
 
 
@@ -174,8 +174,9 @@ class PlayLedger(Ledger):
         local = [s.local for s in slots]
         with torch.no_grad():  # sigma on the data observed: a valid width for every slot
             _, var = data.model.marginal_mean_variance(X.unsqueeze(0), observation_noise=self.noisy_sigma)
-            sigma = var[local, torch.arange(len(slots), device=var.device)].sqrt()
-        columns = [X, data.betas[local].unsqueeze(-1), sigma.unsqueeze(-1)]
+            played = host_tensor(local, torch.long, var.device)  # a list index would copy and wait
+            sigma = var[played, torch.arange(len(slots), device=var.device)].sqrt()
+        columns = [X, data.betas[played].unsqueeze(-1), sigma.unsqueeze(-1)]
         rows = torch.cat([c.to(X.device, torch.float64) for c in columns], dim=-1).tolist()  # one host copy, exact
         d = X.shape[-1]
         for s, row in zip(slots, rows):
@@ -232,7 +233,7 @@ class BalancingElimination(Test):
         st.play_width.append(width)
         out: dict[str, Any] = {}
         counts = rule.counts()
-        active = torch.tensor(st.active, device=rule.device)
+        active = host_tensor(st.active, device=rule.device)
         xi_t = None
         played = set(st.play_candidate)  # the plays are on the host: no device read
         if all(u in played for u, alive in enumerate(st.active) if alive):  # lines 9-11 once every current candidate was played

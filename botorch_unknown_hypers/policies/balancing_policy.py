@@ -24,6 +24,7 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_bool, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.host import host_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
@@ -78,7 +79,7 @@ class BalancingState:
         their values if ``pending``), on the norms' dtype and device."""
         plays = self.play_candidate + ([p.candidate for p in self.pending] if pending else [])
         like = self.norms
-        idx = torch.tensor(plays, dtype=torch.long, device=like.device)
+        idx = host_tensor(plays, torch.long, like.device)
         zeros = torch.zeros(len(self.active), dtype=like.dtype, device=like.device)
         return zeros.index_add_(0, idx, torch.ones_like(idx, dtype=like.dtype))
 
@@ -185,7 +186,7 @@ class BalancingPolicy(Policy):
         return st.counts(pending)
 
     def _tensor(self, values: list[float]) -> Tensor:
-        return torch.tensor(values, dtype=self.dtype, device=self.device)
+        return host_tensor(values, self.dtype, self.device)
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         return self.engine.suggest(self, train_X, train_Y, q)

@@ -45,6 +45,7 @@ from botorch_unknown_hypers.models.kernel_ridge import (
     greedy_information_gain,
 )
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.host import host_tensor
 from botorch_unknown_hypers.misspecification import (
     ELIMINATION_TESTS,
     balancing_eliminations,
@@ -222,7 +223,7 @@ class PhasedGPUS(KnownKernelPolicy):
                 f"episode boundary (the elimination needs the episode's observations), got q = {q}."
             )
         X_episode, _ = self._episode_tensors(st.episode_X, st.episode_Y)
-        active = torch.tensor(st.active, dtype=torch.long, device=self.device)
+        active = host_tensor(st.active, torch.long, self.device)
         candidates = self._pool_unit_all[active]
         picks: list[int] = []
         hallucinated = self.to_unit(X_episode)

@@ -31,6 +31,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.host import host_tensor
 
 MATCH_TOL = 1e-9
 r"""Largest distance (unit-cube coordinates, max-norm) between an observed row and its play."""
@@ -95,7 +96,7 @@ def _match(
             out[0] = 0
         return out, None if values is None else values.reshape(-1).tolist()
     width = (domain.bounds[1] - domain.bounds[0]).clamp_min(torch.finfo(X.dtype).tiny)
-    P = torch.tensor([points[i] for i in known], dtype=X.dtype, device=X.device)
+    P = host_tensor([points[i] for i in known], X.dtype, X.device)
     dist = ((X.unsqueeze(-2) - P) / width).abs().amax(-1)  # m x |known|
     if values is not None:
         dist = torch.cat([dist.to(torch.float64), values.reshape(-1, 1).to(dist.device, torch.float64)], dim=-1)

@@ -10,6 +10,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.multistart import IndexedCandidateValues, maximize_per_candidate, select_restarts
+from tests.host_reads import profiled_reads
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, candidate_ucb_at
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -96,6 +97,21 @@ class TestSelectRestarts:
             assert len(set(row.tolist())) == 10
             assert best in row
         assert ((idx >= 0) & (idx < 50)).all()
+
+    def test_keeps_each_rows_argmax_without_a_mask_index_or_a_host_read(self, monkeypatch):
+        # The argmax replaces the last draw where the draws missed it: with torch.where, not a
+        # boolean mask index (which sizes its output on the host: a wait on CUDA). The draws
+        # themselves are BoTorch's on a host copy; here they miss the argmax in every other row.
+        import botorch.optim.initializers as initializers
+
+        values = torch.randn(6, 30, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+        values[::2, 0] = 50.0  # rows 0, 2, 4: argmax 0, never drawn below
+        best = values.argmax(-1)
+        monkeypatch.setattr(initializers, "boltzmann_sample", lambda row, num, eta, replacement: torch.arange(1, num + 1))
+        idx = select_restarts(values, 3, 2.0, 5)
+        assert idx[:, :2].tolist() == [[1, 2]] * 6
+        assert torch.equal(idx[:, 2], torch.where((best >= 1) & (best <= 3), 3, best))
+        assert profiled_reads(lambda: select_restarts(values, 3, 2.0, 5)) == []
 
     def test_num_one(self):
         values = torch.tensor([[0.0, 3.0, 1.0], [5.0, -1.0, 2.0]])
