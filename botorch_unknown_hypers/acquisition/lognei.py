@@ -20,6 +20,16 @@ view of :meth:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP.select` i
 GPyTorch's exact predictive (``select(u, factors=False)``): the joint covariance at a baseline
 point and a point equal to it is singular, which BoTorch's jittered Cholesky handles.
 
+**On the standardised scale.** With BoTorch's one-output ``Standardize`` (targets
+:math:`y = a + s\,z`), each candidate's qLogNEI runs on the model of :math:`z` (the view
+:func:`standardized_view`, no outcome transform), its smoothing temperatures divided by
+:math:`s`, and :math:`\log s` is added back: the smoothed max and ReLU are positively homogeneous,
+:math:`\mathrm{fatmax}(s x; s\tau) = s\,\mathrm{fatmax}(x; \tau)`, so this is BoTorch's
+raw-scale value. The joint covariances BoTorch factorises are then of order one, where its
+absolute jitter works: on the raw scale of an objective spread over :math:`10^9` they are of order
+:math:`10^{18}`, the jitter added to a singular one (a point at an observed one) is lost, and the
+gradient is NaN.
+
 One ``qLogNoisyExpectedImprovement`` per candidate, all from the same Sobol seed (common random
 numbers across candidates), a Python loop over the K candidates (a handful): on the K-wide model
 BoTorch's baseline pruning refuses the batch, its forward refuses a ``batch_shape x K`` output,
@@ -36,8 +46,12 @@ References:
 
 from __future__ import annotations
 
+import copy
+import math
+
 import torch
 from botorch.acquisition import qLogNoisyExpectedImprovement
+from botorch.acquisition.logei import TAU_MAX, TAU_RELU
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.sampling import SobolQMCNormalSampler
 from botorch.utils.transforms import t_batch_mode_transform
@@ -45,10 +59,29 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import check_reduction
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.quiet_normal import is_plain_standardize
 from botorch_unknown_hypers.rng import forked_rng
 
 LOGNEI_SAMPLES = 128
 r"""Quasi-Monte Carlo samples per evaluation (BoTorch's default for its MC acquisitions)."""
+
+
+def standardized_view(model: CandidateGP, index: int) -> CandidateGP:
+    r"""Candidate ``index`` of ``model`` (outcome transform ``Standardize``) as a single-output model
+    of the standardised targets :math:`z = (y - a) / s`: ``model.select(index, factors=False)``
+    without its outcome transform, so its posteriors are in the units of :math:`z`."""
+    if model.X_pending is not None:
+        raise ValueError("factors=False needs a model without pending points (they condition through the factors).")
+    with torch.no_grad():
+        Z, _ = model.outcome_transform(model.raw_train_Y)  # eval mode: the model's own a and s
+    return CandidateGP(
+        model.raw_train_X,
+        Z,
+        model.candidates.subset([int(index) % model.num_candidates]),
+        input_transform=copy.deepcopy(getattr(model, "input_transform", None)),
+        squeeze_candidate_dim=True,
+        check_data=False,
+    )
 
 
 class CandidateLogNEI(AcquisitionFunction):
@@ -87,14 +120,24 @@ class CandidateLogNEI(AcquisitionFunction):
         self.reduction = reduction
         self.seed = int(seed)
         self.acqfs = torch.nn.ModuleList()
+        transform = getattr(model, "outcome_transform", None)
+        # log s, added back to the standardised values (one read of s: the temperatures are floats)
+        self.log_scale: float | None = float(transform.stdvs.log()) if is_plain_standardize(transform) else None
+        scale = 1.0 if self.log_scale is None else math.exp(self.log_scale)
         for u in [int(index)] if reduction == "select" else range(model.num_candidates):
+            view = model.select(u, factors=False) if self.log_scale is None else standardized_view(model, u)
             with forked_rng(self.seed, X_baseline.device):  # baseline pruning draws from the global RNG
                 sampler = SobolQMCNormalSampler(sample_shape=torch.Size([num_samples]), seed=self.seed)
-                self.acqfs.append(qLogNoisyExpectedImprovement(model.select(u, factors=False), X_baseline, sampler=sampler, X_pending=X_pending))
+                self.acqfs.append(
+                    qLogNoisyExpectedImprovement(
+                        view, X_baseline, sampler=sampler, X_pending=X_pending, tau_max=TAU_MAX / scale, tau_relu=TAU_RELU / scale
+                    )
+                )
 
     def q_values(self, X: Tensor) -> Tensor:
         r"""``batch_shape x q x d`` batches -> ``batch_shape x K'`` values (``K' = 1`` for ``"select"``)."""
-        return torch.stack([acqf(X) for acqf in self.acqfs], dim=-1)
+        values = torch.stack([acqf(X) for acqf in self.acqfs], dim=-1)
+        return values if self.log_scale is None else values + self.log_scale
 
     def candidate_values(self, X: Tensor) -> Tensor:
         r"""``batch_shape x d`` points -> ``batch_shape x K'`` values (``K' = 1`` for ``"select"``)."""
@@ -107,4 +150,4 @@ class CandidateLogNEI(AcquisitionFunction):
         return values.max(dim=-1).values if self.reduction == "max" else values[..., 0]
 
 
-__all__ = ["CandidateLogNEI", "LOGNEI_SAMPLES"]
+__all__ = ["CandidateLogNEI", "LOGNEI_SAMPLES", "standardized_view"]

@@ -413,6 +413,20 @@ def test_lognei_campaign_is_reproducible_and_inside_the_bounds(name, options):
     assert torch.unique(new, dim=0).shape[0] == 4  # no slot proposed twice
 
 
+def test_lognei_runs_on_an_objective_spread_over_a_billion():
+    # BBOB's Bent Cigar (f12), whose values spread over about 1e9: LogNEI on the raw scale gave
+    # NaN gradients in the third round (BoTorch's absolute jitter lost on covariances of order
+    # 1e18) and L-BFGS-B raised; on the standardised scale the campaign runs.
+    pytest.importorskip("ioh")
+    from botorch_unknown_hypers.loop import run
+    from botorch_unknown_hypers.problems.bbob import bbob_problem
+
+    problem = bbob_problem("bbob-f12-i1-d5")
+    policy = make_policy("lb-gp-ucb-auto", problem.domain, seed=0, acquisition="lognei")
+    history = run(problem, policy, iterations=4, seed=0, batch_size=1, n_init=10)
+    assert len(history) == 14 and history["simple_regret"].notna().all()
+
+
 def test_he_auto_lognei_plays_the_candidate_attaining_the_joint_max(monkeypatch):
     from botorch_unknown_hypers.policies import auto
 
