@@ -33,6 +33,13 @@ measured. Three measurements:
    against ``torch.linalg.cholesky`` of the ``K x n x n`` matrices
    :math:`k_u(X, X) + s I` of the same candidates on the same unit-cube inputs.
 
+``--sites`` also lists where the reads of one more warm round are made: each read's innermost
+frame in the package or this script (the objective), with the operation. On CPU the reads are
+found by wrapping ``Tensor.item``, ``tolist``, ``__float__``, ``__int__``, ``__bool__``,
+``__index__``, ``numpy`` and ``torch.equal`` (reads made inside torch's C++, a 0-d tensor used as
+an index for one, are not seen); on CUDA by ``torch.cuda.set_sync_debug_mode("warn")``, which
+reports every synchronisation, the host's waits for copies *to* the device included.
+
 Usage::
 
     OMP_NUM_THREADS=2 python benchmarks/round_profile.py --threads 2
@@ -178,6 +185,80 @@ def profile_round(method: str, n: int, device_name: str, seed: int = 0, search: 
     return {"method": method, "search": search, "n": n, "seconds": seconds, **counts}
 
 
+READ_METHODS = ("item", "tolist", "__float__", "__int__", "__bool__", "__index__", "numpy")
+PACKAGE_MARKERS = ("botorch_unknown_hypers", "round_profile")
+
+
+def _site(stack: list) -> str:
+    r"""``file:line function`` of the innermost frame in the package or this script (the objective's
+    caller), else of the innermost frame; paths from the package's or site-packages' root."""
+    frames = [f for f in stack if "warnings" not in f.filename and (f.name == "one_round" or not f.filename.endswith("round_profile.py"))]
+    ours = [f for f in frames if any(m in f.filename for m in PACKAGE_MARKERS)]
+    frame = (ours or frames)[-1]
+    path = frame.filename
+    for root in ("site-packages/", "botorch_unknown_hypers/", "benchmarks/"):
+        if root in path:
+            path = (root if root != "site-packages/" else "") + path.split(root, 1)[1]
+            break
+    return f"{path}:{frame.lineno} {frame.name}"
+
+
+def read_sites(method: str, n: int, device_name: str, seed: int = 0, search: str = "scipy") -> list[list]:
+    r"""``[count, operation, site]`` of the host reads (CPU) or synchronisations (CUDA) of one warm
+    round of ``method`` (see the module docstring), most frequent first."""
+    import traceback
+    import warnings
+
+    import torch
+
+    problem, X, Y, policy, q = build(method, n, device_name, seed, search=search)
+    X, Y = one_round(problem, policy, X, Y, q)  # warm: one-off setup
+    sites: Counter = Counter()
+    if device_name == "cuda":
+        torch.cuda.synchronize()
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if "synchroniz" in str(message):
+                sites[("sync", _site(traceback.extract_stack()[:-1]))] += 1
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = show
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                one_round(problem, policy, X, Y, q)
+            finally:
+                torch.cuda.set_sync_debug_mode(0)
+    else:
+        originals = {name: getattr(torch.Tensor, name) for name in READ_METHODS}
+        equal = torch.equal
+        inside = [False]  # a read made inside another (tolist calling __index__, ...) counts once
+
+        def counted(name, original):
+            def call(*args, **kwargs):
+                if inside[0]:
+                    return original(*args, **kwargs)
+                sites[(name, _site(traceback.extract_stack()[:-1]))] += 1
+                inside[0] = True
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    inside[0] = False
+
+            return call
+
+        for name, original in originals.items():
+            setattr(torch.Tensor, name, counted(name, original))
+        torch.equal = counted("equal", equal)
+        try:
+            one_round(problem, policy, X, Y, q)
+        finally:
+            for name, original in originals.items():
+                setattr(torch.Tensor, name, original)
+            torch.equal = equal
+    return [[count, op, site] for (op, site), count in sites.most_common()]
+
+
 def _status_kib(field: str) -> int:
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -299,6 +380,7 @@ def main() -> None:
     parser.add_argument("--searches", nargs="+", default=["scipy"], choices=["scipy", "torch"],
                         help="refinements of the box maximisations to profile (the policies' search option)")
     parser.add_argument("--skip-he-round", action="store_true", help="only the synchronising counts")
+    parser.add_argument("--sites", action="store_true", help="also list where each method's reads (CPU) or syncs (CUDA) are made")
     parser.add_argument("--quick", action="store_true", help=f"smoke test: n = {QUICK['n']}, HE round at n = {QUICK['he_n']}")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args()
@@ -339,9 +421,18 @@ def main() -> None:
               + ("" if r["peak_reset"] else "; peak NOT reset after the warm round: it includes the warm round") + ")")
         print(f"round {r['round_seconds']:.2f} s, one batched Cholesky of the {r['k']} matrices {r['cholesky_seconds']:.2f} s: "
               f"ratio {r['cholesky_ratio']:.2f}x (warm round {r['warm_seconds']:.2f} s)")
+    sites = {}
+    for method in args.methods if args.sites else []:
+        for search in args.searches:
+            found = child("read_sites", args.threads, method=method, n=args.n, device_name=args.device, seed=args.seed, search=search)
+            sites[f"{method} {search}"] = found
+            print(f"\n{'syncs' if args.device == 'cuda' else 'host reads'} of one warm round of {method} ({search} search), "
+                  f"{sum(c for c, _, _ in found)} in all, by call site:")
+            for count, op, site in found:
+                print(f"{count:5d}  {op:10s} {site}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), "load": load, "rounds": rows, "he_rounds": he}, fh, indent=1)
+            json.dump({"args": vars(args), "load": load, "rounds": rows, "he_rounds": he, "sites": sites}, fh, indent=1)
 
 
 if __name__ == "__main__":

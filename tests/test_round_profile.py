@@ -41,6 +41,22 @@ def test_reads_inside_the_objective_are_told_apart_from_the_rules(bench):
     assert counts["outer"] == 3 and counts[bench.OBJECTIVE] == 2
 
 
+def test_read_sites_name_the_package_lines_and_leave_torch_as_it_was(bench):
+    methods = {name: getattr(torch.Tensor, name) for name in bench.READ_METHODS}
+    equal = torch.equal
+    found = bench.read_sites("lb-gp-ucb", 40, "cpu", search="torch")
+    assert all(getattr(torch.Tensor, name) is m for name, m in methods.items()) and torch.equal is equal
+    counts = [count for count, _, _ in found]
+    assert counts == sorted(counts, reverse=True) and sum(counts) > 0
+    ops = {op for _, op, _ in found}
+    assert ops <= {*bench.READ_METHODS, "equal"}
+    sites = [site for _, _, site in found]
+    assert all(re.fullmatch(r"\S+\.py:\d+ \S+", site) for site in sites)
+    # the objective's reads (BoTorch's test function checks its inputs) are found in its problem
+    assert any(site.startswith("botorch_unknown_hypers/problems/") for site in sites)
+    assert any(site.startswith("botorch_unknown_hypers/policies/") for site in sites)
+
+
 def _run(*args: str) -> tuple[str, dict]:
     out = subprocess.run(
         [sys.executable, str(BENCHMARKS / "round_profile.py"), *args], capture_output=True, text=True, check=False, timeout=1200
