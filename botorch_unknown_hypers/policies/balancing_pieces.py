@@ -232,22 +232,23 @@ class BalancingElimination(Test):
         st.play_y.append(observation)
         st.play_width.append(width)
         out: dict[str, Any] = {}
-        counts = rule.counts()
-        active = host_tensor(st.active, device=rule.device)
         xi_t = None
         played = set(st.play_candidate)  # the plays are on the host: no device read
         if all(u in played for u, alive in enumerate(st.active) if alive):  # lines 9-11 once every current candidate was played
-            idx = torch.tensor(st.play_candidate, dtype=torch.long, device=rule.device)
-            plays_y = torch.tensor(st.play_y, dtype=rule.dtype, device=rule.device)
-            y_std = (plays_y - pending.y_mean) / pending.y_std
+            # the host's lists go to the device without a wait, and the active rows are taken by
+            # index_select (a boolean mask index reads its size on the host)
+            idx = host_tensor(st.play_candidate, torch.long, rule.device)
+            y_std = (host_tensor(st.play_y, rule.dtype, rule.device) - pending.y_mean) / pending.y_std
             zeros = torch.zeros(len(st.active), dtype=rule.dtype, device=rule.device)
             reward_sum = zeros.clone().index_add_(0, idx, y_std)
-            widths = torch.tensor(st.play_width, dtype=rule.dtype, device=rule.device)
-            width_sum = zeros.clone().index_add_(0, idx, widths)
+            width_sum = zeros.clone().index_add_(0, idx, host_tensor(st.play_width, rule.dtype, rule.device))
             count = sum(st.active) if self.xi_count == "active" else len(st.active)
             xi_t = elimination_xi(t, count, self.R, self.delta, self.xi_delta_split)
-            keep, lower = balancing_keep(reward_sum[active], counts[active], width_sum[active], xi_t, self.width_factor)
             active_idx = [i for i, alive in enumerate(st.active) if alive]
+            rows = host_tensor(active_idx, torch.long, rule.device)
+            keep, lower = balancing_keep(
+                reward_sum.index_select(0, rows), rule.counts().index_select(0, rows), width_sum.index_select(0, rows), xi_t, self.width_factor
+            )
             keep, lower = host_values(keep, lower)  # one copy for the decisions and the diagnostics
             for j, i in enumerate(active_idx):
                 if not keep[j]:

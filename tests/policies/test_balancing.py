@@ -11,7 +11,7 @@ from botorch_unknown_hypers.policies.balancing import LBGPUCB, growth, initial_l
 from botorch_unknown_hypers.policies.balancing_policy import standardised_candidate_gp
 from botorch_unknown_hypers.confidence import balancing_keep
 from botorch_unknown_hypers.problems import get_problem
-from tests.host_reads import record_reads
+from tests.host_reads import profiled_reads, record_reads
 
 FAST = {"num_restarts": 2, "raw_samples": 32}
 
@@ -274,3 +274,22 @@ def test_the_elimination_test_reads_its_decisions_in_one_copy_whatever_the_numbe
     assert len(tested) >= 2 and max(tested) >= 6  # tests of several sizes ran
     # the observations' check, the match with Y, xi's value (its numbers checked on the host), the decisions
     assert all(r == ["__bool__", "tolist", "__float__", "tolist"] for r in tested.values())
+
+
+def test_the_elimination_test_takes_the_active_rows_without_a_mask_index():
+    r"""The active candidates' sums and counts are taken by ``index_select``: a boolean mask index
+    (``aten::nonzero``) reads its size on the host, a wait on a GPU that the read counts above do
+    not see."""
+    problem = get_problem("berkenkamp")
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
+    X = initial_design(problem.domain, 4, seed=0)
+    Y = problem.evaluate(X)[0]
+    masks = []
+    for _ in range(8):
+        x = policy.suggest(X, Y)
+        y = problem.evaluate(x)[0]
+        ops = profiled_reads(lambda: policy.observe(x, y))
+        if "lower_bounds" in policy.diagnostics:
+            masks.append(ops.count("aten::nonzero"))
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    assert masks and masks == [0] * len(masks)
