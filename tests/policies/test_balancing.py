@@ -229,21 +229,29 @@ def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(
     assert betas.dtype == torch.float64 and betas.tolist() == expected
 
 
+def _lb_campaign(problem_name: str, rounds: int, observe):
+    r"""``lb-gp-ucb`` (fast settings) on ``problem_name`` from 4 initial points for ``rounds``
+    rounds, each round's ``policy.observe`` made by ``observe(policy, x, y)``: the policy and
+    what ``observe`` returned each round."""
+    problem = get_problem(problem_name)
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
+    X = initial_design(problem.domain, 4, seed=0)
+    Y = problem.evaluate(X)[0]
+    seen = []
+    for _ in range(rounds):
+        x = policy.suggest(X, Y)
+        y = problem.evaluate(x)[0]
+        seen.append(observe(policy, x, y))
+        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+    return policy, seen
+
+
 def test_the_ladder_keeps_its_length_scales_on_the_host_as_it_grows(monkeypatch):
     r"""LB's candidates are made from the ladder's numbers, so the set as it grows (a new rung joins
     by ``cat``) gives its length scales, JSON and labels without reading the device, with the
     values the tensors hold."""
-    problem = get_problem("michalewicz5")  # a rung joins every round here
-    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
-    X = initial_design(problem.domain, 4, seed=0)
-    Y = problem.evaluate(X)[0]
-    sizes = []
-    for _ in range(3):
-        x = policy.suggest(X, Y)
-        y = problem.evaluate(x)[0]
-        policy.observe(x, y)
-        X, Y = torch.cat([X, x]), torch.cat([Y, y])
-        sizes.append(len(policy.state.candidates))
+    # a rung joins every round on Michalewicz-5
+    policy, sizes = _lb_campaign("michalewicz5", 3, lambda p, x, y: p.observe(x, y) or len(p.state.candidates))
     candidates = policy.state.candidates
     reads = record_reads(monkeypatch)
     lengthscales, state, labels = policy.lengthscales, candidates.to_dict(), candidates.labels()
@@ -257,20 +265,16 @@ def test_the_ladder_keeps_its_length_scales_on_the_host_as_it_grows(monkeypatch)
 def test_the_elimination_test_reads_its_decisions_in_one_copy_whatever_the_number_of_candidates(monkeypatch):
     r"""An observed play that runs lines 9-11 reads the match and the observation in one copy, the
     keep flags and lower bounds of all K candidates in one more, and the plays' counts not at all."""
-    problem = get_problem("berkenkamp")
-    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
-    X = initial_design(problem.domain, 4, seed=0)
-    Y = problem.evaluate(X)[0]
     tested = {}
-    for _ in range(12):
-        x = policy.suggest(X, Y)
-        y = problem.evaluate(x)[0]
+
+    def observe(policy, x, y):
         reads = record_reads(monkeypatch)
         policy.observe(x, y)
         monkeypatch.undo()
         if "lower_bounds" in policy.diagnostics:
             tested[len(policy.diagnostics["lower_bounds"])] = list(reads)
-        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+
+    _lb_campaign("berkenkamp", 12, observe)
     assert len(tested) >= 2 and max(tested) >= 6  # tests of several sizes ran
     # the observations' check, the match with Y, xi's value (its numbers checked on the host), the decisions
     assert all(r == ["__bool__", "tolist", "__float__", "tolist"] for r in tested.values())
@@ -280,16 +284,9 @@ def test_the_elimination_test_takes_the_active_rows_without_a_mask_index():
     r"""The active candidates' sums and counts are taken by ``index_select``: a boolean mask index
     (``aten::nonzero``) reads its size on the host, a wait on a GPU that the read counts above do
     not see."""
-    problem = get_problem("berkenkamp")
-    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
-    X = initial_design(problem.domain, 4, seed=0)
-    Y = problem.evaluate(X)[0]
-    masks = []
-    for _ in range(8):
-        x = policy.suggest(X, Y)
-        y = problem.evaluate(x)[0]
+    def observe(policy, x, y):
         ops = profiled_reads(lambda: policy.observe(x, y))
-        if "lower_bounds" in policy.diagnostics:
-            masks.append(ops.count("aten::nonzero"))
-        X, Y = torch.cat([X, x]), torch.cat([Y, y])
+        return ops.count("aten::nonzero") if "lower_bounds" in policy.diagnostics else None
+
+    masks = [m for m in _lb_campaign("berkenkamp", 8, observe)[1] if m is not None]
     assert masks and masks == [0] * len(masks)
