@@ -180,6 +180,19 @@ def run_scores(frame: pd.DataFrame) -> pd.Series:
     return np.log10(np.maximum(frame["final_simple_regret"] / frame["spread"], SCORE_FLOOR))
 
 
+def _significant(diff: pd.Series, levels: list[str]) -> tuple[int, int]:
+    r"""How many groups of ``diff`` (by its index ``levels``) have a mean below / above 2 SE of
+    it (``ddof = 1``; groups of one pair count for neither)."""
+    better = worse = 0
+    for _, d in diff.groupby(level=levels) if len(diff) else []:
+        k = len(d)
+        if k > 1:
+            mean, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(k))
+            better += int(mean < -2 * se)
+            worse += int(mean > 2 * se)
+    return better, worse
+
+
 def variant_decision(
     frame: pd.DataFrame, baseline: str, variants: Sequence[str], expected_pairs: int | None = None
 ) -> tuple[pd.DataFrame, str | None]:
@@ -203,7 +216,10 @@ def variant_decision(
 
     Returns:
         ``(table, kept)``: one row per variant (``pairs``, ``mean_diff``, ``se``, ``functions_better``,
-        ``functions_worse``, ``beats``) and the label kept (``None`` while runs are missing).
+        ``functions_worse``, ``beats``, and for the record ``settings_better`` / ``settings_worse``:
+        the same count per function *and* noise setting, over its 5 instances, as the rule's text
+        words it; the decision uses the per-function count) and the label kept (``None`` while
+        runs are missing).
     """
     scored = frame.assign(score=run_scores(frame))
     rows, complete = [], True
@@ -216,17 +232,13 @@ def variant_decision(
         m = len(diff)
         mean = float(diff.mean()) if m else float("nan")
         se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan")
-        better = worse = 0
-        for _, d in diff.groupby(level="function") if m else []:
-            k = len(d)
-            if k > 1:
-                f_mean, f_se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(k))
-                better += int(f_mean < -2 * f_se)
-                worse += int(f_mean > 2 * f_se)
+        better, worse = _significant(diff, ["function"])
         beats = bool(m > 1 and mean < -2 * se and worse <= better)
         complete = complete and (expected_pairs is None or m >= expected_pairs)
+        settings_better, settings_worse = _significant(diff, ["function", "group"])
         rows.append({"variant": variant, "pairs": m, "mean_diff": mean, "se": se,
-                     "functions_better": better, "functions_worse": worse, "beats": beats})
+                     "functions_better": better, "functions_worse": worse, "beats": beats,
+                     "settings_better": settings_better, "settings_worse": settings_worse})
     table = pd.DataFrame(rows)
     if not complete:
         return table, None

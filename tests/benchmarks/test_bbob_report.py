@@ -185,6 +185,11 @@ def test_variant_decision_applies_the_written_rule():
     assert table.loc["v-better", ["functions_better", "functions_worse"]].tolist() == [2, 0]
     assert table.loc["v-best-but-worse-twice", ["functions_better", "functions_worse"]].tolist() == [2, 2]
     assert table.loc["v-best-but-worse-twice", "beats"]  # worse on 2 <= better on 2
+    # per function and noise setting (5 instances each): both settings of functions 1-2 better,
+    # of 3-4 worse where shifted by 0.5; the 0.05 of a noisy instance is within 2 SE (0.14)
+    assert table.loc["v-better", ["settings_better", "settings_worse"]].tolist() == [4, 0]
+    assert table.loc["v-best-but-worse-twice", ["settings_better", "settings_worse"]].tolist() == [4, 4]
+    assert table.loc["v-same", ["settings_better", "settings_worse"]].tolist() == [0, 0]
     assert table.loc["v-mixed", "beats"] and table.loc["v-better", "beats"] and not table.loc["v-same", "beats"]
     assert kept == "v-best-but-worse-twice"  # the lowest mean of those that beat V0
     _, kept = variant_decision(frame, "v0", ["v-better", "v-same"], expected_pairs=40)
