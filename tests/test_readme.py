@@ -10,6 +10,7 @@ later blocks of the same file, as they would in a reader's session.
 from __future__ import annotations
 
 import re
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -40,6 +41,21 @@ def test_the_readme_keeps_the_ci_test_command():
         line for line in (ROOT / ".ci/run").read_text().splitlines() if line.startswith("python3 -m venv")
     )
     assert ci_command in (ROOT / "README.md").read_text().splitlines()
+
+
+def test_the_ci_script_stops_when_a_step_of_a_chained_command_fails(tmp_path):
+    # `set -e` ignores a failure before the last command of a && list: each list in .ci/run is
+    # followed by a check of its status. Run the script's own lines with the commands replaced
+    # by a failing first step, and it must stop with a failure.
+    lines = (ROOT / ".ci/run").read_text().splitlines()
+    chained = [i for i, line in enumerate(lines) if "&&" in line and not line.startswith("#")]
+    assert chained
+    for i in chained:
+        assert lines[i + 1].strip() == "[ $? -eq 0 ] || exit 1", f".ci/run line {i + 1} is not followed by its check"
+        script = tmp_path / f"ci{i}.sh"
+        script.write_text("set -euo pipefail\nfalse && true\n" + lines[i + 1] + "\necho reached\n")
+        out = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
+        assert out.returncode == 1 and "reached" not in out.stdout
 
 
 @pytest.mark.parametrize("page", PAGES)
