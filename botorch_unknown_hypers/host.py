@@ -41,6 +41,11 @@ def host_values(*tensors: Tensor) -> list[list[float]]:
     return out
 
 
+def _moved(value: T, device: torch.device, dtype: torch.dtype | None) -> T:
+    # non-blocking only towards a device: a copy to the host must be complete before it is read
+    return value.to(device=device, dtype=dtype, non_blocking=device.type != "cpu")
+
+
 def to_device(value: T, like: Tensor) -> T:
     r"""``value`` (a tensor or a module, on the host) on ``like``'s device and in its dtype (a
     module's floating parameters and buffers), copied without waiting for the device's stream.
@@ -48,12 +53,10 @@ def to_device(value: T, like: Tensor) -> T:
     Only a copy to a device other than the CPU is non-blocking: one to the host would let the host
     read the values before they arrive.
     """
-    return value.to(device=like.device, dtype=like.dtype, non_blocking=like.device.type != "cpu")
+    return _moved(value, like.device, like.dtype)
 
 
 def host_tensor(values, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
     r"""``torch.tensor(values, dtype=dtype, device=device)`` (Python numbers or nested lists), built
-    on the host and copied to ``device`` without a wait (:func:`to_device`)."""
-    out = torch.tensor(values, dtype=dtype)
-    device = torch.device("cpu") if device is None else torch.device(device)
-    return out.to(device=device, non_blocking=device.type != "cpu")
+    on the host and copied to ``device`` as :func:`to_device` copies."""
+    return _moved(torch.tensor(values, dtype=dtype), torch.device("cpu" if device is None else device), None)

@@ -35,7 +35,7 @@ from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
-from botorch_unknown_hypers.host import host_tensor, host_values, to_device
+from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
@@ -144,7 +144,8 @@ class BalancingWidths(Widths):
 
     def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
         gains = rule.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
-        norms = to_device(rule.state.norms[candidates], gains)
+        norms = rule.state.norms
+        norms = norms.index_select(0, host_tensor(candidates, torch.long, norms.device)).to(gains)  # a list index waits
         return frequentist_beta(gains, B=norms, R=self.R, delta=self.delta / 2)  # all K at once, on the device
 
 
