@@ -41,9 +41,8 @@ from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec, host_rounded
 from botorch_unknown_hypers.host import host_tensor
+from botorch_unknown_hypers.models.jitter import jittered_cholesky
 
-JITTER_TRIES = 6
-r"""How many times the jitter is multiplied by 10 before a factorisation is given up."""
 DEFAULT_REFACTOR_EVERY = 64
 r"""Row counts at whose multiples a cached factor is recomputed from scratch."""
 
@@ -54,37 +53,6 @@ def kernel_matrix(kernel: Kernel, left: Tensor, right: Tensor | None = None) -> 
     one-row columns of a factor update (about half of a row append's time at n < 100)."""
     with gpytorch.settings.lazily_evaluate_kernels(False):
         return to_dense(kernel(left, left if right is None else right))
-
-
-def _base_jitter(dtype: torch.dtype) -> float:
-    return 1e-8 if dtype == torch.float64 else 1e-6
-
-
-def jittered_cholesky(A: Tensor, jitter: float = 0.0) -> tuple[Tensor, float]:
-    r"""Cholesky factor of one ``m x m`` matrix with the smallest jitter that works.
-
-    Args:
-        A: ``m x m`` symmetric matrix.
-        jitter: Jitter to start from (0: none unless needed).
-
-    Returns:
-        ``(L, jitter)`` with ``L L^T = A + jitter I``. A failing factorisation raises the jitter to
-        ``1e-8`` (float64; ``1e-6`` otherwise) of the mean diagonal, then by factors of 10, at most
-        ``JITTER_TRIES`` times; ``ValueError`` if it still fails.
-    """
-    scale = None  # read from the device only if a factorisation fails
-    for attempt in range(JITTER_TRIES + 1):
-        if jitter > 0:  # a copy with the jitter on its diagonal (no m x m identity is formed)
-            shifted = A.clone()
-            shifted.diagonal().add_(jitter)
-        else:
-            shifted = A
-        L, info = torch.linalg.cholesky_ex(shifted)
-        if int(info) == 0:
-            return L, jitter
-        scale = (float(A.diagonal().mean().abs()) or 1.0) if scale is None else scale
-        jitter = max(jitter, _base_jitter(A.dtype) * 10.0**attempt * scale)
-    raise ValueError(f"the kernel matrix is not positive definite even with jitter {jitter:.3g}.")
 
 
 @dataclass
@@ -489,22 +457,26 @@ class FactorCache:
     def _count_refactor(self, reason: str, count: int) -> None:
         self.stats.refactor_reasons[reason] = self.stats.refactor_reasons.get(reason, 0) + count
 
-    def _factorise(self, kernel: Kernel, noise: float, X: Tensor, jitter: float) -> tuple[Factor, float]:
-        r"""LAPACK factor of one candidate's matrix on ``X``: the new base, no appended rows."""
+    def _factorise(self, kernel: Kernel, noise: float, X: Tensor, jitter: float, checked: bool = True) -> tuple[Factor, float, Tensor | None]:
+        r"""LAPACK factor of one candidate's matrix on ``X``: the new base, no appended rows, and
+        ``info``. ``checked``: at the smallest jitter from ``jitter`` that works
+        (:func:`jittered_cholesky`, a host read; ``info`` is ``None``); else at ``jitter``, with
+        LAPACK's flag (0 on success) left on the device for :meth:`_advance`'s one read."""
         A = kernel_matrix(kernel, X).reshape(X.shape[0], X.shape[0]).clone()  # our own copy, changed in place
         A.diagonal().add_(noise)
-        self.stats.full += 1
-        L, jitter = jittered_cholesky(A, jitter)
-        return Factor(L, L.new_zeros(0, L.shape[0]), L.new_zeros(0, 0)), jitter
+        if checked:
+            self.stats.full += 1
+            (L, jitter), info = jittered_cholesky(A, jitter), None
+        else:  # at ``jitter`` (adding 0.0 changes no bit), LAPACK's flag (0 on success) unread
+            A.diagonal().add_(jitter)
+            L, info = torch.linalg.cholesky_ex(A)
+        return Factor(L, L.new_zeros(0, L.shape[0]), L.new_zeros(0, 0)), jitter, info
 
     def _canonical_factor(self, kernel: Kernel, noise: float, X: Tensor) -> tuple[Factor, float]:
         r"""The factor of ``X`` as an uninterrupted extension would have built it."""
-        base_rows = self.refactor_every * (X.shape[0] // self.refactor_every)
         empty = X.new_zeros(0, 0)
         cached = _CachedCandidate(kernel, noise, Factor(empty, empty, empty), 0.0)
-        if base_rows:
-            cached.factor, cached.jitter = self._factorise(kernel, noise, X[:base_rows], 0.0)
-        self._advance([cached], X)
+        self._advance([cached], X)  # the base at the last multiple of refactor_every, then the rows
         return cached.factor, cached.jitter
 
     def _advance_point_solve(self, cached: _CachedCandidate, X: Tensor) -> PointSolve:
@@ -538,42 +510,48 @@ class FactorCache:
         extension would have built it. Rows that the last refactorisation due before ``n`` would
         discard are skipped by doing it at once (:meth:`_skip_to_last_base`); no multiple of
         ``refactor_every`` is left in ``(start, n]``, so every further row is appended
-        (:meth:`_append_row`). The pivots of all candidates' rows are tested together, one host
-        read: from a candidate's first pivot that is not positive, its factor is refactorised at a
-        larger jitter and its later rows appended again (rows after a bad pivot are discarded)."""
+        (:meth:`_append_row`). All candidates' new bases and pivots are tested in one host read: a
+        failed base is factorised again by :func:`jittered_cholesky`; from a first pivot that is not
+        positive, the factor is refactorised at a larger jitter and the later rows appended again."""
         todo = [(cached, *self._skip_to_last_base(cached, X, cached.factor.n)) for cached in chosen]
         with torch.no_grad():
             while todo:
-                appended, firsts = [], []
-                for cached, factor, jitter, start in todo:
+                appended, flags = [], []
+                for cached, factor, jitter, start, info in todo:
                     pivots = []
                     for i in range(start, X.shape[0]):
                         factor, pivot = self._append_row(cached, factor, jitter, X, i)
                         pivots.append(pivot)
                     bad = ~(torch.stack(pivots) > 0) if pivots else X.new_zeros(1, dtype=torch.bool)  # NaN is bad
-                    firsts.append(torch.where(bad.any(), bad.to(torch.int8).argmax(), -1))
-                    appended.append((cached, factor, jitter, start, len(pivots)))
-                todo = []
-                for (cached, factor, jitter, start, rows), first in zip(appended, torch.stack(firsts).tolist()):
+                    flags += [torch.where(bad.any(), bad.to(torch.int8).argmax(), -1), bad.new_zeros((), dtype=torch.long) if info is None else info.long()]
+                    appended.append((cached, factor, jitter, start, len(pivots), info is not None))
+                todo, flags = [], torch.stack(flags).tolist()  # the read: each first bad pivot and new base's flag
+                for (cached, factor, jitter, start, rows, unread), first, info in zip(appended, flags[::2], flags[1::2]):
+                    if info:  # the new base failed at its jitter: factorised again, checked, and its rows appended
+                        factor, jitter, _ = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
+                        todo.append((cached, factor, jitter, start, None))
+                        continue
+                    self.stats.full += unread
                     self.stats.rows += rows if first < 0 else first
                     if first < 0:
                         cached.factor, cached.jitter = factor, jitter
                         continue
                     start += first + 1  # the jitter would have to grow at this row: refactorise
-                    factor, jitter = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
+                    factor, jitter, _ = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
                     self._count_refactor("jitter would grow", 1)
-                    todo.append((cached, factor, jitter, start))
+                    todo.append((cached, factor, jitter, start, None))
 
-    def _skip_to_last_base(self, cached: _CachedCandidate, X: Tensor, start: int) -> tuple[Factor, float, int]:
-        r"""``(factor, jitter, start)``: the cached factor and ``start`` unchanged, or, when a
-        multiple of ``refactor_every`` lies in ``(start, n]``, the refactorisation at the last
-        one and that multiple (the rows before it would be discarded by it)."""
+    def _skip_to_last_base(self, cached: _CachedCandidate, X: Tensor, start: int) -> tuple[Factor, float, int, Tensor | None]:
+        r"""``(factor, jitter, start, info)``: the cached factor, ``start`` and ``None``, or, when a
+        multiple of ``refactor_every`` lies in ``(start, n]``, the (re)factorisation at the last one,
+        that multiple and LAPACK's unread flag (the rows before it would be discarded by it)."""
         last_base = self.refactor_every * (X.shape[0] // self.refactor_every)
         if last_base <= start:
-            return cached.factor, cached.jitter, start
-        factor, jitter = self._factorise(cached.kernel, cached.noise, X[:last_base], 0.0)
-        self._count_refactor("refactor_every", 1)
-        return factor, jitter, last_base
+            return cached.factor, cached.jitter, start, None
+        if start:
+            self._count_refactor("refactor_every", 1)
+        factor, jitter, info = self._factorise(cached.kernel, cached.noise, X[:last_base], 0.0, checked=False)
+        return factor, jitter, last_base, info
 
     def _append_row(self, cached: _CachedCandidate, factor: Factor, jitter: float, X: Tensor, i: int) -> tuple[Factor, Tensor]:
         r"""``factor`` (rows ``< i``) with row ``i`` of ``X`` appended, and the row's pivot (its

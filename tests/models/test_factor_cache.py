@@ -496,3 +496,33 @@ def test_a_new_candidates_noise_is_read_from_the_host_values_of_its_set(monkeypa
     assert counts[1] == counts[0] + 1 and counts[2] == counts[0]
     assert torch.equal(factors[0].L, factors[1].L) and torch.equal(factors[0].noise, factors[1].noise)
     torch.testing.assert_close(factors[2].noise, torch.full((2,), 1e-2, dtype=D))
+
+
+def test_a_new_candidates_base_and_rows_are_tested_in_one_read_and_a_failed_base_gets_its_jitter(monkeypatch):
+    r"""A new candidate over a multiple of ``refactor_every`` (a LAPACK base and appended rows)
+    costs one host read, its base's flag read with its pivots; a base that is not positive
+    definite at jitter 0 (a repeated point, no noise) is factorised again with
+    :func:`jittered_cholesky` and gets the factor and jitter of the checked path."""
+    from tests.host_reads import record_reads
+
+    spec = KernelCandidates.from_values([0.2, 0.3], kernel="rbf", noise=1e-4)
+    X = torch.rand(40, 1, dtype=D, generator=torch.Generator().manual_seed(3))
+    cache = FactorCache(refactor_every=16)
+    cache.factor(spec.subset([0]), X)
+    reads = record_reads(monkeypatch)
+    f = cache.factor(spec, X)  # candidate 1 is new: a base of 32 rows and 8 rows appended
+    monkeypatch.undo()
+    assert [r for r in reads if r != "__bool__"] == ["tolist"]  # the __bool__: its constraints' host bounds
+    assert cache.stats.full == 2 and cache.stats.rows == 2 * (40 - 32)
+    A = to_dense(spec.build(1)[1](X)) + 1e-4 * torch.eye(40, dtype=D)
+    torch.testing.assert_close(f.L, torch.linalg.cholesky(A))
+    Xd = X.clone()
+    Xd[5] = Xd[4]  # singular without noise
+    failing = FactorCache(refactor_every=16, noise=1e-300)
+    f = failing.factor(spec.subset([0]), Xd)
+    A = to_dense(spec.subset([0]).build(1)[1](Xd))[0] + 1e-300 * torch.eye(40, dtype=D)
+    L32, jitter32 = jittered_cholesky(A[:32, :32])
+    assert jitter32 > 0 and failing.stats.full == 1
+    if float(f.jitter[0]) == jitter32:  # no row after the base needed more
+        torch.testing.assert_close(f.L[0, :32, :32], L32)
+    assert float(f.jitter[0]) >= jitter32 and _rel(f.L[0] @ f.L[0].T, A + float(f.jitter[0]) * torch.eye(40, dtype=D)) < 1e-8
