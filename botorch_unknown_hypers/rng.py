@@ -22,7 +22,13 @@ r"""Seeds are drawn uniformly from ``[0, SEED_BOUND)``."""
 
 def draw_seed(generator: torch.Generator) -> int:
     r"""A fresh integer seed from ``generator`` (a CPU generator)."""
-    return int(torch.randint(0, SEED_BOUND, (1,), generator=generator).item())
+    return draw_seeds(generator, 1)[0]
+
+
+def draw_seeds(generator: torch.Generator, count: int) -> list[int]:
+    r"""``count`` fresh integer seeds from ``generator`` (a CPU generator) in one host copy: the
+    seeds that ``count`` calls of :func:`draw_seed` in a row would draw, in order."""
+    return torch.randint(0, SEED_BOUND, (count,), generator=generator).tolist()
 
 
 @contextmanager

@@ -75,3 +75,17 @@ def test_forked_rng_accepts_a_device_object_and_nests():
     assert torch.equal(torch.get_rng_state(), before)
     torch.manual_seed(1)
     assert torch.equal(torch.cat([first, second]), torch.rand(4))
+
+
+def test_seeds_drawn_together_are_those_drawn_one_by_one_in_one_host_copy(monkeypatch):
+    from botorch_unknown_hypers.rng import draw_seed, draw_seeds
+    from tests.host_reads import record_reads
+
+    one_by_one = torch.Generator().manual_seed(11)
+    expected = [draw_seed(one_by_one) for _ in range(3)]
+    together = torch.Generator().manual_seed(11)
+    reads = record_reads(monkeypatch)
+    seeds = draw_seeds(together, 3)
+    monkeypatch.undo()
+    assert seeds == expected and all(isinstance(s, int) for s in seeds) and reads == ["tolist"]
+    assert draw_seed(together) == draw_seed(one_by_one)  # the streams stay in step

@@ -62,7 +62,7 @@ from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
 from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
-from botorch_unknown_hypers.rng import draw_seed, forked_rng
+from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng
 
 EXCLUDE_TOL = 1e-6
 r"""A proposal never lies within this Euclidean distance (input units) of an excluded point."""
@@ -165,15 +165,17 @@ def maximize(
     if exclude is not None and q != 1:
         raise ValueError(f"exclude: a box batch is filled one point at a time (q = 1), got q = {q}.")
 
+    fork, seed = draw_seeds(generator, 2) if fork_rng else (None, draw_seed(generator))  # one host copy
+
     def run() -> tuple[Tensor, Tensor]:
-        X, values = _box_restarts(acqf, domain, generator, q, num_restarts, raw_samples, starts, exclude is None, search)
+        X, values = _box_restarts(acqf, domain, seed, q, num_restarts, raw_samples, starts, exclude is None, search)
         if exclude is None:
             return X, values
         return _pick(acqf, Restarts(X[:, 0], values.reshape(-1)), exclude, domain, generator)[:2]
 
     if not fork_rng:
         return run()
-    with forked_rng(draw_seed(generator), domain.device):
+    with forked_rng(fork, domain.device):
         return run()
 
 
@@ -214,7 +216,7 @@ def new_basin(warm_values: Tensor, raw_values_: Tensor) -> int | None:
 def _box_restarts(
     acqf: AcquisitionFunction,
     domain: Domain,
-    generator: torch.Generator,
+    seed: int,
     q: int,
     num_restarts: int,
     raw_samples: int,
@@ -224,11 +226,10 @@ def _box_restarts(
 ) -> tuple[Tensor, Tensor]:
     r""":func:`~botorch_unknown_hypers.acquisition.multistart.maximize_acquisition` on the box of
     ``domain`` with ``num_restarts`` raw-sample restarts plus the ``e x q x d`` ``starts`` (no raw
-    samples are scored when ``num_restarts`` is 0), seeded from ``generator``; detached points
+    samples are scored when ``num_restarts`` is 0), seeded by ``seed`` (drawn from the rule's
+    generator with the fork's, :func:`~botorch_unknown_hypers.rng.draw_seeds`); detached points
     and values (of every restart unless ``best_only``)."""
-    return maximize_acquisition(
-        acqf, domain.bounds, q, num_restarts, raw_samples, draw_seed(generator), starts, best_only, search
-    )
+    return maximize_acquisition(acqf, domain.bounds, q, num_restarts, raw_samples, seed, starts, best_only, search)
 
 
 def _pick(
@@ -284,16 +285,18 @@ def maximize_slot(
         return maximize(acqf, domain, generator, num_restarts=num_restarts, raw_samples=raw_samples, exclude=exclude)[0], None
     check_multistart(num_restarts, raw_samples)
     if warm is None:
-        count, starts = num_restarts, None if initial_points is None else initial_points.unsqueeze(-2)
+        (fork, seed), count = draw_seeds(generator, 2), num_restarts  # one host copy for both
+        starts = None if initial_points is None else initial_points.unsqueeze(-2)
     else:
-        raw = draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=draw_seed(generator)).squeeze(-2)  # raw x d
+        sobol, fork, seed = draw_seeds(generator, 3)
+        raw = draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=sobol).squeeze(-2)  # raw x d
         keep = warm.X[distinct_restarts(warm)]
         with torch.no_grad():
             values = acqf(torch.cat([keep, raw]).unsqueeze(-2))
         extra = new_basin(values[: keep.shape[0]], values[keep.shape[0] :])
         count, starts = 0, (keep if extra is None else torch.cat([keep, raw[extra : extra + 1]])).unsqueeze(-2)
-    with forked_rng(draw_seed(generator), domain.device):
-        X, values = _box_restarts(acqf, domain, generator, 1, count, raw_samples, starts, False, search)
+    with forked_rng(fork, domain.device):
+        X, values = _box_restarts(acqf, domain, seed, 1, count, raw_samples, starts, False, search)
         restarts = Restarts(X[:, 0], values.reshape(-1))
         x, _, _ = _pick(acqf, restarts, exclude, domain, generator)
     return x, restarts

@@ -34,7 +34,7 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, che
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.models.quiet_normal import quiet_paths
-from botorch_unknown_hypers.rng import draw_seed, forked_rng
+from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng
 
 
 def max_posterior_mean_box(
@@ -184,10 +184,9 @@ def thompson_maximizers(
     if isinstance(domain, FiniteDomain):
         maxima, idx = PoolJointSampler(model, domain.points).draw(num, generator).max(dim=0)
         return domain.points[idx], maxima
-    with forked_rng(draw_seed(generator), domain.device):
-        return thompson_maximizers_box(
-            model, domain.bounds, num, num_restarts, raw_samples, draw_seed(generator), extra_starts, search
-        )
+    fork, seed = draw_seeds(generator, 2)  # one host copy for both
+    with forked_rng(fork, domain.device):
+        return thompson_maximizers_box(model, domain.bounds, num, num_restarts, raw_samples, seed, extra_starts, search)
 
 
 def posterior_mean_maximizer(
@@ -204,8 +203,8 @@ def posterior_mean_maximizer(
     needs no start. Seeded from ``generator``; ``search`` as :func:`max_posterior_mean_box`."""
     if isinstance(domain, FiniteDomain):
         return None
-    with forked_rng(draw_seed(generator), domain.device):
-        seed = draw_seed(generator)
+    fork, seed = draw_seeds(generator, 2)  # one host copy for both
+    with forked_rng(fork, domain.device):
         return posterior_mean_argmax_box(model, domain.bounds, train_X, num_restarts, raw_samples, seed, search)[1]
 
 
