@@ -101,8 +101,7 @@ def best_outside(X: Tensor, values: Tensor, exclude: Tensor | None, domain: Doma
     r"""Index of the best of ``m`` optima (``m x d``, ``m`` values) outside ``exclude``; if every
     optimum is excluded, a uniform point of the box (``1 x d``; excluded with probability 0)."""
     values = values.masked_fill(near(X, exclude), -torch.inf)
-    best = values.argmax()
-    (index,), (top,) = host_values(best, values[best])  # one read: the argmax and its value
+    (index,), (top,) = host_values(values.argmax(), values.amax())  # one read (values[argmax] reads the index first)
     if top == -math.inf:  # every optimum excluded
         return domain.sample_uniform(1, generator)
     return int(index)

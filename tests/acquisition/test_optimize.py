@@ -11,7 +11,7 @@ from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_per_candida
 from botorch_unknown_hypers.acquisition.ucb import candidate_ucb_at
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from tests.host_reads import record_reads
+from tests.host_reads import profiled_reads, record_reads
 
 DTYPES = [torch.float32, torch.float64]
 NUM_RESTARTS, RAW_SAMPLES = 8, 256
@@ -379,6 +379,7 @@ def test_best_outside_reads_the_argmax_and_its_value_once_and_falls_back_to_a_un
     assert best_outside(X, values, None, domain, g) == 1 and reads == ["tolist"]
     assert best_outside(X, values, X[1:2] + EXCLUDE_TOL / 4, domain, g) == 2  # the best is excluded
     monkeypatch.undo()
+    assert profiled_reads(lambda: best_outside(X, values, None, domain, g)) == []  # no 0-d index read in C++
     point = best_outside(X, values, X, domain, g)  # every optimum excluded: a uniform point
     expected = domain.sample_uniform(1, torch.Generator().manual_seed(0))
     assert isinstance(point, torch.Tensor) and torch.equal(point, expected)
