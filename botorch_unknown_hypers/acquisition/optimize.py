@@ -486,8 +486,9 @@ def _best_pair(restarts: Restarts, exclude: Tensor | None) -> tuple[Tensor, int,
     r"""``(x, k, value, finite)`` of the best refined (point, candidate) pair outside ``exclude``;
     ``finite``: whether ``value`` is (no pair is left when it is not). One host read."""
     values = restarts.values.masked_fill(near(restarts.X, exclude), -torch.inf)
-    best = values.argmax()
-    index, k, finite = torch.stack([best, restarts.candidates[best].to(best), torch.isfinite(values[best]).to(best)]).tolist()
+    best = values.argmax().reshape(1)  # by index_select: a 0-d tensor index is read on the host first
+    pair = [best, restarts.candidates.index_select(0, best).to(best), torch.isfinite(values.index_select(0, best)).to(best)]
+    index, k, finite = torch.cat(pair).tolist()
     return restarts.X[index], k, values[index], bool(finite)
 
 

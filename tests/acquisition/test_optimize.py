@@ -383,3 +383,16 @@ def test_best_outside_reads_the_argmax_and_its_value_once_and_falls_back_to_a_un
     point = best_outside(X, values, X, domain, g)  # every optimum excluded: a uniform point
     expected = domain.sample_uniform(1, torch.Generator().manual_seed(0))
     assert isinstance(point, torch.Tensor) and torch.equal(point, expected)
+
+
+def test_the_best_pair_is_read_in_one_copy_with_no_index_read():
+    from botorch_unknown_hypers.acquisition.optimize import EXCLUDE_TOL, Restarts, _best_pair
+
+    X = torch.tensor([[0.1, 0.1], [0.5, 0.5], [0.9, 0.2]], dtype=torch.float64)
+    restarts = Restarts(X, torch.tensor([1.0, 3.0, 2.0], dtype=torch.float64), torch.tensor([2, 0, 1]))
+    assert profiled_reads(lambda: _best_pair(restarts, None)) == []  # the one copy is a tolist
+    x, k, value, finite = _best_pair(restarts, None)
+    assert torch.equal(x, X[1]) and k == 0 and float(value) == 3.0 and finite
+    x, k, value, finite = _best_pair(restarts, X[1:2] + EXCLUDE_TOL / 4)
+    assert torch.equal(x, X[2]) and k == 1 and float(value) == 2.0 and finite
+    assert not _best_pair(restarts, X)[3]  # every pair excluded
