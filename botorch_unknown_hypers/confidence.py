@@ -55,7 +55,7 @@ from botorch_unknown_hypers.checks import (
     check_probability,
     require,
 )
-from botorch_unknown_hypers.host import host_tensor
+from botorch_unknown_hypers.host import as_device_tensor
 
 __all__ = [
     "Number",
@@ -109,8 +109,7 @@ def as_tensors(_broadcast: bool = True, **named: Number) -> dict[str, Tensor]:
             )
         if isinstance(v, Tensor) and (v.is_complex() or v.dtype == torch.bool):
             raise ValueError(f"{name} must be a real-valued tensor, got dtype {v.dtype}")
-        # a Python number goes to the device without a wait (host_tensor)
-        out[name] = torch.as_tensor(v, dtype=dtype, device=device) if isinstance(v, Tensor) else host_tensor(v, dtype, device)
+        out[name] = as_device_tensor(v, dtype, device)  # a Python number: no wait for the device
     if not _broadcast:
         return out
     try:

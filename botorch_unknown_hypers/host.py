@@ -60,3 +60,12 @@ def host_tensor(values, dtype: torch.dtype | None = None, device: torch.device |
     r"""``torch.tensor(values, dtype=dtype, device=device)`` (Python numbers or nested lists), built
     on the host and copied to ``device`` as :func:`to_device` copies."""
     return _moved(torch.tensor(values, dtype=dtype), torch.device("cpu" if device is None else device), None)
+
+
+def as_device_tensor(value, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
+    r"""``torch.as_tensor(value, dtype=dtype, device=device)`` with no wait: a tensor converted and
+    moved (a host tensor without a wait, as :func:`to_device` moves it), Python numbers or nested
+    lists built by :func:`host_tensor`."""
+    if isinstance(value, Tensor):
+        return _moved(value, value.device if device is None else torch.device(device), dtype)
+    return host_tensor(value, dtype, device)

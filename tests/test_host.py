@@ -6,6 +6,20 @@ from torch.profiler import ProfilerActivity, profile
 from botorch_unknown_hypers.host import host_values
 
 
+def record_non_blocking(monkeypatch) -> list[bool]:
+    r"""The ``non_blocking`` flag of every ``Tensor.to`` call while ``monkeypatch`` holds (a copy to
+    the ``meta`` device is not made)."""
+    seen = []
+    original = torch.Tensor.to
+
+    def to(self, *args, **kwargs):
+        seen.append(kwargs.get("non_blocking", False))
+        return original(self, *args, **{k: v for k, v in kwargs.items() if k != "device" or v.type == "cpu"})
+
+    monkeypatch.setattr(torch.Tensor, "to", to)
+    return seen
+
+
 def test_host_values_are_each_tensors_tolist_in_one_copy():
     g = torch.Generator().manual_seed(0)
     parts = [
@@ -44,16 +58,23 @@ def test_host_tensor_and_to_device_give_torchs_values_dtypes_and_devices():
 def test_to_device_copies_to_the_host_blocking_and_to_a_device_without_a_wait(monkeypatch):
     from botorch_unknown_hypers.host import host_tensor, to_device
 
-    seen = []
-    original = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        seen.append(kwargs.get("non_blocking", False))
-        return original(self, *args, **{k: v for k, v in kwargs.items() if k != "device" or v.type == "cpu"})
-
-    monkeypatch.setattr(torch.Tensor, "to", to)
+    seen = record_non_blocking(monkeypatch)
     to_device(torch.ones(2), torch.zeros(2, device="meta"))
     host_tensor([1.0, 2.0], device="meta")
     to_device(torch.ones(2), torch.zeros(2))
     host_tensor([1.0, 2.0])
     assert seen == [True, True, False, False]
+
+
+def test_as_device_tensor_is_torchs_as_tensor_with_no_wait_for_a_device(monkeypatch):
+    from botorch_unknown_hypers.host import as_device_tensor
+
+    for value, dtype in ((2.5, torch.float64), ([0.1, 0.2], torch.float32), (torch.tensor([1, 2]), torch.float64), (torch.tensor(0.3), None)):
+        out, expected = as_device_tensor(value, dtype, "cpu"), torch.as_tensor(value, dtype=dtype, device="cpu")
+        assert out.dtype == expected.dtype and out.device.type == "cpu" and torch.equal(out, expected)
+    same = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    assert as_device_tensor(same, torch.float64) is same  # nothing to convert: the tensor itself, as torch gives it
+    seen = record_non_blocking(monkeypatch)
+    as_device_tensor(1.5, torch.float64, "meta")  # a Python number towards a device
+    as_device_tensor(torch.ones(2), torch.float64, "meta")  # a host tensor towards a device
+    assert seen == [True, True]

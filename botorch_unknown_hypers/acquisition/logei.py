@@ -42,6 +42,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_unknown_hypers.host import as_device_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.models.marginal import MarginalModel
 
@@ -79,7 +80,7 @@ class CandidateLogEI(AcquisitionFunction):
         self.reduction = reduction
         self._eval_model = model.subset([int(index)]) if reduction == "select" and num > 1 else model
         like = model.raw_train_X
-        best = torch.as_tensor(best_f, dtype=like.dtype, device=like.device).detach()
+        best = as_device_tensor(best_f, like.dtype, like.device).detach()
         if best.ndim > 1 or (best.ndim == 1 and best.numel() != num) or not bool(torch.isfinite(best).all()):
             raise ValueError(f"best_f must be a finite scalar or {num} values (one per candidate), got {best_f!r}.")
         if best.ndim == 1 and reduction == "select":
@@ -118,7 +119,7 @@ def believer_best_f(model: CandidateModel, best_observed: float | Tensor, X_fixe
         ``K`` incumbents, :math:`f^+` for every candidate when ``X_fixed`` is ``None``.
     """
     like = model.raw_train_X
-    best = torch.as_tensor(best_observed, dtype=like.dtype, device=like.device).reshape(()).expand(model.num_candidates)
+    best = as_device_tensor(best_observed, like.dtype, like.device).reshape(()).expand(model.num_candidates)
     if X_fixed is None or X_fixed.shape[0] == 0:
         return best.clone()
     with torch.no_grad():

@@ -43,6 +43,7 @@ from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
 from botorch_unknown_hypers.confidence import upper_confidence_bound
+from botorch_unknown_hypers.host import as_device_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 
 if TYPE_CHECKING:  # the ridge's module (BoTorch's SingleTaskGP) is imported by the rules that use it
@@ -98,7 +99,7 @@ def beta_checks(beta: float | Tensor, num_candidates: int, like: Tensor) -> tupl
     number = isinstance(beta, (int, float)) and not isinstance(beta, bool) and like.dtype == torch.float64
     if number and not (math.isfinite(beta) and beta >= 0):  # a Python number kept exactly: checked on the host
         raise ValueError("beta must be finite and non-negative.")
-    beta_t = torch.as_tensor(beta, dtype=like.dtype, device=like.device)
+    beta_t = as_device_tensor(beta, like.dtype, like.device)  # a Python number: no wait for the device
     if beta_t.ndim == 0:
         beta_t = beta_t.expand(num_candidates)
     if beta_t.shape != (num_candidates,):
@@ -166,7 +167,7 @@ class CandidateUCB(AcquisitionFunction):
         if reduction == "weighted":
             if weights is None:
                 raise ValueError("weights must be given for reduction='weighted'.")
-            w = torch.as_tensor(weights, dtype=beta_t.dtype, device=beta_t.device)
+            w = as_device_tensor(weights, beta_t.dtype, beta_t.device)
             if w.shape != (num,) or (w < 0).any() or not torch.isclose(w.sum(), w.new_tensor(1.0)):
                 raise ValueError(f"weights must be {num} non-negative numbers summing to one.")
             self.register_buffer("weights", w)
