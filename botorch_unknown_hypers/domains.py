@@ -304,11 +304,20 @@ def check_points(domain: Domain, X: Any, name: str = "X", allow_empty: bool = Fa
         ValueError: naming ``name``: wrong shape, no rows, NaN / inf, or rows outside the bounds
             or not in the pool (with the nearest pool point).
     """
-    X, finite, inside = _point_flags(domain, X, name, allow_empty)
-    if bool((finite & inside).all()):  # the one host read of a valid batch
+    X, valid = point_checks(domain, X, name, allow_empty)
+    if bool(valid):  # the one host read of a valid batch
         return X
+    _, finite, inside = _point_flags(domain, X, name, allow_empty)
     _refuse_points(domain, X, finite, inside, name)
     return X
+
+
+def point_checks(domain: Domain, X: Any, name: str = "X", allow_empty: bool = False) -> tuple[Tensor, Tensor]:
+    r"""``(X, valid)``: the points converted as :func:`check_points` converts them (type and shape
+    checked on the host) and the 0-dim flag of its value checks, unread, for a caller that reads
+    it with flags of its own and calls :func:`check_points` for the error when it is false."""
+    X, finite, inside = _point_flags(domain, X, name, allow_empty)
+    return X, (finite & inside).all()
 
 
 def _point_flags(domain: Domain, X: Any, name: str, allow_empty: bool) -> tuple[Tensor, Tensor, Tensor]:

@@ -59,7 +59,7 @@ from botorch_unknown_hypers.acquisition.multistart import (
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search, search_options
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta, beta_checks
 from botorch_unknown_hypers.confidence import upper_confidence_bound
-from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points, point_checks
 from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng
@@ -322,10 +322,11 @@ def fixed_raw_points(domain: Domain, raw_samples: int, seed: int) -> Tensor | No
     return draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)
 
 
-def _box_and_beta(model: CandidateModel, bounds: Tensor, beta: float | Tensor) -> tuple[Tensor, Tensor]:
-    r"""``bounds`` (``2 x d``, upper > lower) on the model's inputs and ``beta`` as ``K``
-    multipliers (:func:`~botorch_unknown_hypers.acquisition.ucb.beta_checks`), checked in one
-    host read."""
+def _box_and_beta(model: CandidateModel, bounds: Tensor, beta: float | Tensor, also: Tensor | None = None) -> tuple[Tensor, Tensor, bool]:
+    r"""``bounds`` (``2 x d``, upper > lower) on the model's inputs, ``beta`` as ``K`` multipliers
+    (:func:`~botorch_unknown_hypers.acquisition.ucb.beta_checks`) and the value of the caller's
+    0-dim flag ``also`` (true when ``None``), checked in one host read: a bad box or ``beta``
+    raises here, a false ``also`` is the caller's to explain."""
     like = model.raw_train_X
     bounds = torch.as_tensor(bounds).to(like)
     message = f"bounds must be 2 x {like.shape[-1]} with upper > lower."
@@ -333,9 +334,14 @@ def _box_and_beta(model: CandidateModel, bounds: Tensor, beta: float | Tensor) -
         raise ValueError(message)
     beta_t, beta_ok = beta_checks(beta, model.num_candidates, bounds)
     box_ok = (bounds[1] > bounds[0]).all()
-    if not bool(box_ok if beta_ok is None else box_ok & beta_ok):
-        raise ValueError(message if not bool(box_ok) else "beta must be finite and non-negative.")
-    return bounds, beta_t
+    flags = [box_ok] + [flag for flag in (beta_ok, also) if flag is not None]
+    if bool(torch.stack(flags).all()):
+        return bounds, beta_t, True
+    if not bool(box_ok):
+        raise ValueError(message)
+    if beta_ok is not None and not bool(beta_ok):
+        raise ValueError("beta must be finite and non-negative.")
+    return bounds, beta_t, False
 
 
 def optimize_ucb_per_candidate(
@@ -368,7 +374,7 @@ def optimize_ucb_per_candidate(
     Example:
         >>> X_best, ucb_best = optimize_ucb_per_candidate(model, beta, bounds)
     """
-    bounds, beta_t = _box_and_beta(model, bounds, beta)
+    bounds, beta_t, _ = _box_and_beta(model, bounds, beta)
     return maximize_per_candidate(
         CandidateUCBValues(model, beta_t),
         model.num_candidates,
@@ -393,6 +399,7 @@ def joint_ucb_restarts(
     warm: Restarts | None = None,
     raw_points: Tensor | None = None,
     search: str = DEFAULT_SEARCH,
+    box: BoxDomain | None = None,
 ) -> Restarts:
     r"""The refined (point, candidate) restarts of the joint UCB maximisation on a box.
 
@@ -407,11 +414,20 @@ def joint_ucb_restarts(
     scores them in :math:`O(Knm)` instead of :math:`O(Kn^2m)`.
     Falls back to :func:`optimize_ucb_per_candidate` (one restart per candidate) when BoTorch's
     parallel L-BFGS-B is unavailable. ``search="torch"`` refines the same restarts on the device
-    (:func:`~botorch_unknown_hypers.acquisition.multistart.refine`).
+    (:func:`~botorch_unknown_hypers.acquisition.multistart.refine`). ``box``: the
+    :class:`~botorch_unknown_hypers.domains.BoxDomain` whose ``bounds`` are ``bounds`` (the same
+    tensor), when the caller holds it: ``raw_points`` are checked against it with ``bounds`` and
+    ``beta`` in one host read, instead of a new domain's check and their own.
     """
     check_multistart(num_restarts, raw_samples)
     check_search(search)
-    bounds, beta_t = _box_and_beta(model, bounds, beta)
+    if raw_points is not None and box is not None and box.bounds is bounds:  # the box, beta and raw points in one read
+        raw, raw_ok = point_checks(box, raw_points, name="raw_points")
+        bounds, beta_t, valid = _box_and_beta(model, bounds, beta, raw_ok)
+        raw = raw if valid else check_points(box, raw_points, name="raw_points")  # raises raw_points' error
+    else:
+        bounds, beta_t, _ = _box_and_beta(model, bounds, beta)
+        raw = None if raw_points is None else check_points(BoxDomain(bounds), raw_points, name="raw_points")
     options, eta = split_options(options)
     if search == "torch":
         search_options(options)  # refuse SciPy-only keys before any work
@@ -425,7 +441,6 @@ def joint_ucb_restarts(
     if raw_points is None:
         raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
     else:
-        raw = check_points(BoxDomain(bounds), raw_points, name="raw_points")
         raw_samples = raw.shape[0]
     kept = None if raw_points is None else model.fixed_point_moments(raw)
     if kept is not None:
@@ -535,7 +550,7 @@ def joint_ucb_argmax(
     else:
         restarts = joint_ucb_restarts(  # checks beta
             model, beta, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,
-            search=search,
+            search=search, box=domain,
         )
         x, k, _, finite = _best_pair(restarts, exclude)
         X = x.unsqueeze(0) if finite else domain.sample_uniform(1, generator)

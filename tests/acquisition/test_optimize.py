@@ -396,3 +396,30 @@ def test_the_best_pair_is_read_in_one_copy_with_no_index_read():
     x, k, value, finite = _best_pair(restarts, X[1:2] + EXCLUDE_TOL / 4)
     assert torch.equal(x, X[2]) and k == 1 and float(value) == 2.0 and finite
     assert not _best_pair(restarts, X)[3]  # every pair excluded
+
+
+def test_raw_points_against_the_callers_box_are_checked_with_the_box_and_widths_in_one_read(monkeypatch):
+    r"""With the caller's ``BoxDomain`` (whose bounds are the ``bounds`` given), the raw points'
+    check joins the box's and the widths' one read: the same restarts, two reads fewer, the same
+    errors for bad raw points."""
+    from botorch_unknown_hypers.acquisition.optimize import fixed_raw_points, joint_ucb_restarts
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    model, beta, bounds = make_problem()
+    domain = BoxDomain(bounds)
+    R = fixed_raw_points(domain, 32, seed=3)
+    counts, out = [], []
+    joint_ucb_restarts(model, beta, domain.bounds, 2, 32, seed=0, raw_points=R)  # warm: the model's first posterior reads more
+    for box in (None, domain):
+        reads = record_reads(monkeypatch)
+        out.append(joint_ucb_restarts(model, beta, domain.bounds, 2, 32, seed=0, raw_points=R, box=box))
+        monkeypatch.undo()
+        counts.append(len(reads))
+    assert counts[1] == counts[0] - 2
+    assert torch.equal(out[0].X, out[1].X) and torch.equal(out[0].values, out[1].values) and torch.equal(out[0].candidates, out[1].candidates)
+    for bad, match in ((R[:0], "raw_points must hold at least one point"), (R + 10, "raw_points must lie in the box"),
+                       (torch.full_like(R, float("nan")), "raw_points must be finite")):
+        with pytest.raises(ValueError, match=match):
+            joint_ucb_restarts(model, beta, domain.bounds, 2, 32, seed=0, raw_points=bad, box=domain)
+    with pytest.raises(ValueError, match="beta must be finite and non-negative"):  # the widths' error first
+        joint_ucb_restarts(model, -1.0, domain.bounds, 2, 32, seed=0, raw_points=R + 10, box=domain)
