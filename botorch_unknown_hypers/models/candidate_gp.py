@@ -161,6 +161,7 @@ class GPyTorchPredictive:
 
     factor: CandidateFactor | None = None
     fixed_points: Tensor | None = None
+    fixed_raw_points: Tensor | None = None
 
     def subset_factor(self, indices: list[int]) -> None:
         return None
@@ -432,14 +433,14 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
 
         ``X``: the ``m x d`` points in raw input units. ``None`` (the caller computes the moments
         itself) unless the model's factors carry fixed points equal to ``X`` after the input
-        transform and no pending points condition the model.
+        transform (or name ``X`` itself as their raw points) and no pending points condition the model.
         """
         points = self.predictive.fixed_points
         if points is None or self._squeeze:
             return None
         with torch.no_grad():
-            Xt = self.transform_inputs(to_device(X.detach(), self._raw_train_X))
-            if Xt.shape != points.shape or not torch.equal(Xt, points):
+            Xt = points if X is self.predictive.fixed_raw_points else self.transform_inputs(to_device(X.detach(), self._raw_train_X))
+            if Xt is not points and (Xt.shape != points.shape or not torch.equal(Xt, points)):  # by value: one read
                 return None
             mean, variance = self.predictive.fixed_point_moments(self, Xt)
             return self._untransformed(mean, variance, Xt)

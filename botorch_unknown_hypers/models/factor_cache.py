@@ -176,14 +176,16 @@ class CandidateFactor:
         noise: ``K`` noise variances :math:`s_u`.
         points: The cache's fixed points :math:`Z` (``m x d``, model input space), or ``None``.
         solves: The K :class:`PointSolve` at ``points`` (``None`` without points).
+        raw_points: The tensor whose input transform ``points`` are, when the cache was told
+            (:meth:`FactorCache.set_points`), to be recognised by identity; else ``None``.
     """
 
     def __init__(
         self, X: Tensor, parts: list[Factor], jitter: Tensor, noise: Tensor,
-        points: Tensor | None = None, solves: list[PointSolve] | None = None,
+        points: Tensor | None = None, solves: list[PointSolve] | None = None, raw_points: Tensor | None = None,
     ) -> None:
         self.X, self.parts, self.jitter, self.noise = X, parts, jitter, noise
-        self.points, self.solves = points, solves
+        self.points, self.solves, self.raw_points = points, solves, raw_points
         self._stacked: Tensor | None = None
         self._last_solve: tuple[Tensor, Tensor] | None = None  # (rhs, A^{-1} rhs) of the last solve()
 
@@ -227,7 +229,7 @@ class CandidateFactor:
         indices = [int(i) for i in indices]
         idx = host_tensor(indices, torch.long, self.jitter.device)
         solves = None if self.solves is None else [self.solves[i] for i in indices]
-        sub = CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves)
+        sub = CandidateFactor(self.X, [self.parts[i] for i in indices], self.jitter[idx], self.noise[idx], self.points, solves, self.raw_points)
         if self._last_solve is not None:
             sub._last_solve = (self._last_solve[0][idx], self._last_solve[1][idx])
         return sub
@@ -361,12 +363,16 @@ class FactorCache:
         self._inputs: Tensor | None = None  # the inputs of the last call (n x d)
         self._cached: dict[str, _CachedCandidate] = {}  # by candidate key (:meth:`keys`)
         self._fixed_points: Tensor | None = None
+        self._fixed_raw: Tensor | None = None  # the raw tensor of the fixed points, on the caller's word
         self._handed_out: weakref.ref[CandidateFactor] | None = None  # the factors of the last call
 
-    def set_points(self, points: Tensor | None) -> None:
+    def set_points(self, points: Tensor | None, raw: Tensor | None = None) -> None:
         r"""Fix the points :math:`Z` (``m x d``, model input space) at which every returned factor
         also carries :math:`V_u = L_u^{-1}k_u(X, Z)` (see the module docstring); ``None`` removes
-        them. Setting other points drops every candidate's :math:`V_u`; the factors stay."""
+        them. Setting other points drops every candidate's :math:`V_u`; the factors stay. ``raw``:
+        the tensor (raw units) whose input transform ``points`` are, on the caller's word: the
+        returned factors name it (``CandidateFactor.raw_points``) so that a model recognises it by
+        identity, with no transform and no comparison."""
         if points is not None and points is not self._fixed_points:  # the tensor set already: no read
             if points.ndim != 2 or points.shape[0] == 0:
                 raise ValueError(f"points must be m x d with m >= 1, got shape {tuple(points.shape)}.")
@@ -375,6 +381,7 @@ class FactorCache:
             if self._inputs is not None and points.shape[-1] != self._inputs.shape[-1]:
                 raise ValueError(f"points must be m x {self._inputs.shape[-1]} like the cached inputs, got shape {tuple(points.shape)}.")
             points = points.detach() if points.requires_grad else points
+        self._fixed_raw = None if points is None else raw  # after the checks: a refused call changes nothing
         if points is None or self._fixed_points is None:
             if points is self._fixed_points:
                 return
@@ -444,7 +451,7 @@ class FactorCache:
         previous = None if self._handed_out is None else self._handed_out()
         if previous is not None:  # the last call's stack: freed now, not when its model is collected
             previous.release()
-        out = CandidateFactor(X, [c.factor for c in chosen], jitter, noises, points, solves)
+        out = CandidateFactor(X, [c.factor for c in chosen], jitter, noises, points, solves, None if points is None else self._fixed_raw)
         self._handed_out = weakref.ref(out)
         return out
 

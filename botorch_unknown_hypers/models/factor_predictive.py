@@ -118,6 +118,12 @@ class FactorPredictive:
         can use them: ``None`` without them or with pending points (which change the variance)."""
         return None if self.pending is not None else self.factor.points
 
+    @property
+    def fixed_raw_points(self) -> Tensor | None:
+        r"""The tensor whose input transform :attr:`fixed_points` are, when the factor names it
+        (``CandidateFactor.raw_points``), else ``None``; ``None`` with pending points too."""
+        return None if self.pending is not None else self.factor.raw_points
+
     def moments(self, mean_module: Mean, covar_module: Kernel, X: Tensor, full_cov: bool) -> tuple[Tensor, Tensor]:
         r"""Mean and (co)variance at transformed points ``X`` (``batch x K' x q x d``, :math:`K'` 1 or K).
 

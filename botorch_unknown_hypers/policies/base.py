@@ -373,7 +373,7 @@ class Policy(ABC):
             known = self._unit_points
             if known is None or known[0] is not points or (known[1].dtype, known[1].device) != (train_X.dtype, train_X.device):
                 self._unit_points = (points, self._unit(points.to(train_X)))
-            cache.set_points(self._unit_points[1])
+            cache.set_points(self._unit_points[1], raw=points)  # the model's transform of points is the policy's
         unit, prefix = self.unit_inputs(train_X)
         return cache.factor(
             spec, unit, keep, keys=keys, build=lambda one, one_keys: self.candidate_modules(one, one_keys, train_X), prefix=prefix

@@ -798,6 +798,34 @@ def test_fixed_point_moments_only_at_the_cached_points_and_without_pending_point
     assert build().fixed_point_moments(R) is None  # no factors
 
 
+
+def test_fixed_raw_points_named_by_the_cache_are_recognised_by_identity_with_no_read(monkeypatch):
+    r"""Raw points named with the fixed points (``set_points(points, raw=R)``) give the moments of
+    the comparison by value, bit for bit, with no host read; an equal copy of them is still
+    compared by value (one read), and pending points still turn the fast path off."""
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+    from tests.host_reads import profiled_reads, record_reads
+
+    g, X, _, spec, _, build = _unit_square_case(6, 40, [0.4, 0.15])
+    R = torch.rand(30, 2, generator=g, dtype=torch.float64)
+    by_value, named = FactorCache(), FactorCache()
+    by_value.set_points(R)
+    named.set_points(R, raw=R)
+    model, plain = build(named.factor(spec, X)), build(by_value.factor(spec, X))
+    reads = record_reads(monkeypatch)
+    assert profiled_reads(lambda: model.fixed_point_moments(R)) == []
+    monkeypatch.undo()
+    assert reads == []
+    for a, b in zip(model.fixed_point_moments(R), plain.fixed_point_moments(R)):
+        assert torch.equal(a, b)
+    assert profiled_reads(lambda: model.fixed_point_moments(R.clone())) == ["aten::equal"]
+    assert model.subset([1]).fixed_point_moments(R) is not None  # a view keeps the name
+    assert model.condition_on_pending(R[:2]).fixed_point_moments(R) is None
+    with pytest.raises(ValueError, match="points must be finite"):  # a refused call changes nothing
+        named.set_points(torch.full_like(R, float("nan")), raw=R.clone())
+    assert named.factor(spec, X).raw_points is R
+
+
 def test_select_without_factors_is_the_same_candidate_on_gpytorchs_lazy_predictive():
     from linear_operator.operators import LinearOperator
 
