@@ -48,7 +48,7 @@ from gpytorch.likelihoods import GaussianLikelihood, Likelihood
 from gpytorch.means import ConstantMean, Mean, ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.host import host_tensor, host_values, to_device
+from botorch_unknown_hypers.host import as_device_tensor, host_tensor, host_values, to_device
 from botorch_unknown_hypers.kernels import KERNELS, scale_kernel, set_constrained
 
 
@@ -417,10 +417,7 @@ class KernelCandidates(CandidateSpec):
 
     def subset(self, indices: Tensor | list[int]) -> KernelCandidates:
         r"""The candidates at ``indices`` (in that order)."""
-        if isinstance(indices, Tensor):
-            idx = indices.to(device=self.lengthscale.device, dtype=torch.long)
-        else:
-            idx = host_tensor(indices, torch.long, self.lengthscale.device)
+        idx = as_device_tensor(indices, torch.long, self.lengthscale.device)
         if idx.ndim != 1 or idx.numel() == 0:
             raise ValueError("indices must be a non-empty 1-d list of candidate indices.")
         if isinstance(indices, (list, tuple)):  # checked on the host, no device read

@@ -62,6 +62,14 @@ def host_tensor(values, dtype: torch.dtype | None = None, device: torch.device |
     return _moved(torch.tensor(values, dtype=dtype), torch.device("cpu" if device is None else device), None)
 
 
+def at_argmax(values: Tensor, *tensors: Tensor) -> tuple[Tensor, ...]:
+    r"""``(best, top, *rows)``: the argmax of the 1-dim ``values`` as a 1-element index, its value
+    and the row of each of ``tensors`` at it (``1 x ...``), all on the device. They are taken by
+    ``index_select``: indexing with the 0-dim argmax would read it on the host first."""
+    best = values.argmax().reshape(1)
+    return (best, values.index_select(0, best), *(t.index_select(0, best) for t in tensors))
+
+
 def as_device_tensor(value, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Tensor:
     r"""``torch.as_tensor(value, dtype=dtype, device=device)`` with no wait: a tensor converted and
     moved (a host tensor without a wait, as :func:`to_device` moves it), Python numbers or nested

@@ -78,3 +78,16 @@ def test_as_device_tensor_is_torchs_as_tensor_with_no_wait_for_a_device(monkeypa
     as_device_tensor(1.5, torch.float64, "meta")  # a Python number towards a device
     as_device_tensor(torch.ones(2), torch.float64, "meta")  # a host tensor towards a device
     assert seen == [True, True]
+
+
+def test_at_argmax_gives_indexings_rows_with_no_host_read():
+    from botorch_unknown_hypers.host import at_argmax
+    from tests.host_reads import profiled_reads
+
+    values = torch.tensor([0.3, 2.0, -1.0, 2.0], dtype=torch.float64)
+    X, k = torch.arange(8.0).reshape(4, 2), torch.tensor([5, 6, 7, 8])
+    best, top, x, kk = at_argmax(values, X, k)
+    i = int(values.argmax())  # the first of the ties, as argmax gives it
+    assert best.tolist() == [i] and torch.equal(top, values[i : i + 1])
+    assert torch.equal(x, X[i : i + 1]) and torch.equal(kk, k[i : i + 1])
+    assert profiled_reads(lambda: at_argmax(values, X, k)) == []

@@ -46,7 +46,7 @@ from botorch_unknown_hypers.acquisition.device_search import (
     refine_indexed_batched,
     search_options,
 )
-from botorch_unknown_hypers.host import to_device
+from botorch_unknown_hypers.host import at_argmax, to_device
 from botorch_unknown_hypers.rng import forked_rng
 
 CandidateValues = Callable[[Tensor], Tensor]
@@ -399,5 +399,5 @@ def maximize_acquisition(
     X, opt_values = X[0].unsqueeze(-2), opt_values[0]  # r x 1 x d, r
     if not best_only:
         return X, opt_values
-    best = opt_values.argmax().reshape(1)  # index_select: a 0-d index is read on the host
-    return X.index_select(0, best)[0], opt_values.index_select(0, best)[0]
+    _, value, x = at_argmax(opt_values, X)
+    return x[0], value[0]

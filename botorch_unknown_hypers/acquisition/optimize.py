@@ -60,7 +60,7 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, che
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta, beta_checks
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points, point_checks
-from botorch_unknown_hypers.host import host_values
+from botorch_unknown_hypers.host import at_argmax, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng
 
@@ -101,7 +101,7 @@ def best_outside(X: Tensor, values: Tensor, exclude: Tensor | None, domain: Doma
     r"""Index of the best of ``m`` optima (``m x d``, ``m`` values) outside ``exclude``; if every
     optimum is excluded, a uniform point of the box (``1 x d``; excluded with probability 0)."""
     values = values.masked_fill(near(X, exclude), -torch.inf)
-    (index,), (top,) = host_values(values.argmax(), values.amax())  # one read (values[argmax] reads the index first)
+    (index,), (top,) = host_values(*at_argmax(values))  # one read
     if top == -math.inf:  # every optimum excluded
         return domain.sample_uniform(1, generator)
     return int(index)
@@ -501,9 +501,8 @@ def _best_pair(restarts: Restarts, exclude: Tensor | None) -> tuple[Tensor, int,
     r"""``(x, k, value, finite)`` of the best refined (point, candidate) pair outside ``exclude``;
     ``finite``: whether ``value`` is (no pair is left when it is not). One host read."""
     values = restarts.values.masked_fill(near(restarts.X, exclude), -torch.inf)
-    best = values.argmax().reshape(1)  # by index_select: a 0-d tensor index is read on the host first
-    pair = [best, restarts.candidates.index_select(0, best).to(best), torch.isfinite(values.index_select(0, best)).to(best)]
-    index, k, finite = torch.cat(pair).tolist()
+    best, top, k = at_argmax(values, restarts.candidates)
+    index, k, finite = torch.cat([best, k.to(best), torch.isfinite(top).to(best)]).tolist()
     return restarts.X[index], k, values[index], bool(finite)
 
 

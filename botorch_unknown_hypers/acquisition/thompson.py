@@ -33,6 +33,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.quiet_normal import quiet_paths
 from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng
 
@@ -60,11 +61,10 @@ def posterior_mean_argmax_box(
     x, val = maximize_acquisition(PosteriorMean(model), bounds, 1, num_restarts, raw_samples, seed, search=search)
     with torch.no_grad():  # each training input as its own q = 1 batch: the means, no joint covariance
         at_train = model.posterior(train_X.unsqueeze(-2)).mean.reshape(-1)
-        best = at_train.argmax().reshape(1)  # index_select: a 0-d index is read on the host
-        top = at_train.index_select(0, best).reshape(())
-        from_data = top > val.reshape(())
-        value = torch.where(from_data, top, val.reshape(()))
-        return value, torch.where(from_data, train_X.index_select(0, best), x).detach()
+        _, top, x_data = at_argmax(at_train, train_X)
+        from_data = top.reshape(()) > val.reshape(())
+        value = torch.where(from_data, top.reshape(()), val.reshape(()))
+        return value, torch.where(from_data, x_data, x).detach()
 
 
 def thompson_maximizers_box(

@@ -71,6 +71,7 @@ from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.checks import check_positive, check_probability
 from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
@@ -248,7 +249,7 @@ def acquisition(
 def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
     r"""The incumbent and the maximiser of candidate ``index``'s posterior mean (``maximize`` uses
     extra starts on a box only; on a pool the mean maximiser is ``None``)."""
-    incumbent = train_X.index_select(0, train_Y.reshape(-1).argmax().reshape(1))  # no host read (a 0-d index is one)
+    incumbent = at_argmax(train_Y.reshape(-1), train_X)[2]  # on the device, no host read
     mean_max = posterior_mean_maximizer(
         model.select(index), policy.domain, train_X, policy.generator, policy.num_restarts, policy.raw_samples, policy.search
     )
