@@ -48,6 +48,7 @@ from botorch_unknown_hypers.checks import (
     NONNEGATIVE,
     POSITIVE,
     PROBABILITY,
+    DeferredChecks,
     check_all_entries,
     check_entries,
     check_int,
@@ -200,7 +201,7 @@ def bayesian_beta_continuous(
     return torch.sqrt(first + second)
 
 
-def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Number) -> Tensor:
+def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Number, defer: DeferredChecks | None = None) -> Tensor:
     r"""IGP-UCB, Chowdhury & Gopalan (2017) Thm 2: :math:`B + R\sqrt{2(I_{t-1} + 1 + \ln(1/\delta))}`.
 
     Returns the **multiplier of sigma**. HE-GP-UCB (Thm 4.1) and LB-GP-UCB
@@ -214,6 +215,9 @@ def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Numb
         B: RKHS-norm bound, ``>= 0``.
         R: Sub-Gaussian noise scale (standard deviation, not variance), ``>= 0``.
         delta: Failure probability in ``(0, 1)``.
+        defer: Where the entry checks go instead of a read of their own
+            (:class:`~botorch_unknown_hypers.checks.DeferredChecks`, e.g. a round that copies the
+            widths to the host anyway); ``None``: read now.
 
     Returns:
         Tensor of the broadcast shape of the inputs.
@@ -224,6 +228,7 @@ def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Numb
         ("B", v["B"], NONNEGATIVE),
         ("R", v["R"], NONNEGATIVE),
         ("delta", v["delta"], PROBABILITY),
+        defer=defer,
     )
     log_term = torch.log(1.0 / v["delta"])
     return v["B"] + v["R"] * torch.sqrt(2.0 * (v["information_gain"] + 1.0 + log_term))

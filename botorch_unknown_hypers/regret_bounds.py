@@ -37,7 +37,16 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import AT_LEAST_ONE, NONNEGATIVE, POSITIVE, Interval, check_all_entries, check_entries, check_int
+from botorch_unknown_hypers.checks import (
+    AT_LEAST_ONE,
+    NONNEGATIVE,
+    POSITIVE,
+    DeferredChecks,
+    Interval,
+    check_all_entries,
+    check_entries,
+    check_int,
+)
 from botorch_unknown_hypers.confidence import Number, as_tensors
 from botorch_unknown_hypers.kernels import KERNELS
 
@@ -206,7 +215,9 @@ def gpytorch_rbf_lengthscale(paper_lengthscale: Number) -> Tensor:
     return v["paper_lengthscale"] / math.sqrt(2.0)
 
 
-def gamma_rbf(T: Number, lengthscale: Number, dim: int, also: tuple[tuple[str, Tensor, Interval], ...] = ()) -> Tensor:
+def gamma_rbf(
+    T: Number, lengthscale: Number, dim: int, also: tuple[tuple[str, Tensor, Interval], ...] = (), defer: DeferredChecks | None = None
+) -> Tensor:
     r"""RBF MIG rate (LB Prop. 2.2): :math:`\theta^{-d}\log(T)^{d+1}`.
 
     Args:
@@ -217,6 +228,8 @@ def gamma_rbf(T: Number, lengthscale: Number, dim: int, also: tuple[tuple[str, T
         dim: Input dimension :math:`d \ge 1`.
         also: A caller's own ``(name, value, interval)`` checks, read with these in one copy
             (:func:`~botorch_unknown_hypers.checks.check_all_entries`; they fail first).
+        defer: Where the entry checks go instead of a read of their own
+            (:class:`~botorch_unknown_hypers.checks.DeferredChecks`; ``None``: read now).
     """
     d = check_int("dim", dim, 1)
     v = as_tensors(T=T, lengthscale=lengthscale)
@@ -224,12 +237,19 @@ def gamma_rbf(T: Number, lengthscale: Number, dim: int, also: tuple[tuple[str, T
         *also,
         ("T", v["T"], AT_LEAST_ONE),
         ("lengthscale", v["lengthscale"], POSITIVE),
+        defer=defer,
     )
     return v["lengthscale"].pow(-d) * torch.log(v["T"]).pow(d + 1)
 
 
 def gamma_matern(
-    T: Number, lengthscale: Number, dim: int, nu: float, form: str = "main", also: tuple[tuple[str, Tensor, Interval], ...] = ()
+    T: Number,
+    lengthscale: Number,
+    dim: int,
+    nu: float,
+    form: str = "main",
+    also: tuple[tuple[str, Tensor, Interval], ...] = (),
+    defer: DeferredChecks | None = None,
 ) -> Tensor:
     r"""Matérn-:math:`\nu` MIG rate (LB Prop. 2.2 / App. A).
 
@@ -245,7 +265,7 @@ def gamma_matern(
         dim: Input dimension :math:`d \ge 1`.
         nu: Smoothness :math:`\nu > 0`.
         form: ``"main"`` or ``"proof"``.
-        also: As :func:`gamma_rbf`.
+        also, defer: As :func:`gamma_rbf`.
     """
     d = check_int("dim", dim, 1)
     if isinstance(nu, bool) or not isinstance(nu, (int, float)) or not nu > 0:
@@ -257,6 +277,7 @@ def gamma_matern(
         *also,
         ("T", v["T"], AT_LEAST_ONE),
         ("lengthscale", v["lengthscale"], POSITIVE),
+        defer=defer,
     )
     nu = float(nu)
     if form == "main":
@@ -269,14 +290,21 @@ def gamma_matern(
 
 
 def gamma(
-    T: Number, lengthscale: Number, dim: int, kernel: str, form: str = "main", also: tuple[tuple[str, Tensor, Interval], ...] = ()
+    T: Number,
+    lengthscale: Number,
+    dim: int,
+    kernel: str,
+    form: str = "main",
+    also: tuple[tuple[str, Tensor, Interval], ...] = (),
+    defer: DeferredChecks | None = None,
 ) -> Tensor:
     r"""MIG rate for ``kernel`` in ``{"rbf", "matern12", "matern32", "matern52"}``.
 
     Dispatches to :func:`gamma_rbf` (``form`` is ignored, but still validated)
     or :func:`gamma_matern` with :math:`\nu = 0.5, 1.5, 2.5`. For ``"rbf"`` the
     length scale is the paper's :math:`\theta` (see :func:`paper_rbf_lengthscale`).
-    ``also``: a caller's checks read with the rate's own (:func:`gamma_rbf`).
+    ``also``, ``defer``: a caller's checks read with the rate's own, and where they all go instead
+    of a read (:func:`gamma_rbf`).
     """
     if not isinstance(kernel, str) or kernel.lower() not in KERNELS:
         raise ValueError(f"kernel must be one of {sorted(KERNELS)}; got {kernel!r}")
@@ -284,12 +312,12 @@ def gamma(
         raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
     nu = KERNELS[kernel.lower()]
     if nu is None:
-        return gamma_rbf(T, lengthscale, dim, also=also)
-    return gamma_matern(T, lengthscale, dim, nu, form=form, also=also)
+        return gamma_rbf(T, lengthscale, dim, also=also, defer=defer)
+    return gamma_matern(T, lengthscale, dim, nu, form=form, also=also, defer=defer)
 
 
 def suspected_regret_bound(
-    T: Number, lengthscale: Number, dim: int, kernel: str, B: Number, form: str = "main"
+    T: Number, lengthscale: Number, dim: int, kernel: str, B: Number, form: str = "main", defer: DeferredChecks | None = None
 ) -> Tensor:
     r"""Suspected regret bound (LB Thm 2.3): :math:`\sqrt T(B\sqrt{\gamma_T} + \gamma_T)`.
 
@@ -301,9 +329,10 @@ def suspected_regret_bound(
         kernel: ``"rbf"``, ``"matern12"``, ``"matern32"`` or ``"matern52"``.
         B: Norm bound, ``>= 0``; for LB-GP-UCB use :func:`norm_bound`.
         form: Matérn rate form, see :func:`gamma_matern`.
+        defer: As :func:`gamma_rbf` (``None``: the checks are read now).
     """
     v = as_tensors(T=T, lengthscale=lengthscale, B=B)
-    g = gamma(v["T"], v["lengthscale"], dim, kernel, form=form, also=(("B", v["B"], NONNEGATIVE),))  # one read
+    g = gamma(v["T"], v["lengthscale"], dim, kernel, form=form, also=(("B", v["B"], NONNEGATIVE),), defer=defer)  # one read
     return torch.sqrt(v["T"]) * (v["B"] * torch.sqrt(g) + g)
 
 

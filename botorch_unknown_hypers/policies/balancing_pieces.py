@@ -33,7 +33,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.checks import check_probability
+from botorch_unknown_hypers.checks import DeferredChecks, check_probability
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
 from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -82,12 +82,15 @@ def effective_lengthscale(spec: CandidateSpec) -> Tensor:
     return ls.log().mean(-1).exp()
 
 
-def kernel_regret_bounds(rule: Policy, counts: Tensor) -> Tensor:
+def kernel_regret_bounds(rule: Policy, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
     r"""Thm 2.3's :math:`R^u(|S^u| + 1) = \sqrt T(B^u\sqrt{\gamma_T} + \gamma_T)` of every candidate
-    introduced, :math:`\gamma_T` of the candidates' kernel at each one's (geometric-mean) length scale."""
+    introduced, :math:`\gamma_T` of the candidates' kernel at each one's (geometric-mean) length
+    scale; ``defer``: where the bound's checks go instead of a read."""
     candidates = rule.state.candidates
     kernel = getattr(candidates, "kernel", "matern52")
-    return suspected_regret_bound(counts + 1, effective_lengthscale(candidates), rule.domain.dim, kernel, rule.state.norms)
+    return suspected_regret_bound(
+        counts + 1, effective_lengthscale(candidates), rule.domain.dim, kernel, rule.state.norms, defer=defer
+    )
 
 
 @dataclass(frozen=True)
@@ -100,9 +103,11 @@ class LeastSuspectedBound(Choice):
         st = rule.state
         active = host_tensor(st.active, device=rule.device)
         counts = rule.counts(pending=True)
-        bounds = rule.suspected_bounds(counts)
+        deferred = DeferredChecks()  # the bounds' checks, read with the choice
+        bounds = rule.suspected_bounds(counts, defer=deferred)
         k = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
-        (k,), counts, bounds = host_values(k, counts, bounds)  # one host copy
+        (k,), counts, bounds, (holds,) = host_values(k, counts, bounds, deferred.verdict(bounds))  # one host copy
+        deferred.settle(holds)
         k = int(k)
         return [k], {
             "played": k,
@@ -139,14 +144,18 @@ class BalancingWidths(Widths):
     def __post_init__(self) -> None:
         check_probability("delta", self.delta)
 
-    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
-        return self.of(rule, model, info, t, list(range(model.num_candidates)))
+    def __call__(
+        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
+    ) -> Tensor:
+        return self.of(rule, model, info, t, list(range(model.num_candidates)), defer)
 
-    def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
+    def of(
+        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+    ) -> Tensor:
         gains = rule.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
         norms = rule.state.norms
         norms = norms.index_select(0, host_tensor(candidates, torch.long, norms.device)).to(gains)  # a list index waits
-        return frequentist_beta(gains, B=norms, R=self.R, delta=self.delta / 2)  # all K at once, on the device
+        return frequentist_beta(gains, B=norms, R=self.R, delta=self.delta / 2, defer=defer)  # all K at once, on the device
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
-from botorch_unknown_hypers.checks import POSITIVE, check_nonnegative, check_pair, check_probability
+from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_nonnegative, check_pair, check_probability
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, frequentist_beta, xi
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -177,14 +177,15 @@ class CandidateSetPolicy(Policy):
             factor=self.candidate_factors(spec, train_X, points=points),
         )
 
-    def _betas(self, model: CandidateGP, t: int) -> Tensor:
-        r""":math:`\beta^u_t` of the model's candidates (``K``)."""
+    def _betas(self, model: CandidateGP, t: int, defer: DeferredChecks | None = None) -> Tensor:
+        r""":math:`\beta^u_t` of the model's candidates (``K``); ``defer``: where Thm 4.1's checks go
+        instead of a read (:func:`~botorch_unknown_hypers.confidence.frequentist_beta`)."""
         K = model.num_candidates
         if not isinstance(self.beta, str):
             return torch.full((K,), self.beta, dtype=self.dtype, device=self.device)
         if self.beta == "frequentist":
             info = self.information_gain(model).reshape(K)
-            return frequentist_beta(info, B=self.B, R=self.noise_std, delta=self.delta / 2).to(self.dtype)
+            return frequentist_beta(info, B=self.B, R=self.noise_std, delta=self.delta / 2, defer=defer).to(self.dtype)
         if self.beta == "bayesian-finite":
             value = bayesian_beta_finite(t, self.domain.size, self.delta / 2)
         else:

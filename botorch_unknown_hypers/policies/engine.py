@@ -49,6 +49,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.checks import DeferredChecks
 from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
@@ -179,16 +180,24 @@ class RoundModel(ABC):
 
 
 class Widths(ABC):
-    r""":math:`\beta^u_t` of the round's candidates."""
+    r""":math:`\beta^u_t` of the round's candidates.
+
+    ``defer``: where the widths' formula puts the checks of its arguments instead of reading them
+    (:class:`~botorch_unknown_hypers.checks.DeferredChecks`); the round reads their verdict with
+    the widths. ``None``: the formula reads its checks itself."""
 
     @abstractmethod
-    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
+    def __call__(
+        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
+    ) -> Tensor:
         r"""``K`` widths multipliers."""
 
-    def of(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]) -> Tensor:
+    def of(
+        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+    ) -> Tensor:
         r"""As :meth:`__call__`, told the indices of the model's candidates in the rule's set
         (widths that depend on a candidate's own constant, e.g. its norm bound, read them)."""
-        return self(rule, model, info, t)
+        return self(rule, model, info, t, defer)
 
 
 class Selector(ABC):
@@ -288,11 +297,16 @@ class CandidateSetRound:
         keep = None if chosen == indices else every.subset(indices)
         spec = every if self.model.whole_set else every.subset(chosen)
         model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
-        betas = self.widths.of(rule, model, info, st.round + 1, chosen)
+        deferred = DeferredChecks()
+        betas = self.widths.of(rule, model, info, st.round + 1, chosen, defer=deferred)
         scaler = getattr(model, "outcome_transform", None)
         y_std, y_mean, beta_values = 1.0, 0.0, None
-        if scaler is not None:  # one host copy of the scaler's values and the widths
-            (y_std,), (y_mean,), beta_values = host_values(scaler.stdvs, scaler.means, betas)
+        if scaler is not None:  # one host copy of the scaler's values, the widths and their checks
+            (y_std,), (y_mean,), beta_values, (holds,) = host_values(scaler.stdvs, scaler.means, betas, deferred.verdict(betas))
+            deferred.settle(holds)
+        elif deferred.checks:  # the widths are read now, with their checks
+            beta_values, (holds,) = host_values(betas, deferred.verdict(betas))
+            deferred.settle(holds)
         data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean, q, beta_values)
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []

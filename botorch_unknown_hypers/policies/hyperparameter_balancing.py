@@ -48,6 +48,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
+from botorch_unknown_hypers.checks import DeferredChecks
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.balancing_pieces import (
     BalancingCandidates,
@@ -199,10 +200,11 @@ class HyperparameterBalancing(BalancingPolicy):
             ),
         )
 
-    def suspected_bounds(self, counts: Tensor) -> Tensor:
-        r""":math:`R^u(|S^u| + 1)` of every candidate ever introduced (``bound`` or Thm 2.3)."""
+    def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+        r""":math:`R^u(|S^u| + 1)` of every candidate ever introduced (``bound`` or Thm 2.3);
+        ``defer``: where Thm 2.3's checks go instead of a read (a ``bound`` checks its shape now)."""
         if self._bound_fn is None:
-            return kernel_regret_bounds(self, counts)
+            return kernel_regret_bounds(self, counts, defer)
         T = counts + 1
         out = torch.as_tensor(self._bound_fn(T, self), dtype=self.dtype, device=self.device)
         if out.shape != T.shape:

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.checks import DeferredChecks, check_positive
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
@@ -213,12 +213,14 @@ class LengthScalePolicy(BalancingPolicy):
         model = fit_single_task_gp(train_X, train_Y, self.domain.bounds, kernel=self.kernel, noise=self.noise)
         return float(model.covar_module.base_kernel.lengthscale.item())
 
-    def suspected_bounds(self, counts: Tensor) -> Tensor:
-        r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (Thm 2.3, the preset's kernel)."""
+    def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+        r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (Thm 2.3, the preset's
+        kernel); ``defer``: where the bound's checks go instead of a read
+        (:func:`~botorch_unknown_hypers.regret_bounds.suspected_regret_bound`)."""
         kernel = self.constants.bound_kernel or self.kernel
         candidates = self.state.candidates  # the length scales as they are, without a copy to the host
         theta = self._tensor([]) if candidates is None else candidates.lengthscale[:, 0].to(dtype=self.dtype, device=self.device)
-        return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.state.norms)
+        return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.state.norms, defer=defer)
 
 
 @dataclass(frozen=True)

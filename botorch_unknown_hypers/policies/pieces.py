@@ -29,7 +29,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.checks import check_probability
+from botorch_unknown_hypers.checks import DeferredChecks, check_probability
 from botorch_unknown_hypers.confidence import elimination_statistics, frequentist_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -113,8 +113,10 @@ class CandidateSetWidths(Widths):
     r""":math:`\beta^u_t` of a :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy`
     (its ``beta`` option: Thm 4.1, Thm 4.2 A / B or a number)."""
 
-    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
-        return rule._betas(model, t)
+    def __call__(
+        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
+    ) -> Tensor:
+        return rule._betas(model, t, defer)
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,11 @@ class FrequentistWidths(Widths):
     def __post_init__(self) -> None:
         check_probability("delta", self.delta)
 
-    def __call__(self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int) -> Tensor:
+    def __call__(
+        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
+    ) -> Tensor:
         gain = rule.information_gain(model, info, self.noise)
-        return frequentist_beta(gain, B=self.B, R=self.R, delta=self.delta / 2).to(gain)
+        return frequentist_beta(gain, B=self.B, R=self.R, delta=self.delta / 2, defer=defer).to(gain)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch, ucb_prior_argmax
-from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
+from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.box_priors import BoxPriors
@@ -100,7 +100,7 @@ class PriorEliminationWidths(Widths):
         r""":math:`\sqrt{\beta_t}` for ``num_priors`` priors."""
         return math.sqrt(pe_beta(t, self.num_arms(domain, t), num_priors, self.delta))
 
-    def __call__(self, rule: Policy, model: PriorModel, info: None, t: int) -> Tensor:
+    def __call__(self, rule: Policy, model: PriorModel, info: None, t: int, defer: DeferredChecks | None = None) -> Tensor:
         sqrt_beta = self.sqrt_beta(rule.domain, model.num_priors, t)
         return torch.full((sum(rule.state.survivors.alive),), sqrt_beta, dtype=torch.float64)
 

@@ -4,6 +4,7 @@ import math
 import pytest
 import torch
 
+from botorch_unknown_hypers.checks import DeferredChecks
 from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
@@ -225,8 +226,35 @@ def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(
     of_gains = len(reads)
     betas = widths.of(policy, model, None, 1, list(range(K)))
     assert reads[2 * of_gains :] == ["__bool__"] and K > 1  # beyond the gains: one argument check for all K
+    deferred = DeferredChecks()
+    deferred_betas = widths.of(policy, model, None, 1, list(range(K)), defer=deferred)
+    assert len(reads) == 3 * of_gains + 1  # beyond the gains nothing: the checks wait for the round's copy
     monkeypatch.undo()
     assert betas.dtype == torch.float64 and betas.tolist() == expected
+    assert torch.equal(deferred_betas, betas) and deferred.names() == ["information_gain", "B", "R", "delta"]
+
+
+def test_the_choice_reads_the_bounds_checks_with_the_played_candidate(monkeypatch):
+    from botorch_unknown_hypers.policies.balancing_pieces import LeastSuspectedBound
+
+    problem = get_problem("berkenkamp")
+    policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
+    X = initial_design(problem.domain, 4, seed=0)
+    x = policy.suggest(X, problem.evaluate(X)[0])
+    policy.observe(x, problem.evaluate(x)[0])
+    indices = [i for i, alive in enumerate(policy.state.active) if alive]
+    counts = policy.counts(pending=True)
+    bounds = policy.suspected_bounds(counts)
+    expected = int(torch.argmin(torch.where(torch.tensor(policy.state.active), bounds, math.inf)))
+    reads = record_reads(monkeypatch)
+    chosen, info = LeastSuspectedBound()(policy, indices)
+    assert reads == ["tolist"]  # the choice, the counts, the bounds and the bounds' checks in one copy
+    monkeypatch.undo()
+    assert chosen == [expected] and info["suspected_bounds"] == [v if math.isfinite(v) else None for v in bounds.tolist()]
+    norms = policy.state.norms
+    policy.state.norms = torch.cat([norms[:1], -norms[1:]])
+    with pytest.raises(ValueError, match="^B must be"):
+        LeastSuspectedBound()(policy, indices)
 
 
 def _lb_campaign(problem_name: str, rounds: int, observe):

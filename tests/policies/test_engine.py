@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import sys
 import types
+from dataclasses import dataclass
 
 import pytest
 import torch
@@ -20,7 +21,7 @@ from botorch_unknown_hypers.domains import FiniteDomain
 from botorch_unknown_hypers.policies import registry
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import HEGPUCB, EliminationState
-from botorch_unknown_hypers.checks import check_probability
+from botorch_unknown_hypers.checks import NONNEGATIVE, check_all_entries, check_probability
 from botorch_unknown_hypers.policies.engine import CandidateSetRound
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB
 from botorch_unknown_hypers.policies.prior_pieces import PriorEliminationTest, PriorEliminationWidths
@@ -138,3 +139,43 @@ def test_prior_elimination_records_every_slot_on_the_data_observed(cls):
     policy.observe(batch.flip(0), torch.linspace(0.0, 1.0, q, dtype=D).reshape(-1, 1))  # values in another order
     assert policy.state.round == q and not policy.state.pending and policy.state.play_prior == played[::-1]
     assert list(policy.diagnostics)[-2:] == ["active", "n_active"] and policy.diagnostics["n_active"] >= 1
+
+
+@dataclass(frozen=True)
+class SignedWidths(CandidateSetWidths):
+    r"""HE's widths with one more argument check of their own: ``sign * beta >= 0``."""
+
+    sign: float = 1.0
+
+    def __call__(self, rule, model, info, t, defer=None):
+        betas = super().__call__(rule, model, info, t, defer)
+        check_all_entries(("beta", self.sign * betas, NONNEGATIVE), defer=defer)
+        return betas
+
+
+class SignedHE(HEGPUCB):
+    def __init__(self, domain, sign=1.0, **kwargs):
+        super().__init__(domain, **kwargs)
+        self.engine = CandidateSetRound(
+            FixedCandidates(), UnitCubeModel(fixed_raw_points=True), SignedWidths(sign=sign), DoublyOptimisticUCB(),
+            PrequentialElimination(self.noise_std, self.delta),
+        )
+
+
+def test_the_round_reads_the_widths_checks_with_the_widths_and_refuses_a_failed_one(monkeypatch):
+    from botorch_unknown_hypers.checks import DeferredChecks
+
+    points = torch.quasirandom.SobolEngine(2, scramble=True, seed=3).draw(40, dtype=D)
+    candidates = KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.2, 0.05], dtype=D), noise=1e-4)
+    X = points[:5]
+    settled = []
+    settle = DeferredChecks.settle
+    monkeypatch.setattr(DeferredChecks, "settle", lambda self, holds: settled.append((self.names(), holds)) or settle(self, holds))
+    plain, signed = HEGPUCB(FiniteDomain(points), seed=2, candidates=candidates), SignedHE(FiniteDomain(points), seed=2, candidates=candidates)
+    assert torch.equal(plain.suggest(X, _f(X)), signed.suggest(X, _f(X)))
+    assert settled[-1] == (["information_gain", "B", "R", "delta", "beta"], 1.0)  # Thm 4.1's checks and the widths' own, settled by the round
+    refused = SignedHE(FiniteDomain(points), sign=-1.0, seed=2, candidates=candidates)
+    before = refused.state_dict()
+    with pytest.raises(ValueError, match="^beta must be"):
+        refused.suggest(X, _f(X))
+    assert refused.state_dict() == before
