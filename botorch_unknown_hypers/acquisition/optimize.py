@@ -517,7 +517,7 @@ def joint_ucb_argmax(
     warm: Restarts | None = None,
     raw_points: Tensor | None = None,
     search: str = DEFAULT_SEARCH,
-) -> tuple[Tensor, int, float, float, Restarts | None]:
+) -> tuple[Tensor, int, Tensor, Tensor, Restarts | None]:
     r"""The doubly optimistic :math:`(x, k)` over ``domain`` and the K candidates of ``model``.
 
     Exhaustive on a pool (one posterior call scores every (point, candidate) pair; exact ties
@@ -531,8 +531,9 @@ def joint_ucb_argmax(
 
     Returns:
         ``(x, k, mean, sigma, restarts)``: the ``1 x d`` point, the candidate index, that
-        candidate's posterior mean and standard deviation at the point under ``model``, and the
-        refined restarts on a box (``None`` on a pool), the next slot's ``warm``.
+        candidate's posterior mean and standard deviation at the point under ``model`` (``0-d``
+        tensors, unread: a caller copies them to the host with its own values), and the refined
+        restarts on a box (``None`` on a pool), the next slot's ``warm``.
     """
     check_search(search)
     if isinstance(domain, FiniteDomain):
@@ -559,5 +560,4 @@ def joint_ucb_argmax(
             beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
             k = int(upper_confidence_bound(mean, variance, beta_t.unsqueeze(-1))[:, 0].argmax())
         i = 0
-    m, sigma = torch.stack([mean[k, i], variance[k, i].clamp_min(0).sqrt()]).tolist()  # one host read
-    return X, k, m, sigma, restarts
+    return X, k, mean[k, i], variance[k, i].clamp_min(0).sqrt(), restarts

@@ -98,15 +98,16 @@ class RoundData:
 class Slot(NamedTuple):
     r"""One slot's choice: the ``1 x d`` point, the played candidate's position in the round's
     model and, when the selector computed them on the unconditioned model, :math:`\mu` and
-    :math:`\sigma` there (else ``None``: the round computes them). ``record``: the play as the
+    :math:`\sigma` there (else ``None``: the round computes them), as numbers or as ``0-d``
+    tensors that the ledger copies to the host with its own values. ``record``: the play as the
     selector recorded it, for a rule that records more than one candidate at the point
     (HE-StableOpt's pessimistic :math:`v_t`; ``None``: the ledger records it); ``info``: what the
     selector reports about the slot (``None``: nothing)."""
 
     x: Tensor
     local: int
-    mean: float | None = None
-    sigma: float | None = None
+    mean: float | Tensor | None = None
+    sigma: float | Tensor | None = None
     record: PendingPlay | None = None
     info: dict[str, Any] | None = None
 
@@ -254,10 +255,12 @@ class PredictionLedger(Ledger):
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
                 parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
+            elif isinstance(s.mean, Tensor):  # the selector's, still on the device
+                parts += [s.mean.reshape(1), s.sigma.reshape(1)]
             values = [v for part in host_values(*parts) for v in part]  # one host copy
             d = s.x.shape[-1]
             x, beta = values[:d], values[d]
-            if s.mean is None:
+            if len(values) > d + 1:
                 s = s._replace(mean=values[d + 1], sigma=values[d + 2])
             rule.state.pending.append(PendingPlay(data.candidates[s.local], x, s.mean, beta * s.sigma, beta, y_std=data.y_std))
             out.append(s)

@@ -156,7 +156,8 @@ class DoublyOptimisticUCB(Selector):
         return Slot(x, local, mean, sigma), warm
 
     def diagnostics(self, slots: list[Slot]) -> dict[str, Any]:
-        return {"sigma": slots[0].sigma}
+        sigma = slots[0].sigma  # a number once a ledger has copied it
+        return {"sigma": float(sigma) if isinstance(sigma, Tensor) else sigma}
 
 
 def record_plays(state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float]) -> dict[str, Any]:

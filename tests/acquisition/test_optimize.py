@@ -340,6 +340,25 @@ def test_joint_argmax_on_a_box_checks_beta_once(monkeypatch):
     assert len(calls) == 1 and X.shape == (1, 2) and 0 <= k < 5
 
 
+def test_joint_argmax_leaves_the_mean_and_sigma_on_the_device(monkeypatch):
+    import botorch_unknown_hypers.acquisition.optimize as optimize
+    from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
+
+    model, beta, bounds = make_problem()
+    pool = FiniteDomain(bounds[0] + (bounds[1] - bounds[0]) * torch.rand(7, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
+    for domain in (BoxDomain(bounds), pool):
+        reads = record_reads(monkeypatch)
+        monkeypatch.setattr(optimize, "_best_pair", lambda *a, _f=optimize._best_pair: reads.append("pair") or _f(*a))
+        X, k, mean, sigma, _ = optimize.joint_ucb_argmax(model, beta, domain, torch.Generator().manual_seed(0), num_restarts=2, raw_samples=16)
+        monkeypatch.undo()
+        if isinstance(domain, BoxDomain):  # the best pair's read is the last: none for the mean and sigma
+            assert reads[-2:] == ["pair", "tolist"]
+        assert isinstance(mean, torch.Tensor) and mean.shape == () and sigma.shape == ()
+        with torch.no_grad():
+            m, v = model.marginal_mean_variance(X.unsqueeze(0))
+        assert torch.equal(mean, m[k, 0]) and torch.equal(sigma, v[k, 0].clamp_min(0).sqrt())
+
+
 @pytest.mark.parametrize("joint", [True, False])
 def test_the_box_and_the_widths_are_checked_in_one_read(joint, monkeypatch):
     import botorch_unknown_hypers.acquisition.optimize as optimize

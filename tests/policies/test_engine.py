@@ -179,3 +179,21 @@ def test_the_round_reads_the_widths_checks_with_the_widths_and_refuses_a_failed_
     with pytest.raises(ValueError, match="^beta must be"):
         refused.suggest(X, _f(X))
     assert refused.state_dict() == before
+
+
+def test_an_he_slot_on_a_box_records_its_mean_and_sigma_as_numbers_from_the_ledgers_copy(monkeypatch):
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=D))
+    candidates = KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.2, 0.05], dtype=D), noise=1e-4)
+    policy = HEGPUCB(domain, seed=2, candidates=candidates, num_restarts=2, raw_samples=16)
+    X = torch.quasirandom.SobolEngine(2, scramble=True, seed=3).draw(5, dtype=D)
+    x = policy.suggest(X, _f(X))
+    play = policy.state.pending[-1]
+    assert type(play.mean) is float and type(play.width) is float and type(policy.diagnostics["sigma"]) is float
+    assert play.width == play.beta * policy.diagnostics["sigma"]
+    model = policy.engine.model(policy, candidates, X, _f(X))[0]
+    with torch.no_grad():
+        mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
+    k = policy.diagnostics["played"]
+    assert play.mean == float(mean[k, 0]) and policy.diagnostics["sigma"] == float(variance[k, 0].clamp_min(0).sqrt())
