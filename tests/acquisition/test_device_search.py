@@ -1,3 +1,6 @@
+import math
+import re
+
 import pytest
 import torch
 
@@ -114,6 +117,50 @@ def test_stopped_problems_are_set_aside_and_written_back():
     assert widths[0] == 3 and min(widths) < 3 and widths == sorted(widths, reverse=True)
     assert torch.allclose(X, centre.unsqueeze(1).expand_as(X), atol=1e-5)
     assert torch.equal(X[:, 0], centre) and torch.allclose(v, torch.zeros_like(v), atol=1e-9)
+
+
+def test_checks_fall_at_growing_gaps_and_leave_the_results_unchanged(monkeypatch):
+    from tests.host_reads import record_reads
+
+    def values(X):  # Rosenbrock's valley in 4-d: the classic start takes tens of iterations
+        a, b = X[..., :-1], X[..., 1:]
+        return -(100 * (b - a**2) ** 2 + (1 - a) ** 2).sum(-1)
+
+    starts = torch.tensor([[[-1.2, 1.0, -1.2, 1.0], [0.5] * 4], [[0.0, 1.8, -1.8, 0.2], [1.0] * 4]], dtype=D64)
+
+    def run(options):
+        reads = record_reads(monkeypatch)
+        out = maximize_batched(values, _box(4, -2.0, 2.0), starts, options)
+        monkeypatch.undo()
+        return out, reads
+
+    (X1, v1), every = run({"check_every": 1, "check_growth": 1.0})  # one read per iteration
+    T = len(every)  # the iteration at which the last problem stopped
+    assert T > 60 and every == ["__int__"] * T
+    assert torch.allclose(X1, torch.ones_like(X1), atol=1e-4)
+
+    def checks(c, r):  # the iterations the docstring names, up to the first at or after T
+        out = [c]
+        while out[-1] < T:
+            out.append(out[-1] + max(c, math.ceil((r - 1) * out[-1])))
+        return out
+
+    for options, c, r in (({}, 10, 1.5), ({"check_every": 1, "check_growth": 2.0}, 1, 2.0), ({"check_every": 3}, 3, 1.5)):
+        (X, v), reads = run(options)
+        assert len(reads) == len(checks(c, r)) < T
+        assert torch.equal(X, X1) and torch.equal(v, v1)  # elementwise values: no rounding of the batch
+
+
+def test_bad_check_options_raise_naming_the_argument():
+    values = _quadratic(torch.zeros(1, 2, dtype=D64), torch.ones(1, 2, dtype=D64))
+    starts = torch.full((1, 1, 2), 0.5, dtype=D64)
+    for options, name in (
+        ({"check_every": 0}, "check_every"), ({"check_every": 2.5}, "check_every"), ({"check_every": True}, "check_every"),
+        ({"check_growth": 0.5}, "check_growth"), ({"check_growth": float("inf")}, "check_growth"),
+        ({"check_growth": "2"}, "check_growth"),
+    ):
+        with pytest.raises(ValueError, match=rf"^{name} must be .*, got {re.escape(repr(options[name]))}\.$"):
+            maximize_batched(values, _box(2), starts, options)
 
 
 def test_a_non_finite_start_is_frozen_and_does_not_stop_the_others():
