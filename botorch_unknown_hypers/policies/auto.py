@@ -352,7 +352,7 @@ class ProposedCandidates(CandidateSource):
         if st.standing is not None:
             out["standing"] = st.standing
         if self.norms:
-            out.update(candidates=st.candidates.labels(), norms=st.norms.tolist())
+            out.update(candidates=st.candidates.labels(), norms=st.norm_values())
         return out
 
 

@@ -107,7 +107,7 @@ class GivenCandidates(BalancingCandidates):
             rule.state.add(*checked_candidates(rule, out[0], out[1], "propose(...)"))
 
     def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        return {"candidates": rule.state.candidates.labels(), "norms": rule.state.norms.tolist()}
+        return {"candidates": rule.state.candidates.labels(), "norms": rule.state.norm_values()}
 
 
 class HyperparameterBalancing(BalancingPolicy):

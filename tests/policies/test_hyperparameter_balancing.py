@@ -88,6 +88,29 @@ def test_fresh_candidates_first_and_proposals_enter():
     assert policy.state.candidates.labels()[8] == "0.01"
 
 
+def test_diagnostics_norms_follow_the_set_and_are_copied_once_per_set(monkeypatch):
+    from botorch_unknown_hypers.policies.balancing_policy import BalancingState
+    from tests.host_reads import record_reads
+
+    problem = get_problem("berkenkamp")
+    extra = KernelCandidates.from_lengthscales(torch.tensor([0.01], dtype=torch.float64), noise=1e-4)
+    policy = make_policy("hb-gp-ucb", problem.domain, seed=0, propose=lambda t, p: (extra, 3.5) if t == 2 else None, **FAST)
+    opt = _start(policy, problem)
+    for t in range(1, 4):
+        X = opt.ask()
+        assert policy.diagnostics["norms"] == policy.state.norms.tolist()  # 8, then 9 after round 2's proposal
+        opt.tell(X, problem.evaluate(X)[0])
+    assert policy.diagnostics["norms"][-1] == 3.5 and len(policy.diagnostics["norms"]) == 9
+
+    state = BalancingState()
+    state.add(extra, torch.tensor([2.0], dtype=torch.float64))
+    assert state.norm_values() == [2.0]
+    reads = record_reads(monkeypatch)
+    assert state.norm_values() == [2.0] and reads == []  # the same tensor: no second copy
+    state.add(extra, torch.tensor([5.0], dtype=torch.float64))  # a new tensor: copied again
+    assert state.norm_values() == [2.0, 5.0] and reads == ["tolist"]
+
+
 def test_custom_bound_drives_selection():
     problem = get_problem("berkenkamp")
     cands = KernelCandidates(
