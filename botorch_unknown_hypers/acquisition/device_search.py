@@ -227,15 +227,23 @@ def refine_indexed_batched(
     starts: Tensor,
     cand: Tensor,
     options: dict | None = None,
+    width: int | None = None,
 ) -> tuple[Tensor, Tensor]:
     r""":func:`maximize_batched` from ``m x d`` ``starts``, start ``i`` on candidate ``cand[i]``
     (``m``, integer-valued): the starts are placed in a ``K x w`` grid (:func:`grid_slots`; the
     empty slots hold the box's centre and are refined too, as SciPy's path evaluates them) and
-    gathered back. Returns the ``m x d`` optima and their ``m`` values."""
+    gathered back. ``width``: :math:`w`, the most starts on one candidate, when the caller holds
+    it on the host (else read from the device, once); a smaller one is not caught here (that
+    would read the device) and fails as an index out of range, a larger one only adds empty
+    slots. Returns the ``m x d`` optima and their ``m`` values."""
     idx = cand.round().long()
     slot, counts = grid_slots(idx, num_candidates)
+    if width is None:
+        width = int(counts.max())  # one host read
+    elif isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= idx.numel():
+        raise ValueError(f"width must be an integer in [1, {idx.numel()}] (the most starts on one candidate), got {width!r}.")
     centre = (bounds[0] + bounds[1]) / 2
-    grid = centre.expand(num_candidates, int(counts.max()), -1).clone()  # one host read
+    grid = centre.expand(num_candidates, width, -1).clone()
     grid[idx, slot] = starts.detach()
     X, v = maximize_batched(values, bounds, grid, options)
     return X[idx, slot], v[idx, slot]

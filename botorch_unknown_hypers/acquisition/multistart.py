@@ -220,12 +220,14 @@ def refine(
     cand: Tensor,
     options: dict[str, Any],
     search: str = DEFAULT_SEARCH,
+    width: int | None = None,
 ) -> tuple[Tensor, Tensor]:
     r""":func:`refine_indexed` (``search="scipy"``) or the device search
     (:func:`~botorch_unknown_hypers.acquisition.device_search.refine_indexed_batched`,
-    ``search="torch"``) from the same ``m x d`` starts; the ``m x d`` optima and ``m`` values."""
+    ``search="torch"``, with the most starts on one candidate, ``width``, when the caller holds it)
+    from the same ``m x d`` starts; the ``m x d`` optima and ``m`` values."""
     if check_search(search) == "torch":
-        return refine_indexed_batched(values, num_candidates, bounds, starts, cand, options)
+        return refine_indexed_batched(values, num_candidates, bounds, starts, cand, options, width)
     return refine_indexed(values, num_candidates, bounds, starts, cand, options)
 
 

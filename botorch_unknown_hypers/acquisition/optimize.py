@@ -460,10 +460,11 @@ def joint_ucb_restarts(
             cand = torch.cat([cand, cand.new_tensor([extra // raw_samples])])
             starts = torch.cat([starts, raw[extra % raw_samples].unsqueeze(0)])
     # refine on the candidates that hold a restart only: each L-BFGS-B evaluation scores those
-    present, local = torch.unique(cand, return_inverse=True)
-    used = present.tolist()
+    present, local, counts = torch.unique(cand, return_inverse=True, return_counts=True)
+    used, counts = host_values(present, counts)  # one copy: the candidates and the device grid's width
+    used = [int(u) for u in used]
     sub = CandidateUCBValues(model.subset(used), beta_t[present]) if len(used) < num else ucb
-    X_opt, values = refine(sub, len(used), bounds, starts, local.to(bounds), options, search)
+    X_opt, values = refine(sub, len(used), bounds, starts, local.to(bounds), options, search, width=int(max(counts)))
     return Restarts(X_opt.detach(), values.detach(), cand)
 
 

@@ -163,8 +163,9 @@ class GPyTorchPredictive:
     fixed_points: Tensor | None = None
     fixed_raw_points: Tensor | None = None
 
-    def subset_factor(self, indices: list[int]) -> None:
-        return None
+    def subset(self, indices: list[int]) -> GPyTorchPredictive:
+        r"""A view's predictive: GPyTorch's own, which holds nothing."""
+        return GPyTorchPredictive()
 
     def mvn(self, model: CandidateGP, X: Tensor, observation_noise: bool, lazy: bool = False) -> MultivariateNormal:
         r"""MVN of batch ``batch_shape x K`` over ``q`` points; ``X`` already transformed (its covariance
@@ -446,9 +447,11 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             return self._untransformed(mean, variance, Xt)
 
     # ------------------------------------------------------------------- views
-    def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False, factor: CandidateFactor | None = None, own: bool = False) -> CandidateGP:
-        r"""A model on this one's data and transforms; ``own``: ``candidates`` are this model's, whose modules it shares."""
-        return CandidateGP(
+    def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False, factor: CandidateFactor | None = None,
+                 own: bool = False, predictive: FactorPredictive | GPyTorchPredictive | None = None) -> CandidateGP:
+        r"""A model on this one's data and transforms; ``own``: ``candidates`` are this model's, whose modules it
+        shares; ``predictive``: the new model's, given by this model's (``predictive.subset``), in place of ``factor``."""
+        model = CandidateGP(
             self._raw_train_X,
             self._raw_train_Y,
             candidates,
@@ -459,6 +462,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             factor=factor,
             modules=(self.mean_module, self.covar_module, self.likelihood) if own else None,
         )
+        model.predictive = model.predictive if predictive is None else predictive
+        return model
 
     def condition_on_pending(self, X_pending: Tensor | None) -> CandidateGP:
         r"""The model with every candidate's variance also conditioned on ``X_pending`` and its
@@ -526,7 +531,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
     def subset(self, indices: Tensor | list[int]) -> CandidateGP:
         r"""A ``CandidateGP`` over the candidates at ``indices`` (same data, transforms and factors)."""
         indices = [int(i) for i in indices]
-        view = self._rebuild(self.candidates.subset(indices), factor=self.predictive.subset_factor(indices))
+        view = self._rebuild(self.candidates.subset(indices), predictive=self.predictive.subset(indices))
         return view if self.X_pending is None else view.condition_on_pending(self.X_pending)
 
     def log_marginal_likelihood(self) -> Tensor:
@@ -566,8 +571,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
         if not factors and self.X_pending is not None:
             raise ValueError("factors=False needs a model without pending points (they condition through the factors).")
         index = int(index) % self.num_candidates
-        factor = self.predictive.subset_factor([index]) if factors else None
-        view = self._rebuild(self.candidates.subset([index]), squeeze=True, factor=factor, own=self.num_candidates == 1)
+        view = self._rebuild(self.candidates.subset([index]), True, own=self.num_candidates == 1, predictive=self.predictive.subset([index]) if factors else None)
         return view if self.X_pending is None else view.condition_on_pending(self.X_pending)
 
     def add_candidates(self, candidates: CandidateSpec) -> CandidateGP:

@@ -34,6 +34,7 @@ from gpytorch.models import ExactGP
 from linear_operator import to_dense, to_linear_operator
 from torch import Tensor
 
+from botorch_unknown_hypers.host import host_tensor
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.models.quiet_normal import QuietMultivariateNormal
 
@@ -66,8 +67,8 @@ class FactorPredictive:
 
     How it is updated: never in place. :meth:`conditioned` returns a new predictive that shares
     ``factor``, ``residual`` and ``alpha`` and grows the factor by the pending points;
-    :meth:`without_pending` drops them; :meth:`subset_factor` gives the factors of some candidates
-    for the model of a subset, which builds its own predictive from them.
+    :meth:`without_pending` drops them; :meth:`subset` gives a view of some candidates their
+    factors and their rows of ``residual`` and ``alpha``.
     """
 
     def __init__(
@@ -108,9 +109,15 @@ class FactorPredictive:
             return self
         return FactorPredictive(self.factor, self.residual, self.alpha)
 
-    def subset_factor(self, indices: list[int]) -> CandidateFactor:
-        r"""The factors of the candidates at ``indices`` (for the model of those candidates)."""
-        return self.factor.subset(indices)
+    def subset(self, indices: list[int]) -> FactorPredictive:
+        r"""The predictive of the candidates at ``indices`` for a view of the same model (same data,
+        transforms and hyperparameter values), without pending points: their factors and their
+        rows of ``residual`` and :math:`\alpha`, taken rather than solved again. Each candidate's
+        :math:`\alpha_u` is solved on its own factor (:meth:`CandidateFactor.solve`), so the rows
+        are what :meth:`from_factor` would give the view, bit for bit, without comparing its
+        targets with the last solve's (a read of the device)."""
+        idx = host_tensor([int(i) for i in indices], torch.long, self.alpha.device)
+        return FactorPredictive(self.factor.subset(indices), self.residual.index_select(0, idx), self.alpha.index_select(0, idx))
 
     @property
     def fixed_points(self) -> Tensor | None:

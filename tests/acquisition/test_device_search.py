@@ -187,6 +187,28 @@ def test_indexed_refinement_places_starts_on_their_candidates():
     assert torch.equal(X_r, X) and torch.equal(v_r, v)
 
 
+def test_indexed_refinement_takes_a_known_width_without_a_read(monkeypatch):
+    from tests.host_reads import record_reads
+
+    centre = torch.tensor([[0.2, 0.2], [0.8, 0.4], [0.5, 0.9]], dtype=D64)
+    values = _quadratic(centre, torch.ones(3, 2, dtype=D64))
+    cand = torch.tensor([2.0, 0.0, 2.0, 2.0])
+    starts = torch.tensor([[0.0, 0.0], [1.0, 1.0], [0.3, 0.3], [1.0, 0.0]], dtype=D64)
+    X, v = refine_indexed_batched(values, 3, _box(2, 0.0, 1.0), starts, cand)
+    options = {"check_every": 200}  # the search's own checks out of the way: one at the end
+    reads = record_reads(monkeypatch)
+    refine_indexed_batched(values, 3, _box(2, 0.0, 1.0), starts, cand, options)
+    unknown = list(reads)
+    reads.clear()
+    X_w, v_w = refine(values, 3, _box(2, 0.0, 1.0), starts, cand, options, search="torch", width=3)
+    assert reads == unknown[1:] and len(unknown) == 2  # the grid's width was the one read less
+    monkeypatch.undo()
+    assert torch.allclose(X_w, X, atol=1e-6) and torch.allclose(v_w, v, atol=1e-9)
+    for width in (0, 5, 2.0, True):
+        with pytest.raises(ValueError, match=rf"^width must be an integer in \[1, 4\].*got {re.escape(repr(width))}\.$"):
+            refine_indexed_batched(values, 3, _box(2, 0.0, 1.0), starts, cand, width=width)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_maximize_per_candidate_torch_search_is_seeded_and_stays_on_dtype(dtype):
     bounds = _box(3).to(dtype)

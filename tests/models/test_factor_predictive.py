@@ -32,7 +32,7 @@ def test_the_model_holds_one_predictive_chosen_by_its_factor():
     cached, plain = build(factor), build()
     assert isinstance(cached.predictive, FactorPredictive) and cached.factor is factor
     assert isinstance(plain.predictive, GPyTorchPredictive) and plain.factor is None
-    assert plain.predictive.fixed_points is None and plain.predictive.subset_factor([0]) is None
+    assert plain.predictive.fixed_points is None and isinstance(plain.predictive.subset([0]), GPyTorchPredictive)
 
 
 def test_alpha_and_residual_are_the_solves_they_claim_to_be():
@@ -48,6 +48,31 @@ def test_alpha_and_residual_are_the_solves_they_claim_to_be():
     logdet = torch.logdet(A)
     ref = -0.5 * ((resid * torch.linalg.solve(A, resid.unsqueeze(-1)).squeeze(-1)).sum(-1) + logdet + X.shape[0] * math.log(2 * math.pi))
     torch.testing.assert_close(model.log_marginal_likelihood(), ref, rtol=1e-9, atol=1e-9)
+
+
+def test_views_take_their_rows_bit_for_bit_without_a_read():
+    from tests.host_reads import profiled_reads
+
+    g, X, Y, spec, build = _case()
+    spec = KernelCandidates(spec.lengthscale, spec.outputscale, spec.noise, mean_constant=torch.tensor([0.3, -0.2, 0.1], dtype=D))
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=D)
+
+    def model_of(cands):  # a model of its own, factorised afresh: what a view must equal
+        return CandidateGP(X, Y, cands, input_transform=Normalize(2, bounds=bounds), outcome_transform=Standardize(m=1), factor=FactorCache().factor(cands, X))
+
+    model = model_of(spec)
+    P = torch.rand(3, 2, generator=g, dtype=D)
+    for make, cands in ((lambda: model.subset([2, 0]), spec.subset([2, 0])), (lambda: model.select(1), spec.subset([1]))):
+        assert [r for r in profiled_reads(make) if r == "aten::equal"] == []  # no comparison with the last solve
+        view, ref = make(), model_of(cands)
+        assert torch.equal(view.predictive.alpha, ref.predictive.alpha) and torch.equal(view.predictive.residual, ref.predictive.residual)
+        assert view.predictive.factor.num_candidates == len(cands)
+        with torch.no_grad():
+            a, b = view.posterior(P.unsqueeze(1)), ref.posterior(P.unsqueeze(1))
+        torch.testing.assert_close(a.mean.reshape(-1), b.mean.reshape(-1), rtol=0, atol=1e-13)  # select: no candidate dim
+        torch.testing.assert_close(a.variance.reshape(-1), b.variance.reshape(-1), rtol=0, atol=1e-13)
+    plain = build()  # GPyTorch's predictive: a view has its own, holding nothing
+    assert isinstance(plain.subset([1]).predictive, GPyTorchPredictive) and isinstance(plain.select(0).predictive, GPyTorchPredictive)
 
 
 def test_conditioning_shares_the_factor_and_never_changes_the_predictive_in_place():
