@@ -42,6 +42,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_bool
 from botorch_unknown_hypers.host import as_device_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.models.marginal import MarginalModel
@@ -69,19 +70,23 @@ class CandidateLogEI(AcquisitionFunction):
             :func:`believer_best_f` gives).
         reduction: ``"max"`` (over candidates) or ``"select"`` (candidate ``index``).
         index: The candidate for ``"select"``.
+        check_best_f: Check that ``best_f`` is finite (one read of the device for a tensor);
+            ``False`` for a caller whose ``best_f`` is the best of observations it checked.
     """
 
     def __init__(
-        self, model: CandidateModel, best_f: float | Tensor, reduction: str = "max", index: int | None = None
+        self, model: CandidateModel, best_f: float | Tensor, reduction: str = "max", index: int | None = None,
+        check_best_f: bool = True,
     ) -> None:
         super().__init__(model=model)
         num = model.num_candidates
         check_reduction(reduction, index, num)
+        check_bool("check_best_f", check_best_f)
         self.reduction = reduction
         self._eval_model = model.subset([int(index)]) if reduction == "select" and num > 1 else model
         like = model.raw_train_X
         best = as_device_tensor(best_f, like.dtype, like.device).detach()
-        if best.ndim > 1 or (best.ndim == 1 and best.numel() != num) or not bool(torch.isfinite(best).all()):
+        if best.ndim > 1 or (best.ndim == 1 and best.numel() != num) or (check_best_f and not bool(torch.isfinite(best).all())):
             raise ValueError(f"best_f must be a finite scalar or {num} values (one per candidate), got {best_f!r}.")
         if best.ndim == 1 and reduction == "select":
             best = best[int(index)]

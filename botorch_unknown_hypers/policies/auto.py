@@ -241,7 +241,8 @@ def acquisition(
         best = believer_best_f(model, train_Y.max(), fixed)  # K
         if reduction == "select" and model.num_candidates == 1:
             return LogExpectedImprovement(model.select(0), best_f=best[0])
-        return CandidateLogEI(model, best, reduction=reduction, index=index)
+        observed = fixed is None or fixed.shape[0] == 0  # the incumbent is the best checked observation
+        return CandidateLogEI(model, best, reduction=reduction, index=index, check_best_f=not observed)
     beta = float(practical_beta(t, model.raw_train_X.shape[-1]))
     return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
 

@@ -55,6 +55,26 @@ def test_one_incumbent_per_candidate_equals_botorch_logei_with_that_incumbent():
     torch.testing.assert_close(CandidateLogEI(model, per, reduction="select", index=1)(Z), values[:, 1])
 
 
+def test_an_incumbent_vouched_for_is_not_read(monkeypatch):
+    from tests.host_reads import record_reads
+
+    model, best = _model()
+    per = torch.tensor([best, best + 5.0, best - 3.0], dtype=torch.float64)
+    Z = torch.rand(5, 1, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    reads = record_reads(monkeypatch)
+    checked = CandidateLogEI(model, per)
+    assert reads == ["__bool__"]  # the finiteness check
+    reads.clear()
+    vouched = CandidateLogEI(model, per, check_best_f=False)
+    assert reads == []
+    monkeypatch.undo()
+    assert torch.equal(vouched(Z), checked(Z))
+    with pytest.raises(ValueError, match="best_f must be a finite scalar or 3 values"):  # the shape is still checked
+        CandidateLogEI(model, torch.zeros(2, dtype=torch.float64), check_best_f=False)
+    with pytest.raises(ValueError, match=r"^check_best_f must be a bool, got 0\.$"):
+        CandidateLogEI(model, per, check_best_f=0)
+
+
 def test_believer_incumbent_is_the_best_target_of_the_fantasy_data():
     model, best = _model()
     fixed = torch.tensor([[0.25, 0.25], [0.9, 0.1]], dtype=torch.float64)  # sin(6x) sums near its peak, and low

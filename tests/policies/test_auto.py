@@ -147,6 +147,27 @@ def test_he_auto_plays_the_candidate_attaining_the_joint_max():
     assert policy.state.pending[-1].candidate == flat % values.shape[1]
 
 
+def test_logei_reads_its_incumbent_only_when_it_holds_believed_values(monkeypatch):
+    from botorch_unknown_hypers.policies.auto import acquisition
+    from botorch_unknown_hypers.policies.hyperparameter_balancing import standardised_candidate_gp
+    from tests.host_reads import record_reads
+
+    policy = HEGPUCBAuto(_pool(), seed=0)
+    X, Y = _pool_data()
+    policy.suggest(X, Y)
+    model = standardised_candidate_gp(policy.domain, X, Y, policy.state.candidates)
+    Ys = (Y - Y.mean()) / Y.std()
+    reads = record_reads(monkeypatch)
+    plain = acquisition(model, policy.settings, 1, Ys, reduction="max")  # f+ = the best observation: checked data
+    assert reads == []
+    fixed = policy.domain.points[:2]
+    believed = acquisition(model.condition_on_pending(fixed), policy.settings, 1, Ys, reduction="max", fixed=fixed)
+    assert "__bool__" in reads  # f+ raised to the believed means at the fixed points: checked
+    monkeypatch.undo()
+    assert plain.best_f.shape == (model.num_candidates,) and torch.equal(plain.best_f, Ys.max().expand(model.num_candidates))
+    assert bool((believed.best_f >= plain.best_f).all())
+
+
 def test_he_auto_evidence_plays_the_most_likely_survivor_at_its_acquisition_max():
     policy = HEGPUCBAuto(_pool(), seed=0, reduction="evidence")
     X, Y = _pool_data()
