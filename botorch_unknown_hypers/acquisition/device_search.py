@@ -49,6 +49,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_int
+
 SEARCHES = ("scipy", "torch")
 r"""Refinements of the multi-start maximisers: SciPy's L-BFGS-B on the host or :func:`maximize_batched`."""
 
@@ -79,9 +81,8 @@ def search_options(options: dict | None) -> dict:
     if unknown:
         raise ValueError(f"options for search='torch' must be among {sorted(DEFAULTS)}, got {unknown}.")
     opts = {**DEFAULTS, **options}
-    every, growth = opts["check_every"], opts["check_growth"]
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"check_every must be a positive integer (iterations before the first check), got {every!r}.")
+    check_int("check_every", opts["check_every"], 1)
+    growth = opts["check_growth"]  # on the host without a tensor: check_number would read one per call
     if isinstance(growth, bool) or not isinstance(growth, (int, float)) or not 1.0 <= growth < math.inf:
         raise ValueError(f"check_growth must be a finite number >= 1 (the checks' spacing factor), got {growth!r}.")
     return opts
