@@ -13,9 +13,10 @@ BoTorch's ``UpperConfidenceBound(beta=b)`` needs ``b = beta**2``. The exception 
   :math:`B + R\sqrt{2(I_{t-1} + 1 + \ln(1/\delta))}`;
 - :func:`practical_beta`: the scaled-down Srinivas rate :math:`\sqrt{0.2\,d\log(2t)}` of
   Kandasamy et al. (2015), the acquisition width of the ``auto`` presets;
-- :func:`xi`: the noise-concentration width :math:`\xi_t = 2R^2\log(|A|\pi^2t^2/(6\delta_B))` of the
-  elimination tests (LB paper Lemma B.1, HE paper Lemma 5.1; :math:`\pi^2` and the parenthesisation
-  of the lemmas, :math:`|A|` a count of candidates);
+- :func:`xi` (:func:`xi_number` for Python numbers): the noise-concentration width
+  :math:`\xi_t = 2R^2\log(|A|\pi^2t^2/(6\delta_B))` of the elimination tests (LB paper
+  Lemma B.1, HE paper Lemma 5.1; :math:`\pi^2` and the parenthesisation of the lemmas, :math:`|A|`
+  a count of candidates);
 - :func:`balancing_keep` (hyperparameter balancing) and :func:`elimination_statistics`
   (hyperparameter and prior elimination): the tests themselves;
 - :func:`pe_beta`, :func:`box_num_arms`: the prior-selection paper's Theorem 4.1 constants.
@@ -66,6 +67,7 @@ __all__ = [
     "frequentist_beta",
     "practical_beta",
     "xi",
+    "xi_number",
     "balancing_keep",
     "elimination_statistics",
     "box_num_arms",
@@ -279,8 +281,19 @@ def xi(t: Number, num_candidates: Number, R: Number, delta: Number, validate_arg
             ("R", v["R"], NONNEGATIVE),
             ("delta", v["delta"], PROBABILITY),
         )
-    arg = v["num_candidates"] * _PI_SQ * v["t"].square() / (6.0 * v["delta"])
-    return 2.0 * v["R"].square() * torch.log(arg)
+    return _xi_formula(v["t"], v["num_candidates"], v["R"], v["delta"], torch.log)
+
+
+def xi_number(t: int, num_candidates: int, R: float, delta: float) -> float:
+    r""":func:`xi` of Python numbers as a Python float, computed on the host with ``math``: the
+    same float64 operations in the same order, so the same value bit for bit, with no tensor
+    to read back. The caller checks the numbers (:func:`xi` raises the named errors)."""
+    return _xi_formula(float(t), float(num_candidates), float(R), float(delta), math.log)
+
+
+def _xi_formula(t: Any, num_candidates: Any, R: Any, delta: Any, log: Any) -> Any:
+    r"""The one expression of :math:`\xi_t`, for tensors (``torch.log``) or floats (``math.log``)."""
+    return 2.0 * (R * R) * log(num_candidates * _PI_SQ * (t * t) / (6.0 * delta))
 
 
 # --------------------------------------------------------------------------- #

@@ -38,7 +38,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_nonnegative, check_pair, check_probability
-from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, frequentist_beta, xi
+from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, frequentist_beta, xi, xi_number
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
@@ -54,11 +54,12 @@ def elimination_xi(t: int, num_candidates: int, R: float, delta: float, split: f
     Lemma 5.1 (and Lemma B.1 of the length-scale paper) with :math:`\delta_B = \delta/2`, i.e.
     :math:`2R^2\log(|U|\pi^2t^2/(3\delta))`, by default; ``split = 1`` is the length-scale
     authors' code. The package's one :func:`~botorch_unknown_hypers.confidence.xi` call; the
-    numbers are checked here, on the host, so the value is the one read of the device."""
+    numbers are checked here, on the host, and the value computed there (:func:`xi_number`), with
+    no tensor to read back."""
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (t, num_candidates, R, delta, split))
     if not numbers or not (t >= 1 and num_candidates >= 1 and math.isfinite(R) and R >= 0 and 0 < delta / split < 1):
         return float(xi(t, num_candidates, R, delta / split))  # the checks' messages
-    return float(xi(t, num_candidates, R, delta / split, validate_args=False))
+    return xi_number(t, num_candidates, R, delta / split)
 
 
 @dataclass
