@@ -19,12 +19,14 @@ to the host stays blocking.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Generator, Sequence
+from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
 
 T = TypeVar("T", Tensor, torch.nn.Module)
+R = TypeVar("R")
 
 
 def host_values(*tensors: Tensor) -> list[list[float]]:
@@ -39,6 +41,34 @@ def host_values(*tensors: Tensor) -> list[list[float]]:
         out.append(flat[start : start + t.numel()])
         start += t.numel()
     return out
+
+
+def read_together(steps: Sequence[Generator[Tensor, list[float], R]]) -> list[R]:
+    r"""Run ``steps``, generators that yield a tensor whenever they must read its values and take
+    back :func:`host_values` of it (its values, flattened, as Python floats), with the tensors that
+    they yield at the same step read in one copy. Each generator runs to its next yield in turn, so
+    their work interleaves only at reads; returns their return values, in order.
+
+    A generator that reads :math:`r` times costs :math:`r` copies alone; :math:`g` of them together
+    cost the largest :math:`r`, not the sum (the factor caches of a rule's GP noise and of its
+    information gain each test their appended rows once per round: one copy for both)."""
+    results: list[Any] = [None] * len(steps)
+    asked: dict[int, Tensor] = {}
+    for i, step in enumerate(steps):
+        try:
+            asked[i] = next(step)
+        except StopIteration as stop:
+            results[i] = stop.value
+    while asked:
+        order = list(asked)
+        values = host_values(*(asked[i] for i in order))
+        asked = {}
+        for i, value in zip(order, values):
+            try:
+                asked[i] = steps[i].send(value)
+            except StopIteration as stop:
+                results[i] = stop.value
+    return results
 
 
 def _moved(value: T, device: torch.device, dtype: torch.dtype | None) -> T:

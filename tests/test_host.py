@@ -91,3 +91,26 @@ def test_at_argmax_gives_indexings_rows_with_no_host_read():
     assert best.tolist() == [i] and torch.equal(top, values[i : i + 1])
     assert torch.equal(x, X[i : i + 1]) and torch.equal(kk, k[i : i + 1])
     assert profiled_reads(lambda: at_argmax(values, X, k)) == []
+
+
+def test_read_together_reads_each_step_of_all_generators_in_one_copy(monkeypatch):
+    from botorch_unknown_hypers.host import read_together
+    from tests.host_reads import record_reads
+
+    def steps(values: list[float], scale: float):  # reads len(values) times, then returns what it read
+        seen = []
+        for v in values:
+            got = yield torch.tensor([v, v * scale], dtype=torch.float64)
+            seen.append(got)
+        return seen
+
+    def no_read():
+        return "none"
+        yield  # a generator that never yields
+
+    reads = record_reads(monkeypatch)
+    out = read_together([steps([1.0, 2.0, 3.0], 10.0), no_read(), steps([4.0], -1.0)])
+    monkeypatch.undo()
+    assert reads == ["tolist"] * 3  # the largest number of reads, not their sum (4)
+    assert out == [[[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]], "none", [[4.0, -4.0]]]
+    assert read_together([]) == []

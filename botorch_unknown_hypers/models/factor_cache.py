@@ -15,8 +15,9 @@ costs :math:`O(K n^2 q)` instead of the :math:`O(K (n+q)^3)` of a new factorisat
 **One canonical factor per (candidate, data):** rows are appended one at a time and the factor
 recomputed (LAPACK) at every multiple of ``refactor_every`` rows, so it depends on the candidate
 and the data alone and a resumed campaign rebuilds it bit for bit. Solves run on each
-candidate's blocks in place, so the factors are held once and never stacked for a round
-(:attr:`CandidateFactor.L` assembles them only when asked), and fixed points
+candidate's blocks in place (:mod:`~botorch_unknown_hypers.models.block_factor`), so the factors
+are held once and never stacked for a round (:attr:`CandidateFactor.L` assembles them only when
+asked), and fixed points
 :math:`Z` (:meth:`FactorCache.set_points`) carry :math:`L_u^{-1} k_u(X, Z)` (:class:`PointSolve`).
 Every rule, case and cost: ``docs/scaling.md`` ("The factor cache").
 
@@ -29,141 +30,21 @@ from __future__ import annotations
 import json
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-import gpytorch
 import torch
 from gpytorch.kernels import Kernel
-from linear_operator import to_dense
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from botorch_unknown_hypers.candidates import CandidateSpec, host_rounded
-from botorch_unknown_hypers.host import host_tensor
+from botorch_unknown_hypers.host import host_tensor, read_together
+from botorch_unknown_hypers.models.block_factor import Factor, PointSolve, kernel_matrix
 from botorch_unknown_hypers.models.jitter import jittered_cholesky
 
 DEFAULT_REFACTOR_EVERY = 64
 r"""Row counts at whose multiples a cached factor is recomputed from scratch."""
-
-
-def kernel_matrix(kernel: Kernel, left: Tensor, right: Tensor | None = None) -> Tensor:
-    r"""The dense kernel matrix :math:`k(\text{left}, \text{right})` (``right = left`` when ``None``),
-    evaluated eagerly: GPyTorch's lazy kernel tensor costs more than the kernel itself for the
-    one-row columns of a factor update (about half of a row append's time at n < 100)."""
-    with gpytorch.settings.lazily_evaluate_kernels(False):
-        return to_dense(kernel(left, left if right is None else right))
-
-
-@dataclass
-class Factor:
-    r"""One candidate's Cholesky factor :math:`L` (``n x n``) in two parts: the base :math:`L_b` of
-    the last LAPACK factorisation (``b x b``) and the ``p`` rows appended since
-    (:math:`p <` ``refactor_every``), so that appending a row never copies :math:`L_b`:
-
-    .. math::
-
-        L = \begin{pmatrix} L_b & 0 \\ L_{pb} & L_{pp} \end{pmatrix}.
-
-    Attributes:
-        base: :math:`L_b`, ``b x b`` lower-triangular.
-        lower_left: :math:`L_{pb}`, ``p x b``: the appended rows in the base's columns.
-        lower_right: :math:`L_{pp}`, ``p x p`` lower-triangular: the appended rows in their own
-            columns.
-    """
-
-    base: Tensor
-    lower_left: Tensor
-    lower_right: Tensor
-
-    @property
-    def n(self) -> int:
-        return self.base.shape[0] + self.lower_right.shape[0]
-
-    @property
-    def B(self) -> Tensor:
-        r"""Alias of :attr:`lower_left` (its earlier name)."""
-        return self.lower_left
-
-    @property
-    def C(self) -> Tensor:
-        r"""Alias of :attr:`lower_right` (its earlier name)."""
-        return self.lower_right
-
-    def dense(self) -> Tensor:
-        r"""The ``n x n`` factor, assembled (one copy)."""
-        b, n = self.base.shape[0], self.n
-        if b == n:
-            return self.base
-        L = self.base.new_zeros(n, n)
-        L[:b, :b], L[b:, :b], L[b:, b:] = self.base, self.lower_left, self.lower_right
-        return L
-
-    def write_into(self, slot: Tensor) -> None:
-        r"""Write :math:`L` into the top-left ``n x n`` block of ``slot`` (zeros above the diagonal
-        blocks), with no intermediate dense copy."""
-        b, n = self.base.shape[0], self.n
-        slot[:b, :b] = self.base
-        if b < n:
-            slot[:b, b:n] = 0.0
-            slot[b:n, :b], slot[b:n, b:n] = self.lower_left, self.lower_right
-
-    def logdet(self) -> Tensor:
-        return 2.0 * (self.base.diagonal().log().sum() + self.lower_right.diagonal().log().sum())
-
-    def forward_solve(self, rhs: Tensor) -> tuple[Tensor, Tensor]:
-        r""":math:`L^{-1}r` for ``n x c`` right-hand sides, in the factor's two parts (no assembly):
-        :math:`w_b = L_b^{-1}r_{<b}` (``b x c``) and :math:`w_p = L_{pp}^{-1}(r_{\geq b} - L_{pb} w_b)`
-        (``p x c``)."""
-        b = self.base.shape[0]
-        w_base = torch.linalg.solve_triangular(self.base, rhs[:b], upper=False) if b else rhs[:0]
-        rest = rhs[b:] - self.lower_left @ w_base if b else rhs[b:]
-        w_appended = torch.linalg.solve_triangular(self.lower_right, rest, upper=False) if self.lower_right.shape[0] else rest
-        return w_base, w_appended
-
-    def backward_solve(self, w_base: Tensor, w_appended: Tensor) -> Tensor:
-        r""":math:`L^{-\top}w` for ``w`` in the two parts of :meth:`forward_solve` (no assembly):
-        :math:`z_p = L_{pp}^{-\top}w_p` and :math:`z_b = L_b^{-\top}(w_b - L_{pb}^\top z_p)`;
-        returns the ``n x c`` solution."""
-        p = self.lower_right.shape[0]
-        z_appended = torch.linalg.solve_triangular(self.lower_right.mT, w_appended, upper=True) if p else w_appended
-        rest = w_base - self.lower_left.mT @ z_appended if p else w_base
-        z_base = torch.linalg.solve_triangular(self.base.mT, rest, upper=True) if self.base.shape[0] else rest
-        return torch.cat([z_base, z_appended]) if p else z_base
-
-    def lower_solve(self, rhs: Tensor) -> Tensor:
-        r""":math:`L^{-1}r` for ``n x c`` right-hand sides, as one ``n x c`` tensor."""
-        w_base, w_appended = self.forward_solve(rhs)
-        return torch.cat([w_base, w_appended]) if w_appended.shape[0] else w_base
-
-    def cholesky_solve(self, rhs: Tensor) -> Tensor:
-        r""":math:`(LL^\top)^{-1}r` for ``n x c`` right-hand sides."""
-        return self.backward_solve(*self.forward_solve(rhs))
-
-
-@dataclass
-class PointSolve:
-    r""":math:`V = L^{-1} k(X, Z)` of one candidate at the cache's fixed points :math:`Z` (``m``), in
-    the two parts of its :class:`Factor`.
-
-    Attributes:
-        solved_against: The :attr:`Factor.base` tensor the base part was solved against (compared
-            by identity: a new base needs a new base part).
-        base: :math:`L_b^{-1} k(X_{<b}, Z)`, ``b x m``.
-        rows: One row per appended factor row, ``p x m``.
-        base_sq_sums: The column sums of ``base**2`` (``m``).
-    """
-
-    solved_against: Tensor
-    base: Tensor
-    rows: Tensor
-    base_sq_sums: Tensor
-
-    def products(self, w: Tensor) -> tuple[Tensor, Tensor]:
-        r"""``(V^T w, 1^T (V * V))``, each ``m``, for an ``n``-dim ``w``."""
-        b = self.base.shape[0]
-        vw = self.base.mT @ w[:b] + self.rows.mT @ w[b:]
-        return vw, self.base_sq_sums + (self.rows * self.rows).sum(0)
 
 
 class CandidateFactor:
@@ -400,7 +281,18 @@ class FactorCache:
         self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | list[str] | None = None, keys: list[str] | None = None,
         build: Callable[[CandidateSpec, list[str]], tuple] | None = None, prefix: Tensor | None = None,
     ) -> CandidateFactor:
-        r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order.
+        r"""The factors of ``spec``'s candidates on ``X`` (``n x d``, model input space), in order
+        (the arguments of :meth:`factor_steps`, run with its reads made as they come)."""
+        return read_together([self.factor_steps(spec, X, keep, keys, build, prefix)])[0]
+
+    def factor_steps(
+        self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | list[str] | None = None, keys: list[str] | None = None,
+        build: Callable[[CandidateSpec, list[str]], tuple] | None = None, prefix: Tensor | None = None,
+    ) -> Generator[Tensor, list[float], CandidateFactor]:
+        r""":meth:`factor` as a generator for :func:`~botorch_unknown_hypers.host.read_together`: it
+        yields each tensor whose values it must read (the flags of the appended rows' pivots and of
+        new bases) and takes them back as Python floats, so that several caches (a rule's GP noise
+        and its information gain's) read their flags in one copy. Returns the factors.
 
         Args:
             spec: The candidates whose factors are needed now; each is brought up to ``X``.
@@ -415,7 +307,7 @@ class FactorCache:
             prefix: Inputs the caller has checked that ``X`` extends: the comparison is skipped
                 when they are (by identity) the inputs of this cache's last call.
         """
-        start = time.perf_counter()
+        start = time.perf_counter()  # the time spent here, not while suspended at a read
         X = X.detach() if X.requires_grad else X  # the same tensor otherwise: the identity of ``prefix``
         keys = self.keys(spec) if keys is None else keys
         build = build or (lambda one, _: one.build(dim=X.shape[-1]))
@@ -430,11 +322,18 @@ class FactorCache:
         override = self.noise_override  # the values as Python floats, with no read where the spec keeps them
         noise_values = host_rounded([float(override)] * len(spec) if override is not None else spec.noise_values(), X.dtype) if new else []
         noise_values = noises.tolist() if noise_values is None else noise_values
-        for j in new:  # new candidates are factorised canonically on X
-            factor, jitter = self._canonical_factor(kernel := build(spec.subset([j]), [keys[j]])[1], noise_values[j], X)
-            self._cached[keys[j]] = _CachedCandidate(kernel, noise_values[j], factor, jitter)
-            self._count_refactor("new candidates", 1)
-        self._advance([c for c in map(self._cached.get, keys) if c.factor.n < X.shape[0]], X)  # rows added since
+        empty = X.new_zeros(0, 0)
+        fresh = [_CachedCandidate(build(spec.subset([j]), [keys[j]])[1], noise_values[j], Factor(empty, empty, empty), 0.0) for j in new]
+        self.stats.seconds += time.perf_counter() - start
+        yield from self._advance(fresh, X)  # new candidates canonically on X: the base at the last multiple of refactor_every, then the rows
+        start = time.perf_counter()
+        for j, cached in zip(new, fresh):
+            self._cached[keys[j]] = cached
+        if new:
+            self._count_refactor("new candidates", len(new))
+        self.stats.seconds += time.perf_counter() - start
+        yield from self._advance([c for c in map(self._cached.get, keys) if c.factor.n < X.shape[0]], X)  # rows added since
+        start = time.perf_counter()
         self._inputs = X
         chosen = [self._cached[key] for key in keys]
         jitter = host_tensor([c.jitter for c in chosen], X.dtype, X.device)
@@ -479,13 +378,6 @@ class FactorCache:
             L, info = torch.linalg.cholesky_ex(A)
         return Factor(L, L.new_zeros(0, L.shape[0]), L.new_zeros(0, 0)), jitter, info
 
-    def _canonical_factor(self, kernel: Kernel, noise: float, X: Tensor) -> tuple[Factor, float]:
-        r"""The factor of ``X`` as an uninterrupted extension would have built it."""
-        empty = X.new_zeros(0, 0)
-        cached = _CachedCandidate(kernel, noise, Factor(empty, empty, empty), 0.0)
-        self._advance([cached], X)  # the base at the last multiple of refactor_every, then the rows
-        return cached.factor, cached.jitter
-
     def _advance_point_solve(self, cached: _CachedCandidate, X: Tensor) -> PointSolve:
         r""":math:`V = L^{-1}k(X, Z)` of one cached candidate brought up to its factor: the base part
         solved anew when the base changed, then one row per appended factor row not yet covered,
@@ -512,41 +404,57 @@ class FactorCache:
                 cached.point_solve = solve = PointSolve(solve.solved_against, solve.base, rows, solve.base_sq_sums)
         return solve
 
-    def _advance(self, chosen: list[_CachedCandidate], X: Tensor) -> None:
+    def _advance(self, chosen: list[_CachedCandidate], X: Tensor) -> Generator[Tensor, list[float], None]:
         r"""Each of ``chosen`` brought from its factor's rows up to all of ``X``, as an uninterrupted
-        extension would have built it. Rows that the last refactorisation due before ``n`` would
+        extension would have built it (a candidate with an empty factor: canonically factorised on
+        ``X``). Rows that the last refactorisation due before ``n`` would
         discard are skipped by doing it at once (:meth:`_skip_to_last_base`); no multiple of
         ``refactor_every`` is left in ``(start, n]``, so every further row is appended
         (:meth:`_append_row`). All candidates' new bases and pivots are tested in one host read: a
         failed base is factorised again by :func:`jittered_cholesky`; from a first pivot that is not
         positive, the factor is refactorised at a larger jitter and the later rows appended again."""
         todo = [(cached, *self._skip_to_last_base(cached, X, cached.factor.n)) for cached in chosen]
-        with torch.no_grad():
-            while todo:
-                appended, flags = [], []
-                for cached, factor, jitter, start, info in todo:
-                    pivots = []
-                    for i in range(start, X.shape[0]):
-                        factor, pivot = self._append_row(cached, factor, jitter, X, i)
-                        pivots.append(pivot)
-                    bad = ~(torch.stack(pivots) > 0) if pivots else X.new_zeros(1, dtype=torch.bool)  # NaN is bad
-                    flags += [torch.where(bad.any(), bad.to(torch.int8).argmax(), -1), bad.new_zeros((), dtype=torch.long) if info is None else info.long()]
-                    appended.append((cached, factor, jitter, start, len(pivots), info is not None))
-                todo, flags = [], torch.stack(flags).tolist()  # the read: each first bad pivot and new base's flag
-                for (cached, factor, jitter, start, rows, unread), first, info in zip(appended, flags[::2], flags[1::2]):
-                    if info:  # the new base failed at its jitter: factorised again, checked, and its rows appended
-                        factor, jitter, _ = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
-                        todo.append((cached, factor, jitter, start, None))
-                        continue
-                    self.stats.full += unread
-                    self.stats.rows += rows if first < 0 else first
-                    if first < 0:
-                        cached.factor, cached.jitter = factor, jitter
-                        continue
-                    start += first + 1  # the jitter would have to grow at this row: refactorise
-                    factor, jitter, _ = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
-                    self._count_refactor("jitter would grow", 1)
-                    todo.append((cached, factor, jitter, start, None))
+        while todo:
+            appended, request = self._append_rows(todo, X)
+            flags = yield request  # the read, outside ``no_grad`` (a block suspended at a yield would leak it to the caller)
+            todo = self._settle(appended, [int(v) for v in flags], X)
+
+    @torch.no_grad()
+    def _append_rows(self, todo: list[tuple], X: Tensor) -> tuple[list[tuple], Tensor]:
+        r"""Each of ``todo``'s candidates with the rows of ``X`` from its ``start`` appended, and the
+        flags that :meth:`_advance` reads: per candidate its first bad pivot (``-1``: none) and its
+        new base's LAPACK flag (0 when the base was checked or not new)."""
+        appended, flags = [], []
+        for cached, factor, jitter, start, info in todo:
+            pivots = []
+            for i in range(start, X.shape[0]):
+                factor, pivot = self._append_row(cached, factor, jitter, X, i)
+                pivots.append(pivot)
+            bad = ~(torch.stack(pivots) > 0) if pivots else X.new_zeros(1, dtype=torch.bool)  # NaN is bad
+            flags += [torch.where(bad.any(), bad.to(torch.int8).argmax(), -1), bad.new_zeros((), dtype=torch.long) if info is None else info.long()]
+            appended.append((cached, factor, jitter, start, len(pivots), info is not None))
+        return appended, torch.stack(flags)
+
+    @torch.no_grad()
+    def _settle(self, appended: list[tuple], flags: list[int], X: Tensor) -> list[tuple]:
+        r"""The appended factors kept where their flags are clean; the candidates to append again
+        (a failed base factorised again, checked; a bad pivot: refactorised at a larger jitter)."""
+        todo = []
+        for (cached, factor, jitter, start, rows, unread), first, info in zip(appended, flags[::2], flags[1::2]):
+            if info:  # the new base failed at its jitter: factorised again, checked, and its rows appended
+                factor, jitter, _ = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
+                todo.append((cached, factor, jitter, start, None))
+                continue
+            self.stats.full += unread
+            self.stats.rows += rows if first < 0 else first
+            if first < 0:
+                cached.factor, cached.jitter = factor, jitter
+                continue
+            start += first + 1  # the jitter would have to grow at this row: refactorise
+            factor, jitter, _ = self._factorise(cached.kernel, cached.noise, X[:start], jitter)
+            self._count_refactor("jitter would grow", 1)
+            todo.append((cached, factor, jitter, start, None))
+        return todo
 
     def _skip_to_last_base(self, cached: _CachedCandidate, X: Tensor, start: int) -> tuple[Factor, float, int, Tensor | None]:
         r"""``(factor, jitter, start, info)``: the cached factor, ``start`` and ``None``, or, when a

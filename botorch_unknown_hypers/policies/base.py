@@ -26,7 +26,7 @@ import typing
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator, Sequence
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
@@ -39,6 +39,7 @@ from botorch_unknown_hypers.acquisition.optimize import Restarts, fixed_raw_poin
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points, observation_checks
+from botorch_unknown_hypers.host import read_together
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
@@ -363,21 +364,44 @@ class Policy(ABC):
         :meth:`candidate_keys` of ``spec`` when the caller holds them (and ``keep`` may be given by
         its keys too).
         """
+        factors = self.candidate_factor_sets(spec, train_X, [noise], keep, points, keys)
+        return None if factors is None else factors[0]
+
+    def candidate_factor_sets(
+        self,
+        spec: CandidateSpec,
+        train_X: Tensor,
+        noises: Sequence[float | None],
+        keep: CandidateSpec | list[str] | None = None,
+        points: Tensor | None = None,
+        keys: list[str] | None = None,
+    ) -> list[CandidateFactor] | None:
+        r""":meth:`candidate_factors` at each of ``noises`` (distinct), one cache each, with the
+        caches' reads made together (:func:`~botorch_unknown_hypers.host.read_together`: one
+        copy per round for a rule's GP noise and its information gain's, not one each); the
+        fixed ``points`` go to the first noise's cache. ``None`` where :meth:`candidate_keys` is."""
         keys = self.candidate_keys(spec) if keys is None else keys
         if keys is None:
             return None
-        cache = self.factor_caches.get(noise)
-        if cache is None:
-            cache = self.factor_caches[noise] = FactorCache(noise=noise)
+        if len(set(noises)) != len(noises):
+            raise ValueError(f"noises must be distinct (one cache each), got {list(noises)!r}.")
+        caches = []
+        for noise in noises:
+            cache = self.factor_caches.get(noise)
+            if cache is None:
+                cache = self.factor_caches[noise] = FactorCache(noise=noise)
+            caches.append(cache)
         if points is not None:
             known = self._unit_points
             if known is None or known[0] is not points or (known[1].dtype, known[1].device) != (train_X.dtype, train_X.device):
                 self._unit_points = (points, self._unit(points.to(train_X)))
-            cache.set_points(self._unit_points[1], raw=points)  # the model's transform of points is the policy's
+            caches[0].set_points(self._unit_points[1], raw=points)  # the model's transform of points is the policy's
         unit, prefix = self.unit_inputs(train_X)
-        return cache.factor(
-            spec, unit, keep, keys=keys, build=lambda one, one_keys: self.candidate_modules(one, one_keys, train_X), prefix=prefix
-        )
+
+        def build(one: CandidateSpec, one_keys: list[str]) -> tuple[Any, Any, Any] | None:
+            return self.candidate_modules(one, one_keys, train_X)
+
+        return read_together([cache.factor_steps(spec, unit, keep, keys=keys, build=build, prefix=prefix) for cache in caches])
 
     @staticmethod
     def candidate_keys(spec: CandidateSpec) -> list[str] | None:

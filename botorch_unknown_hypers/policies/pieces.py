@@ -91,7 +91,12 @@ class UnitCubeModel(RoundModel):
             raw = rule.campaign_raw_points(seed)
         keys = rule.candidate_keys(spec)
         keep_keys = None if keep is None or keys is None or not self.cache else rule.candidate_keys(keep)  # once for both caches
-        factors = rule.candidate_factors(spec, train_X, points=raw, keep=keep_keys, keys=keys) if self.cache else None
+        factors = info = None
+        if self.cache:  # the GP's factors and the information gain's, their reads in one copy
+            noises = [None] if self.info_noise is None else [None, self.info_noise]
+            sets = rule.candidate_factor_sets(spec, train_X, noises, keep=keep_keys, points=raw, keys=keys)
+            if sets is not None:
+                factors, info = sets[0], sets[-1] if self.info_noise is not None else None
         model = CandidateGP(
             train_X,
             train_Y,
@@ -102,9 +107,6 @@ class UnitCubeModel(RoundModel):
             factor=factors,
             modules=rule.candidate_modules(spec, keys, train_X),
         )
-        info = None
-        if self.info_noise is not None and factors is not None:
-            info = rule.candidate_factors(spec, train_X, self.info_noise, keep=keep_keys, keys=keys)
         return model, info, raw
 
 

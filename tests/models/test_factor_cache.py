@@ -526,3 +526,20 @@ def test_a_new_candidates_base_and_rows_are_tested_in_one_read_and_a_failed_base
     if float(f.jitter[0]) == jitter32:  # no row after the base needed more
         torch.testing.assert_close(f.L[0, :32, :32], L32)
     assert float(f.jitter[0]) >= jitter32 and _rel(f.L[0] @ f.L[0].T, A + float(f.jitter[0]) * torch.eye(40, dtype=D)) < 1e-8
+
+
+def test_new_candidates_are_factorised_with_one_read_for_all_of_them(monkeypatch):
+    r"""Three new candidates over a multiple of ``refactor_every`` test their bases and pivots in one
+    host read (one each before), with the factors that each factorised alone gets."""
+    from tests.host_reads import record_reads
+
+    spec = KernelCandidates.from_values([0.1, 0.2, 0.4], kernel="rbf", noise=1e-4)
+    X = torch.rand(40, 2, dtype=D, generator=torch.Generator().manual_seed(5))
+    cache = FactorCache(refactor_every=16)
+    reads = record_reads(monkeypatch)
+    together = cache.factor(spec, X)
+    monkeypatch.undo()
+    assert reads.count("tolist") == 1 and cache.stats.refactor_reasons == {"new candidates": 3}
+    for u in range(3):
+        alone = FactorCache(refactor_every=16).factor(spec.subset([u]), X)
+        assert torch.equal(together.parts[u].base, alone.parts[0].base) and torch.equal(together.L[u], alone.L[0])

@@ -579,3 +579,29 @@ def test_data_that_extend_the_last_rounds_are_checked_with_the_observations_in_o
     assert policy.unit_inputs(X)[1] is None  # not an extension: nothing vouched for
     with pytest.raises(ValueError, match="train_Y must be finite"):
         policy.suggest(X, torch.cat([Y[:-1], torch.full_like(Y[:1], math.nan)]))
+
+
+def test_candidate_factor_sets_read_both_caches_together_with_the_factors_of_each_alone(monkeypatch):
+    r"""A rule's GP factors and its information gain's, advanced over new rows in one host read
+    (one per cache before), bit for bit the factors that each cache gives when asked alone; a
+    repeated noise is refused by name before any cache is made."""
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from tests.host_reads import record_reads
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=torch.float64))
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64), noise=1e-4)
+    X = domain.bounds[0] + (domain.bounds[1] - domain.bounds[0]) * torch.rand(20, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    together, alone = make_policy("he-gp-ucb", domain, seed=0), make_policy("he-gp-ucb", domain, seed=0)
+    together.candidate_factor_sets(spec, X[:12], [None, 1e-2])
+    reads = record_reads(monkeypatch)
+    gp, info = together.candidate_factor_sets(spec, X, [None, 1e-2])
+    monkeypatch.undo()
+    assert reads.count("tolist") == 1  # the pivots of both caches' eight new rows
+    for noise, factor in ((None, gp), (1e-2, info)):
+        alone.candidate_factors(spec, X[:12], noise)
+        reference = alone.candidate_factors(spec, X, noise)
+        assert torch.equal(factor.L, reference.L) and torch.equal(factor.jitter, reference.jitter)
+    fresh = make_policy("he-gp-ucb", domain, seed=0)
+    with pytest.raises(ValueError, match=r"^noises must be distinct \(one cache each\), got \[None, None\]"):
+        fresh.candidate_factor_sets(spec, X, [None, None])
+    assert fresh.factor_caches == {}
