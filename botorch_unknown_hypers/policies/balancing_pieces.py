@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -213,7 +213,9 @@ class BalancingElimination(Test):
     (rewards re-standardised with the scaler of the play just observed), with
     :math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`|A|` every candidate introduced
     or the active ones (``xi_count``), :math:`\delta_B = \delta/` ``xi_delta_split``; then
-    :math:`a(t)` of ``source``."""
+    :math:`a(t)` of ``source``. The observations are checked in the match's read."""
+
+    checks_observations: ClassVar[bool] = True
 
     R: float
     delta: float
@@ -227,7 +229,7 @@ class BalancingElimination(Test):
 
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for play, y in take_observed_plays(rule.state, X, Y, rule.domain):  # one read for the match and Y
+        for play, y in take_observed_plays(rule.state, X, Y, rule.domain, checked=False):  # one read: the match, Y and their checks
             if play is not None:  # rows without a play enter D but no S^u
                 out.update(self.play(rule, play, y))
         return out

@@ -14,7 +14,7 @@ configuration of pieces its own module writes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 from botorch.models.transforms import Normalize, Standardize
@@ -199,6 +199,9 @@ class BalancingPolicy(Policy):
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         return self.engine.suggest(self, train_X, train_Y, q)
+
+    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
+        return self.engine.observation_inputs(self, X, Y)
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         self.engine.observe(self, X, Y)

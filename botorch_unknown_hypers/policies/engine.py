@@ -50,6 +50,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import DeferredChecks
+from botorch_unknown_hypers.domains import check_observations, observation_checks
 from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
@@ -268,7 +269,16 @@ class PredictionLedger(Ledger):
 
 
 class Test(ABC):
-    r"""What the rule does when values arrive."""
+    r"""What the rule does when values arrive.
+
+    ``checks_observations``: ``True`` for a test whose first host read also checks the observed
+    ``(X, Y)`` (``take_observed_plays(..., checked=False)``) before it changes anything, so that
+    the rule's ``observe`` makes no read of its own for them (:meth:`CandidateSetRound.observation_inputs`).
+    Only the class that states it is trusted: a subclass (which may override ``__call__``) states
+    it again.
+    """
+
+    checks_observations: ClassVar[bool] = False
 
     @abstractmethod
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
@@ -332,6 +342,16 @@ class CandidateSetRound:
             **self.source.diagnostics(rule),
         }
         return X
+
+    def observation_inputs(self, rule: Policy, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
+        r"""``(X, Y)`` of an ``observe`` call as tensors: checked now (one host read) unless the
+        test checks them with its first read (``Test.checks_observations``); then only their types
+        and shapes are checked here."""
+        if vars(type(self.test)).get("checks_observations", False):  # stated by the test's own class
+            X, Y, valid = observation_checks(rule.domain, X, Y)
+            if valid is not None:
+                return X, Y
+        return check_observations(rule.domain, X, Y)
 
     def observe(self, rule: Policy, X: Tensor, Y: Tensor) -> None:
         r"""The test on the observed rows (``m x d``, ``m x 1``)."""

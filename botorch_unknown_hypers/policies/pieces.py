@@ -21,7 +21,7 @@ module, which names the paper's line it implements:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import torch
 from botorch.models.transforms import Normalize, Standardize
@@ -162,15 +162,18 @@ class DoublyOptimisticUCB(Selector):
         return {"sigma": float(sigma) if isinstance(sigma, Tensor) else sigma}
 
 
-def record_plays(state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float]) -> dict[str, Any]:
+def record_plays(
+    state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float], checked: bool = True
+) -> dict[str, Any]:
     r"""Lines 10-12 for observed rows ``(X, Y)``: each row that matches a pending selection
     (:func:`~botorch_unknown_hypers.policies.pending_plays.match_pending`) records
     :math:`\eta_t = y_t - m_t` and its width; once no selection is pending (the whole batch has
     arrived), every candidate played since the last test is tested, residuals and widths divided
     by the outputs' scale of the latest selection (the units of the test), and eliminated if it
-    fails. Returns the diagnostics of the last play and test."""
+    fails. Returns the diagnostics of the last play and test. ``checked=False``: ``(X, Y)`` are
+    checked in the match's read (:func:`~botorch_unknown_hypers.policies.pending_plays.take_observed_plays`)."""
     out: dict[str, Any] = {}
-    for p, y in take_observed_plays(state, X, Y, domain):  # one read for the match and Y
+    for p, y in take_observed_plays(state, X, Y, domain, checked):  # one read for the match and Y
         if p is None:
             continue  # data without a play
         candidate, eta, width = play_record(p, y)
@@ -226,11 +229,14 @@ class PrequentialElimination(EliminationTest):
     r"""Prequential elimination (Ziomek et al. 2025, Alg. 1 lines 10-12): each observed play
     records :math:`\eta = y - \mu^{u}_{t-1}(x)` and its width; once the batch is in, every
     candidate played is eliminated iff :math:`|\sum_{S^u}\eta| > \sqrt{\xi_t|S^u|} + \sum_{S^u} w`,
-    :math:`\xi_t` with :math:`|U|` every candidate ever in the set."""
+    :math:`\xi_t` with :math:`|U|` every candidate ever in the set. The observations are checked
+    in the match's read."""
+
+    checks_observations: ClassVar[bool] = True
 
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
         st = rule.state
-        return record_plays(st, X, Y, rule.domain, lambda t: self.xi(t, len(st.alive)))
+        return record_plays(st, X, Y, rule.domain, lambda t: self.xi(t, len(st.alive)), checked=False)
 
 
 __all__ = [

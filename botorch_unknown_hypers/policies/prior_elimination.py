@@ -166,6 +166,9 @@ class PEGPTS(PriorSelectionPolicy):
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         return self.engine.suggest(self, train_X, train_Y, q)
 
+    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
+        return self.engine.observation_inputs(self, X, Y)
+
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         self.engine.observe(self, X, Y)
 

@@ -242,6 +242,9 @@ class HEStableOpt(CandidateSetPolicy):
         self.state.pending = self.state.pending[-1:]  # one play at a time: it replaces an unanswered one
         return X
 
+    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
+        return self.engine.observation_inputs(self, X, Y)
+
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         self.engine.observe(self, X, Y)
 
