@@ -440,8 +440,9 @@ class AcquisitionSlots(Selector):
 
     def start(self, rule: Policy, data: RoundData) -> tuple[int, Tensor | None]:
         r"""The most likely survivor and the extra starts (computed once per batch)."""
-        with torch.no_grad():
-            best = int(data.model.log_marginal_likelihood().argmax())
+        with torch.no_grad():  # read with the round's widths and scaler
+            (best,), = data.host(data.model.log_marginal_likelihood().argmax())
+        best = int(best)
         return best, extra_starts(rule, data.model, best, data.train_X, data.train_Y)
 
     def __call__(

@@ -187,7 +187,9 @@ class PlayLedger(Ledger):
             played = host_tensor(local, torch.long, var.device)  # a list index would copy and wait
             sigma = var[played, torch.arange(len(slots), device=var.device)].sqrt()
         columns = [X, data.betas[played].unsqueeze(-1), sigma.unsqueeze(-1)]
-        rows = torch.cat([c.to(X.device, torch.float64) for c in columns], dim=-1).tolist()  # one host copy, exact
+        table = torch.cat([c.to(X.device, torch.float64) for c in columns], dim=-1)
+        (flat,) = data.host(table)  # one host copy, exact (the round's values too, the first time)
+        rows = [flat[i * table.shape[-1] : (i + 1) * table.shape[-1]] for i in range(table.shape[0])]
         d = X.shape[-1]
         for s, row in zip(slots, rows):
             beta = row[d]

@@ -41,7 +41,7 @@ those of prior elimination in :mod:`~botorch_unknown_hypers.policies.prior_piece
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 import torch
@@ -71,11 +71,11 @@ class RoundData:
         info: Their factors at the noise of the information gain (``None``: the model's own).
         raw_points: Raw samples fixed for the campaign (box only), else ``None``.
         betas: :math:`\beta^u_t` of the round's candidates (``K``).
-        y_std: The outputs' scale of the round's model (1 in raw units).
-        y_mean: The outputs' mean removed by the round's model (0 in raw units).
+        scaler: The round model's outcome transform (its ``stdvs`` and ``means``), or ``None``
+            (raw units).
+        deferred: The widths' checks, settled with the round's first copy to the host (:meth:`host`).
         q: The batch size of the round.
-        beta_values: ``betas`` as Python floats when they were copied to the host with the
-            scaler's values, else ``None`` (:meth:`host_betas` gives them either way).
+        copied: What that first copy gave (``y_std``, ``y_mean``, ``betas``), empty before it.
     """
 
     train_X: Tensor
@@ -86,14 +86,41 @@ class RoundData:
     info: CandidateFactor | None
     raw_points: Tensor | None
     betas: Tensor
-    y_std: float
-    y_mean: float = 0.0
+    scaler: Any = None
+    deferred: DeferredChecks = field(default_factory=DeferredChecks)
     q: int = 1
-    beta_values: tuple[float, ...] | None = None
+    copied: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def host(self, *tensors: Tensor) -> list[list[float]]:
+        r""":func:`~botorch_unknown_hypers.host.host_values` of ``tensors``. The round's first call
+        copies the scaler's values, the widths and the verdict of their deferred checks in the same
+        copy and settles the checks (their ``ValueError``) before it returns, so that a round reads
+        them with its first decision instead of on their own."""
+        if self.copied:
+            return host_values(*tensors) if tensors else []
+        head = [] if self.scaler is None else [self.scaler.stdvs, self.scaler.means]
+        values = host_values(*head, self.betas, self.deferred.verdict(self.betas), *tensors)
+        k = len(head)
+        self.deferred.settle(values[k + 1][0])
+        self.copied.update(y_std=values[0][0] if head else 1.0, y_mean=values[1][0] if head else 0.0, betas=values[k])
+        return values[k + 2 :]
+
+    @property
+    def y_std(self) -> float:
+        r"""The outputs' scale of the round's model (1 in raw units), from :meth:`host`'s copy."""
+        self.host()
+        return self.copied["y_std"]
+
+    @property
+    def y_mean(self) -> float:
+        r"""The outputs' mean removed by the round's model (0 in raw units), from :meth:`host`'s copy."""
+        self.host()
+        return self.copied["y_mean"]
 
     def host_betas(self) -> list[float]:
-        r""":attr:`betas` as Python floats: the copy made with the scaler's values, or one read now."""
-        return self.betas.tolist() if self.beta_values is None else list(self.beta_values)
+        r""":attr:`betas` as Python floats, from :meth:`host`'s copy."""
+        self.host()
+        return list(self.copied["betas"])
 
 
 class Slot(NamedTuple):
@@ -258,7 +285,7 @@ class PredictionLedger(Ledger):
                 parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
             elif isinstance(s.mean, Tensor):  # the selector's, still on the device
                 parts += [s.mean.reshape(1), s.sigma.reshape(1)]
-            values = [v for part in host_values(*parts) for v in part]  # one host copy
+            values = [v for part in data.host(*parts) for v in part]  # one host copy (the round's values too, the first time)
             d = s.x.shape[-1]
             x, beta = values[:d], values[d]
             if len(values) > d + 1:
@@ -312,15 +339,26 @@ class CandidateSetRound:
         model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
         deferred = DeferredChecks()
         betas = self.widths.of(rule, model, info, st.round + 1, chosen, defer=deferred)
-        scaler = getattr(model, "outcome_transform", None)
-        y_std, y_mean, beta_values = 1.0, 0.0, None
-        if scaler is not None:  # one host copy of the scaler's values, the widths and their checks
-            (y_std,), (y_mean,), beta_values, (holds,) = host_values(scaler.stdvs, scaler.means, betas, deferred.verdict(betas))
-            deferred.settle(holds)
-        elif deferred.checks:  # the widths are read now, with their checks
-            beta_values, (holds,) = host_values(betas, deferred.verdict(betas))
-            deferred.settle(holds)
-        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, y_std, y_mean, q, beta_values)
+        scaler = getattr(model, "outcome_transform", None)  # its values and the widths: read with the first decision
+        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, scaler, deferred, q)
+        drawn = rule.generator.get_state()  # a failed check after the searches' draws leaves the stream as it was
+        try:
+            X, slots = self._slots(rule, data, model, q)
+        except Exception:
+            rule.generator.set_state(drawn)
+            raise
+        rule.selected = [labels[chosen[s.local]] for s in slots]
+        rule.n_candidates = len(indices)
+        rule.diagnostics = {
+            **chosen_diagnostics,
+            **self.choice.diagnostics(rule, data, slots),
+            **self.selector.diagnostics(slots),
+            **self.source.diagnostics(rule),
+        }
+        return X
+
+    def _slots(self, rule: Policy, data: RoundData, model: CandidateGP, q: int) -> tuple[Tensor, list[Slot]]:
+        r"""The selector's ``q`` slots and the ledger's record of them."""
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
 
@@ -332,16 +370,7 @@ class CandidateSetRound:
             return choice.x, warm
 
         X = fill_slots(model, rule.X_pending, q, slot, condition=self.selector.conditioned)
-        slots = self.ledger.record(rule, data, slots)
-        rule.selected = [labels[chosen[s.local]] for s in slots]
-        rule.n_candidates = len(indices)
-        rule.diagnostics = {
-            **chosen_diagnostics,
-            **self.choice.diagnostics(rule, data, slots),
-            **self.selector.diagnostics(slots),
-            **self.source.diagnostics(rule),
-        }
-        return X
+        return X, self.ledger.record(rule, data, slots)
 
     def observation_inputs(self, rule: Policy, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
         r"""``(X, Y)`` of an ``observe`` call as tensors: checked now (one host read) unless the

@@ -197,3 +197,63 @@ def test_an_he_slot_on_a_box_records_its_mean_and_sigma_as_numbers_from_the_ledg
         mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
     k = policy.diagnostics["played"]
     assert play.mean == float(mean[k, 0]) and policy.diagnostics["sigma"] == float(variance[k, 0].clamp_min(0).sqrt())
+
+
+def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_leaves_the_rule_as_it_was():
+    r"""HE's widths, its scaler's values and their deferred checks reach the host with the ledger's
+    copy (no read of their own); a check that fails there raises its named error after the
+    search has drawn from the rule's generator, and the generator, the pending plays and the
+    saved state are as they were before the call."""
+    import json
+    from dataclasses import replace
+
+    from botorch_unknown_hypers.confidence import frequentist_beta
+    from botorch_unknown_hypers.domains import BoxDomain
+    from botorch_unknown_hypers.policies import make_policy
+    from botorch_unknown_hypers.policies.engine import Ledger, RoundData, Widths
+    from tests.host_reads import record_reads
+
+    class NaNWidths(Widths):
+        def __call__(self, rule, model, info, t, defer=None):
+            gains = torch.full((model.num_candidates,), math.nan, dtype=torch.float64)
+            return frequentist_beta(gains, B=1.0, R=0.1, delta=0.05, defer=defer)
+
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    X = torch.rand(8, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    Y = (X - 0.3).square().sum(-1, keepdim=True).neg()
+    policy = make_policy("he-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
+    policy.observe(policy.suggest(X, Y), torch.tensor([[0.0]], dtype=torch.float64))
+    engine = policy.engine
+
+    class FailingLedger(Ledger):
+        def record(self, rule, data, slots):
+            data.y_std  # the round's values are read
+            raise ValueError("the ledger failed")
+
+    drawn, saved = policy.generator.get_state(), json.dumps(policy.state_dict(), sort_keys=True)
+    for pieces, match in (({"widths": NaNWidths()}, r"^(information_gain|beta) must be"), ({"ledger": FailingLedger()}, r"^the ledger failed$")):
+        policy.engine = replace(engine, **pieces)
+        with pytest.raises(ValueError, match=match):
+            policy.suggest(X, Y)
+        assert torch.equal(policy.generator.get_state(), drawn)
+        assert json.dumps(policy.state_dict(), sort_keys=True) == saved and policy.state.pending == []
+    policy.engine = engine  # the stream as it was: the point a rule resumed from the saved state proposes
+    twin = make_policy("he-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
+    twin.load_state_dict(json.loads(saved))
+    assert torch.equal(policy.suggest(X, Y), twin.suggest(X, Y))
+
+    class Scaler:
+        stdvs, means = torch.tensor([2.0], dtype=torch.float64), torch.tensor([0.5], dtype=torch.float64)
+
+    from botorch_unknown_hypers.checks import DeferredChecks
+
+    deferred = DeferredChecks()
+    betas = frequentist_beta(torch.tensor([0.5, 1.5], dtype=torch.float64), B=1.0, R=0.1, delta=0.05, defer=deferred)
+    data = RoundData(X, Y, 1, [0, 1], None, None, None, betas, Scaler(), deferred)
+    reads = []
+    with pytest.MonkeyPatch.context() as patch:
+        reads = record_reads(patch)
+        (first,) = data.host(torch.tensor([3.0, 4.0], dtype=torch.float64))
+        values = (data.y_std, data.y_mean, data.host_betas())
+    assert reads == ["tolist"] and first == [3.0, 4.0]  # one copy for the round's values and the decision
+    assert values == (2.0, 0.5, betas.tolist())
