@@ -452,8 +452,8 @@ class AcquisitionSlots(Selector):
         if self.reduction == "max":
             acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, policy=rule)
             x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
-            with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x
-                local = int(acqf.candidate_values(x).reshape(-1).argmax())
+            with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x (read by the ledger)
+                local = acqf.candidate_values(x).reshape(-1).argmax()
         else:  # the most likely survivor
             local = best
             acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed, policy=rule)

@@ -125,7 +125,8 @@ class RoundData:
 
 class Slot(NamedTuple):
     r"""One slot's choice: the ``1 x d`` point, the played candidate's position in the round's
-    model and, when the selector computed them on the unconditioned model, :math:`\mu` and
+    model (an ``int``, or a ``0-d`` tensor that :class:`PredictionLedger` copies with its values)
+    and, when the selector computed them on the unconditioned model, :math:`\mu` and
     :math:`\sigma` there (else ``None``: the round computes them), as numbers or as ``0-d``
     tensors that the ledger copies to the host with its own values. ``record``: the play as the
     selector recorded it, for a rule that records more than one candidate at the point
@@ -133,7 +134,7 @@ class Slot(NamedTuple):
     selector reports about the slot (``None``: nothing)."""
 
     x: Tensor
-    local: int
+    local: int | Tensor
     mean: float | Tensor | None = None
     sigma: float | Tensor | None = None
     record: PendingPlay | None = None
@@ -278,14 +279,22 @@ class PredictionLedger(Ledger):
                 rule.state.pending.append(s.record)
                 out.append(s)
                 continue
-            parts = [s.x[0], data.betas[s.local].reshape(1)]
+            at = s.local.reshape(1) if isinstance(s.local, Tensor) else None  # a position still on the device
+            parts = [s.x[0], data.betas[s.local].reshape(1) if at is None else data.betas.index_select(0, at)]
             if s.mean is None:  # on the data observed, not on the fantasy
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
-                parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
+                if at is None:
+                    parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
+                else:
+                    parts += [mean.index_select(0, at)[:, 0], variance.index_select(0, at)[:, 0].clamp_min(0).sqrt()]
             elif isinstance(s.mean, Tensor):  # the selector's, still on the device
                 parts += [s.mean.reshape(1), s.sigma.reshape(1)]
+            if at is not None:
+                parts.append(at)
             values = [v for part in data.host(*parts) for v in part]  # one host copy (the round's values too, the first time)
+            if at is not None:
+                s = s._replace(local=int(values.pop()))
             d = s.x.shape[-1]
             x, beta = values[:d], values[d]
             if len(values) > d + 1:

@@ -257,3 +257,34 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
         values = (data.y_std, data.y_mean, data.host_betas())
     assert reads == ["tolist"] and first == [3.0, 4.0]  # one copy for the round's values and the decision
     assert values == (2.0, 0.5, betas.tolist())
+
+
+def test_the_prediction_ledger_reads_a_slot_position_left_on_the_device_with_its_values():
+    r"""A slot whose played position is a ``0-d`` tensor (the ``auto`` preset's doubly optimistic
+    pair) is recorded as the same slot with the position as an ``int``, in the one copy of the
+    point, width and moments."""
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.domains import BoxDomain
+    from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+    from botorch_unknown_hypers.policies import make_policy
+    from botorch_unknown_hypers.policies.engine import PredictionLedger, RoundData, Slot
+    from tests.host_reads import record_reads
+
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    X = torch.rand(10, 2, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+    Y = torch.sin(4 * X).sum(-1, keepdim=True)
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64), noise=1e-4)
+    model = CandidateGP(X, Y, spec)
+    x = torch.tensor([[0.4, 0.7]], dtype=torch.float64)
+    model.marginal_mean_variance(x.unsqueeze(0))  # the model's one-off checks and caches
+    betas = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    recorded = []
+    for local in (2, torch.tensor(2)):
+        rule = make_policy("he-gp-ucb", box, seed=0)
+        data = RoundData(X, Y, 1, [4, 5, 6], model, None, None, betas)
+        with pytest.MonkeyPatch.context() as patch:
+            reads = record_reads(patch)
+            (slot,) = PredictionLedger().record(rule, data, [Slot(x, local)])
+        assert reads == ["tolist"] and type(slot.local) is int and slot.local == 2
+        recorded.append((slot, rule.state.pending))
+    assert recorded[0] == recorded[1] and recorded[0][1][0].candidate == 6
