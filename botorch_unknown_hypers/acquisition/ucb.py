@@ -137,6 +137,7 @@ class CandidateUCB(AcquisitionFunction):
         reduction: str = "max",
         index: int | None = None,
         weights: Tensor | None = None,
+        check_beta: bool = True,
     ) -> None:
         r"""
         Args:
@@ -145,13 +146,18 @@ class CandidateUCB(AcquisitionFunction):
             reduction: One of ``"select"``, ``"max"``, ``"weighted"``.
             index: The candidate for ``reduction="select"``.
             weights: ``K``-dim non-negative weights summing to one, for ``"weighted"``.
+            check_beta: Check a tensor ``beta``'s values (one host read). ``False`` for a caller
+                that checks them itself with a read of its own (a round's deferred checks); its
+                shape, and a Python number, are checked either way.
         """
         super().__init__(model=model)
         if reduction not in REDUCTIONS:
             raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}.")
         num = model.num_candidates
         like = model.raw_train_X if hasattr(model, "raw_train_X") else torch.zeros(1, dtype=torch.float64)
-        beta_t = as_beta(beta, num, like)
+        if not isinstance(check_beta, bool):
+            raise ValueError(f"check_beta must be a bool, got {check_beta!r}.")
+        beta_t = as_beta(beta, num, like) if check_beta else beta_checks(beta, num, like)[0]
         self.reduction = reduction
         self.index = None
         if reduction == "select":

@@ -161,12 +161,13 @@ class BalancingWidths(Widths):
 @dataclass(frozen=True)
 class PlayedUCB(Selector):
     r"""Line 4: the played candidate's GP-UCB with :math:`\beta^{u_t}_t` on the pending-conditioned
-    model (the round's model holds that one candidate)."""
+    model (the round's model holds that one candidate). The width stays on the device: its
+    deferred checks are settled with the ledger's copy (:meth:`RoundData.host`)."""
 
     def __call__(
         self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
-        acqf = CandidateUCB(view, beta=data.host_betas()[0], reduction="select", index=0)
+        acqf = CandidateUCB(view, beta=data.betas, reduction="select", index=0, check_beta=False)  # checked with the record
         x, warm = rule.maximize_slot(acqf, fixed, prepared, warm)
         return Slot(x, 0), warm
 

@@ -283,3 +283,30 @@ def test_optimize_acqf(reduction, kwargs):
         torch.meshgrid(*(torch.linspace(0, 1, 21, dtype=torch.float64),) * 2, indexing="ij"), -1
     ).reshape(-1, 1, 2)
     assert value >= acqf(grid).max() - 1e-3 * acqf(grid).max().abs()
+
+
+def test_check_beta_false_skips_only_the_read_of_a_tensor_betas_values(monkeypatch):
+    from tests.host_reads import record_reads
+
+    model, _, _, _ = make_model()
+    X = torch.rand(6, 1, 2, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    beta = torch.tensor(BETA, dtype=torch.float64)
+    counts = {}
+    for check in (True, False):  # the view's own reads (its modules' constraints) are in both
+        reads = record_reads(monkeypatch)
+        acqf = CandidateUCB(model, beta=beta, reduction="select", index=2, check_beta=check)
+        monkeypatch.undo()
+        counts[check] = len(reads)
+        values = acqf(X)
+        assert torch.equal(values, CandidateUCB(model, beta=BETA[2], reduction="select", index=2)(X))
+    assert counts[True] == counts[False] + 1  # the flag of beta's values
+    bad = torch.tensor([0.5, math.nan, 1.0, 1.0], dtype=torch.float64)
+    CandidateUCB(model, beta=bad, reduction="max", check_beta=False)  # the caller's to check
+    with pytest.raises(ValueError, match="beta must be finite and non-negative"):
+        CandidateUCB(model, beta=bad, reduction="max")
+    with pytest.raises(ValueError, match=r"beta must be a scalar or have shape \(4,\)"):
+        CandidateUCB(model, beta=bad[:3], reduction="max", check_beta=False)
+    with pytest.raises(ValueError, match="beta must be finite and non-negative"):
+        CandidateUCB(model, beta=-1.0, reduction="max", check_beta=False)  # a number is checked on the host
+    with pytest.raises(ValueError, match=r"^check_beta must be a bool, got 1\."):
+        CandidateUCB(model, beta=beta, check_beta=1)
