@@ -355,6 +355,7 @@ class CandidateSetRound:
             X, slots = self._slots(rule, data, model, q)
         except Exception:
             rule.generator.set_state(drawn)
+            data.host()  # unread widths that fail their checks explain the failure: their named error
             raise
         rule.selected = [labels[chosen[s.local]] for s in slots]
         rule.n_candidates = len(indices)

@@ -237,6 +237,13 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
             policy.suggest(X, Y)
         assert torch.equal(policy.generator.get_state(), drawn)
         assert json.dumps(policy.state_dict(), sort_keys=True) == saved and policy.state.pending == []
+    lb = make_policy("lb-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
+    lb.observe(lb.suggest(X, Y), torch.tensor([[0.0]], dtype=torch.float64))
+    lb.engine = replace(lb.engine, widths=NaNWidths())
+    lb_drawn, lb_saved = lb.generator.get_state(), json.dumps(lb.state_dict(), sort_keys=True)
+    with pytest.raises(ValueError, match=r"^information_gain must be"):  # LB's search fails on the NaN width first
+        lb.suggest(X, Y)
+    assert torch.equal(lb.generator.get_state(), lb_drawn) and json.dumps(lb.state_dict(), sort_keys=True) == lb_saved
     policy.engine = engine  # the stream as it was: the point a rule resumed from the saved state proposes
     twin = make_policy("he-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
     twin.load_state_dict(json.loads(saved))
