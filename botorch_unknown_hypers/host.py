@@ -43,6 +43,12 @@ def host_values(*tensors: Tensor) -> list[list[float]]:
     return out
 
 
+def split_rows(flat: list[float], width: int) -> list[list[float]]:
+    r"""The rows of a row-major ``m x width`` table from its flattened values (:func:`host_values`
+    gives each tensor flattened)."""
+    return [flat[i * width : (i + 1) * width] for i in range(len(flat) // width)] if width else []
+
+
 def read_together(steps: Sequence[Generator[Tensor, list[float], R]]) -> list[R]:
     r"""Run ``steps``, generators that yield a tensor whenever they must read its values and take
     back :func:`host_values` of it (its values, flattened, as Python floats), with the tensors that

@@ -114,3 +114,12 @@ def test_read_together_reads_each_step_of_all_generators_in_one_copy(monkeypatch
     assert reads == ["tolist"] * 3  # the largest number of reads, not their sum (4)
     assert out == [[[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]], "none", [[4.0, -4.0]]]
     assert read_together([]) == []
+
+
+def test_split_rows_gives_the_rows_of_a_flattened_table():
+    from botorch_unknown_hypers.host import split_rows
+
+    table = torch.arange(6, dtype=torch.float64).reshape(3, 2)
+    (flat,) = host_values(table)
+    assert split_rows(flat, 2) == table.tolist()
+    assert split_rows([], 0) == [] and split_rows([1.0, 2.0, 3.0], 3) == [[1.0, 2.0, 3.0]]

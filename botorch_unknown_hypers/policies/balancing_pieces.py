@@ -35,7 +35,7 @@ from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import DeferredChecks, check_probability
 from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
-from botorch_unknown_hypers.host import host_tensor, host_values
+from botorch_unknown_hypers.host import host_tensor, host_values, split_rows
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
@@ -190,7 +190,7 @@ class PlayLedger(Ledger):
         columns = [X, data.betas[played].unsqueeze(-1), sigma.unsqueeze(-1)]
         table = torch.cat([c.to(X.device, torch.float64) for c in columns], dim=-1)
         (flat,) = data.host(table)  # one host copy, exact (the round's values too, the first time)
-        rows = [flat[i * table.shape[-1] : (i + 1) * table.shape[-1]] for i in range(table.shape[0])]
+        rows = split_rows(flat, table.shape[-1])
         d = X.shape[-1]
         for s, row in zip(slots, rows):
             beta = row[d]

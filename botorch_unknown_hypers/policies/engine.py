@@ -352,7 +352,7 @@ class CandidateSetRound:
         data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, scaler, deferred, q)
         drawn = rule.generator.get_state()  # a failed check after the searches' draws leaves the stream as it was
         try:
-            X, slots = self._slots(rule, data, model, q)
+            X, slots = self._slots(rule, data)
         except Exception:
             rule.generator.set_state(drawn)
             data.host()  # unread widths that fail their checks explain the failure: their named error
@@ -367,8 +367,8 @@ class CandidateSetRound:
         }
         return X
 
-    def _slots(self, rule: Policy, data: RoundData, model: CandidateGP, q: int) -> tuple[Tensor, list[Slot]]:
-        r"""The selector's ``q`` slots and the ledger's record of them."""
+    def _slots(self, rule: Policy, data: RoundData) -> tuple[Tensor, list[Slot]]:
+        r"""The selector's ``data.q`` slots on ``data.model`` and the ledger's record of them."""
         prepared = self.selector.start(rule, data)
         slots: list[Slot] = []
 
@@ -379,7 +379,7 @@ class CandidateSetRound:
             slots.append(choice)
             return choice.x, warm
 
-        X = fill_slots(model, rule.X_pending, q, slot, condition=self.selector.conditioned)
+        X = fill_slots(data.model, rule.X_pending, data.q, slot, condition=self.selector.conditioned)
         return X, self.ledger.record(rule, data, slots)
 
     def observation_inputs(self, rule: Policy, X: Any, Y: Any) -> tuple[Tensor, Tensor]:

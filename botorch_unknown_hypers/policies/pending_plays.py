@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.domains import Domain, check_observations, observation_checks
-from botorch_unknown_hypers.host import host_tensor, host_values
+from botorch_unknown_hypers.host import host_tensor, host_values, split_rows
 
 MATCH_TOL = 1e-9
 r"""Largest distance (unit-cube coordinates, max-norm) between an observed row and its play."""
@@ -109,7 +109,7 @@ def _match(
         flat, *verdict = host_values(table, *tail)
         if verdict and verdict[0] != [1.0]:
             check_observations(domain, X, values)  # the named error
-        rows = [flat[i * table.shape[-1] : (i + 1) * table.shape[-1]] for i in range(X.shape[0])]
+        rows = split_rows(flat, table.shape[-1]) if table.shape[-1] else [[] for _ in range(X.shape[0])]
     values_out = None if values is None else [row.pop() for row in rows]
     if not known:
         if len(points) == 1 and X.shape[0] == 1:

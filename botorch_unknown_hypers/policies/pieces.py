@@ -96,7 +96,7 @@ class UnitCubeModel(RoundModel):
             noises = [None] if self.info_noise is None else [None, self.info_noise]
             sets = rule.candidate_factor_sets(spec, train_X, noises, keep=keep_keys, points=raw, keys=keys)
             if sets is not None:
-                factors, info = sets[0], sets[-1] if self.info_noise is not None else None
+                factors, info = sets[0], (sets[1] if self.info_noise is not None else None)
         model = CandidateGP(
             train_X,
             train_Y,
