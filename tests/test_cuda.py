@@ -251,3 +251,42 @@ def test_grid_slots_counts_the_starts_without_a_wait() -> None:
     finally:
         torch.cuda.set_sync_debug_mode(0)
     assert slot.tolist() == [0, 0, 1, 2] and counts.tolist() == [1, 0, 3]
+
+
+@pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb-auto"])
+def test_a_data_check_deferred_to_the_rounds_first_copy_works_on_cuda(method: str) -> None:
+    r"""On CUDA a rule that defers its data check (the verdict on the device, copied with the
+    round's first copy) proposes what the same rule reading the check at once proposes, refuses
+    NaN data by name with its state unchanged, and starts its caches again on data that do not
+    extend the last round's (a fresh rule's point)."""
+    import json
+    import math
+
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    X, Y, _ = _data(torch.device("cuda"))
+    domain = BoxDomain(torch.stack([torch.zeros(3), torch.ones(3)]).to(X))
+
+    def make():
+        return make_policy(method, domain, seed=0, device="cuda", search="torch", num_restarts=2, raw_samples=32)
+
+    policy, eager = make(), make()
+    eager.defers_input_check = False
+    points = []
+    for rule in (policy, eager):
+        x = rule.suggest(X[:30], Y[:30])
+        rule.observe(x, Y[:1])
+        data = (torch.cat([X[:30], x]), torch.cat([Y[:30], Y[:1]]))
+        saved = json.dumps(rule.state_dict(), sort_keys=True)
+        points.append(rule.suggest(*data))
+        rule.load_state_dict(json.loads(saved))
+    assert points[0].device.type == "cuda"
+    torch.testing.assert_close(points[0], points[1], rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"^train_Y must be finite"):
+        policy.suggest(data[0], torch.cat([data[1][:-1], torch.full_like(data[1][:1], math.nan)]))
+    assert json.dumps(policy.state_dict(), sort_keys=True) == saved
+    moved = data[0].clone()
+    moved[0, 0] = (moved[0, 0] + 0.1) % 1.0
+    fresh = make()
+    fresh.load_state_dict(json.loads(saved))
+    torch.testing.assert_close(policy.suggest(moved, data[1]), fresh.suggest(moved, data[1]), rtol=0, atol=0)

@@ -272,6 +272,14 @@ class FactorCache:
         for cached in self._cached.values():
             cached.point_solve = None
 
+    def drop(self, reason: str) -> None:
+        r"""Forget every cached factor and the inputs they were made on, counted under ``reason``
+        (:attr:`FactorStats.refactor_reasons`): the next call factorises anew. For inputs that
+        turn out not to extend the cached ones after a call that took them as an extension."""
+        self._count_refactor(reason, len(self._cached))
+        self._cached = {}
+        self._inputs = None
+
     @staticmethod
     def keys(spec: CandidateSpec) -> list[str]:
         r"""One exact identity per candidate (its JSON with float reprs)."""
@@ -313,8 +321,7 @@ class FactorCache:
         build = build or (lambda one, _: one.build(dim=X.shape[-1]))
         previous = self._inputs
         if previous is not None and previous is not prefix and (previous.shape[0] > X.shape[0] or not torch.equal(previous, X[: previous.shape[0]])):
-            self._count_refactor("data not an extension", len(self._cached))
-            self._cached = {}
+            self.drop("data not an extension")
         wanted = set(keys).union([] if keep is None else keep if isinstance(keep, list) else self.keys(keep))
         self._cached = {key: cached for key, cached in self._cached.items() if key in wanted}
         noises = self._noise(spec, X)

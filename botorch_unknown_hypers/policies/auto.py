@@ -500,6 +500,7 @@ class HEGPUCBAuto(Policy):
     max_batch_size = None
     r"""Any batch (slots filled one at a time, as :class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`)."""
     supports_pending = True
+    defers_input_check = True  # the round's first copy: the choice's or the factor caches'
 
     name = "he-gp-ucb-auto"
 

@@ -605,3 +605,80 @@ def test_candidate_factor_sets_read_both_caches_together_with_the_factors_of_eac
     with pytest.raises(ValueError, match=r"^noises must be distinct \(one cache each\), got \[None, None\]"):
         fresh.candidate_factor_sets(spec, X, [None, None])
     assert fresh.factor_caches == {}
+
+
+DEFERRING = ("lb-gp-ucb", "lnb-gp-ucb", "hb-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb", "he-gp-ucb-auto")
+
+
+@pytest.mark.parametrize("name", DEFERRING)
+def test_a_deferring_rule_settles_its_data_check_with_its_first_copy_and_a_failed_one_leaves_it_as_it_was(name, monkeypatch):
+    r"""A rule that ``defers_input_check`` reads the check of ``suggest``'s data with its round's
+    first copy: one read fewer than the same rule reading it at once, the same point. NaN values
+    and a point outside the box raise their named errors with the generator and the saved state
+    unchanged, and the next point is a resumed twin's; valid data that do not extend the last
+    round's give a fresh policy's point, with no prefix vouched for."""
+    from tests.host_reads import record_reads
+
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+
+    def make():
+        return make_policy(name, box, seed=0, num_restarts=2, raw_samples=16)
+
+    X = torch.rand(8, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    Y = (X - 0.3).square().sum(-1, keepdim=True).neg()
+    policy, eager = make(), make()
+    assert type(policy).defers_input_check
+    eager.defers_input_check = False  # the same rule, the check read at once
+    for rule in (policy, eager):
+        x = rule.suggest(X, Y)
+        rule.observe(x, torch.tensor([[-0.5]], dtype=torch.float64))
+    X, Y = torch.cat([X, x]), torch.cat([Y, torch.tensor([[-0.5]], dtype=torch.float64)])
+    counts = []
+    for rule in (policy, eager):
+        state = json.dumps(rule.state_dict())
+        reads = record_reads(monkeypatch)
+        point = rule.suggest(X, Y)
+        monkeypatch.undo()
+        counts.append((len(reads), point))
+        rule.load_state_dict(json.loads(state))  # back to before this round
+    assert counts[0][0] == counts[1][0] - 1 and torch.equal(counts[0][1], counts[1][1])
+    saved, drawn = json.dumps(policy.state_dict(), sort_keys=True), policy.generator.get_state()
+    outside = X.clone()
+    outside[-1, 0] = 1.5
+    nan = torch.cat([Y[:-1], torch.full_like(Y[:1], math.nan)])
+    for bad_X, bad_Y, match in ((X, nan, r"^train_Y must be finite"), (outside, Y, r"^train_X")):
+        with pytest.raises(ValueError, match=match):
+            policy.suggest(bad_X, bad_Y)
+        assert torch.equal(policy.generator.get_state(), drawn)
+        assert json.dumps(policy.state_dict(), sort_keys=True) == saved
+    twin = make()
+    twin.load_state_dict(json.loads(saved))
+    assert torch.equal(policy.suggest(X, Y), twin.suggest(X, Y))
+    moved = X.clone()
+    moved[0, 0] = (moved[0, 0] + 0.1) % 1.0  # valid data that do not extend the last round's
+    extra = torch.tensor([[0.25, 0.75]], dtype=torch.float64)
+    # as many rows as the last round (a cache with nothing to read finishes before the copy), and one more
+    for new_X, new_Y in ((moved, Y), (torch.cat([moved, extra]), torch.cat([Y, Y[:1]]))):
+        policy.load_state_dict(json.loads(saved))
+        fresh = make()
+        fresh.load_state_dict(json.loads(saved))
+        assert torch.equal(policy.suggest(new_X, new_Y), fresh.suggest(new_X, new_Y))
+        assert policy.unit_inputs(new_X)[1] is None
+        policy.suggest(X, Y)  # the last round's inputs again
+
+
+def test_a_rule_that_does_not_defer_its_data_check_reads_it_at_once(monkeypatch):
+    r"""A-GP-UCB's round has no copy to carry the check (one length scale, no factor cache): it
+    reads the check in ``suggest`` before its round, as every rule that does not defer it."""
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    X = torch.rand(8, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    Y = (X - 0.3).square().sum(-1, keepdim=True).neg()
+    policy = make_policy("a-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
+    policy.observe(policy.suggest(X, Y), torch.tensor([[-0.5]], dtype=torch.float64))
+    X = torch.cat([X, torch.tensor([[0.5, 0.5]], dtype=torch.float64)])
+    Y = torch.cat([Y, torch.tensor([[math.nan]], dtype=torch.float64)])
+    rounds = []
+    monkeypatch.setattr(type(policy), "_suggest", lambda self, *args: rounds.append(args))
+    with pytest.raises(ValueError, match=r"^train_Y must be finite"):
+        policy.suggest(X, Y)
+    assert not policy.defers_input_check and rounds == [] and policy.input_check() == ()
