@@ -400,6 +400,7 @@ def joint_ucb_restarts(
     raw_points: Tensor | None = None,
     search: str = DEFAULT_SEARCH,
     box: BoxDomain | None = None,
+    check_values: bool = True,
 ) -> Restarts:
     r"""The refined (point, candidate) restarts of the joint UCB maximisation on a box.
 
@@ -418,10 +419,24 @@ def joint_ucb_restarts(
     :class:`~botorch_unknown_hypers.domains.BoxDomain` whose ``bounds`` are ``bounds`` (the same
     tensor), when the caller holds it: ``raw_points`` are checked against it with ``bounds`` and
     ``beta`` in one host read, instead of a new domain's check and their own.
+    ``check_values=False`` (with ``box``): no read at all, for a caller that checks ``beta``'s
+    values with its own later copy (a round's deferred checks) and draws ``raw_points`` in the
+    box; their types and shapes are checked either way, and the box's bounds hold by its own check.
     """
     check_multistart(num_restarts, raw_samples)
     check_search(search)
-    if raw_points is not None and box is not None and box.bounds is bounds:  # the box, beta and raw points in one read
+    if not isinstance(check_values, bool):
+        raise ValueError(f"check_values must be a bool, got {check_values!r}.")
+    if not check_values:
+        if box is None or box.bounds is not bounds:
+            raise ValueError("check_values: False needs box, the BoxDomain whose bounds are bounds (the same tensor), got "
+                             f"{'no box' if box is None else 'a box with other bounds'}.")
+        like = model.raw_train_X
+        if bounds.shape != (2, like.shape[-1]):
+            raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
+        bounds, (beta_t, _) = bounds.to(like), beta_checks(beta, model.num_candidates, like)  # the values' flag left unread
+        raw = None if raw_points is None else point_checks(box, raw_points, name="raw_points")[0]
+    elif raw_points is not None and box is not None and box.bounds is bounds:  # the box, beta and raw points in one read
         raw, raw_ok = point_checks(box, raw_points, name="raw_points")
         bounds, beta_t, valid = _box_and_beta(model, bounds, beta, raw_ok)
         raw = raw if valid else check_points(box, raw_points, name="raw_points")  # raises raw_points' error
@@ -518,6 +533,7 @@ def joint_ucb_argmax(
     warm: Restarts | None = None,
     raw_points: Tensor | None = None,
     search: str = DEFAULT_SEARCH,
+    check_values: bool = True,
 ) -> tuple[Tensor, int, Tensor, Tensor, Restarts | None]:
     r"""The doubly optimistic :math:`(x, k)` over ``domain`` and the K candidates of ``model``.
 
@@ -529,6 +545,8 @@ def joint_ucb_argmax(
     a batch filled one point at a time (:func:`joint_ucb_restarts`; box only). ``raw_points``:
     fixed raw samples instead of fresh Sobol points (box only; see :func:`joint_ucb_restarts`).
     ``search``: the refinement of the restarts on a box (:func:`joint_ucb_restarts`).
+    ``check_values=False``: ``beta``'s values (and ``raw_points``, drawn in the box) are the
+    caller's to check with its own later copy; their shapes are checked here either way.
 
     Returns:
         ``(x, k, mean, sigma, restarts)``: the ``1 x d`` point, the candidate index, that
@@ -538,7 +556,7 @@ def joint_ucb_argmax(
     """
     check_search(search)
     if isinstance(domain, FiniteDomain):
-        beta_t = as_beta(beta, model.num_candidates, model.raw_train_X)
+        beta_t = as_beta(beta, model.num_candidates, model.raw_train_X) if check_values else beta_checks(beta, model.num_candidates, model.raw_train_X)[0]
         with torch.no_grad():
             mean, variance = model.marginal_mean_variance(domain.points.unsqueeze(0).unsqueeze(0))
         mean, variance = mean[0], variance[0]  # K x N
@@ -551,7 +569,7 @@ def joint_ucb_argmax(
     else:
         restarts = joint_ucb_restarts(  # checks beta
             model, beta, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,
-            search=search, box=domain,
+            search=search, box=domain, check_values=check_values,
         )
         x, k, _, finite = _best_pair(restarts, exclude)
         X = x.unsqueeze(0) if finite else domain.sample_uniform(1, generator)

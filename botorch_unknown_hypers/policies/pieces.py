@@ -154,6 +154,7 @@ class DoublyOptimisticUCB(Selector):
         x, local, mean, sigma, warm = joint_ucb_argmax(
             view, data.betas, rule.domain, rule.generator, rule.num_restarts, rule.raw_samples,
             exclude=fixed, warm=warm, raw_points=data.raw_points, search=rule.search,
+            check_values=False,  # the widths' checks are the round's (RoundData), its raw points drawn in the box
         )
         return Slot(x, local, mean, sigma), warm
 

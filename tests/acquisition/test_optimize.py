@@ -442,3 +442,35 @@ def test_raw_points_against_the_callers_box_are_checked_with_the_box_and_widths_
             joint_ucb_restarts(model, beta, domain.bounds, 2, 32, seed=0, raw_points=bad, box=domain)
     with pytest.raises(ValueError, match="beta must be finite and non-negative"):  # the widths' error first
         joint_ucb_restarts(model, -1.0, domain.bounds, 2, 32, seed=0, raw_points=R + 10, box=domain)
+
+
+def test_joint_argmax_with_values_checked_by_the_caller_reads_once_less_and_still_checks_shapes(monkeypatch):
+    r"""``check_values=False`` (a caller that checks ``beta``'s values with its own later copy and
+    draws ``raw_points`` in the box): the same pair, point and restarts as the checked call, with
+    one host read fewer; shapes are refused either way, and ``joint_ucb_restarts`` refuses the
+    flag without the box whose bounds it is given."""
+    import botorch_unknown_hypers.acquisition.optimize as optimize
+    from botorch_unknown_hypers.domains import BoxDomain
+
+    model, beta, bounds = make_problem()
+    beta = torch.as_tensor(beta, dtype=torch.float64).expand(model.num_candidates).clone()
+    domain = BoxDomain(bounds)
+    raw = optimize.fixed_raw_points(domain, 16, seed=3)
+    out, counts = [], []
+    for check in (True, False):
+        model = make_problem()[0]  # a fresh model each: GPyTorch's first prediction builds caches with reads
+        reads = record_reads(monkeypatch)
+        out.append(optimize.joint_ucb_argmax(
+            model, beta, domain, torch.Generator().manual_seed(0), num_restarts=2, raw_samples=16, raw_points=raw, check_values=check,
+        ))
+        monkeypatch.undo()
+        counts.append(len(reads))
+    assert counts[1] == counts[0] - 1
+    (x, k, mean, sigma, restarts), (x2, k2, mean2, sigma2, restarts2) = out
+    assert torch.equal(x, x2) and k == k2 and torch.equal(mean, mean2) and torch.equal(sigma, sigma2)
+    assert torch.equal(restarts.X, restarts2.X) and torch.equal(restarts.values, restarts2.values)
+    for bad_beta, bad_raw, match in ((torch.ones(4, dtype=torch.float64), raw, r"^beta must be a scalar or have shape \(5,\)"), (beta, raw[:, :1], r"^raw_points must be q x d")):
+        with pytest.raises(ValueError, match=match):
+            optimize.joint_ucb_argmax(model, bad_beta, domain, torch.Generator(), num_restarts=2, raw_samples=16, raw_points=bad_raw, check_values=False)
+    with pytest.raises(ValueError, match=r"^check_values: False needs box"):
+        optimize.joint_ucb_restarts(model, beta, bounds, 2, 16, seed=0, check_values=False)
