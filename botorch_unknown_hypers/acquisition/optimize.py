@@ -555,6 +555,8 @@ def joint_ucb_argmax(
         restarts on a box (``None`` on a pool), the next slot's ``warm``.
     """
     check_search(search)
+    if not isinstance(check_values, bool):
+        raise ValueError(f"check_values must be a bool, got {check_values!r}.")
     if isinstance(domain, FiniteDomain):
         beta_t = as_beta(beta, model.num_candidates, model.raw_train_X) if check_values else beta_checks(beta, model.num_candidates, model.raw_train_X)[0]
         with torch.no_grad():
@@ -567,7 +569,7 @@ def joint_ucb_argmax(
         k, i = divmod(random_argmax(values, generator), values.shape[-1])
         X, restarts = domain.points[i : i + 1], None
     else:
-        restarts = joint_ucb_restarts(  # checks beta
+        restarts = joint_ucb_restarts(  # checks beta's values unless check_values is False
             model, beta, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,
             search=search, box=domain, check_values=check_values,
         )

@@ -474,3 +474,7 @@ def test_joint_argmax_with_values_checked_by_the_caller_reads_once_less_and_stil
             optimize.joint_ucb_argmax(model, bad_beta, domain, torch.Generator(), num_restarts=2, raw_samples=16, raw_points=bad_raw, check_values=False)
     with pytest.raises(ValueError, match=r"^check_values: False needs box"):
         optimize.joint_ucb_restarts(model, beta, bounds, 2, 16, seed=0, check_values=False)
+    for run in (lambda: optimize.joint_ucb_restarts(model, beta, bounds, 2, 16, seed=0, check_values=1),
+                lambda: optimize.joint_ucb_argmax(model, beta, domain, torch.Generator(), 2, 16, check_values="no")):
+        with pytest.raises(ValueError, match=r"^check_values must be a bool"):
+            run()
