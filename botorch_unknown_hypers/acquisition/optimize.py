@@ -46,6 +46,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_bool
 from botorch_unknown_hypers.acquisition.multistart import (
     check_multistart,
     maximize_acquisition,
@@ -425,8 +426,7 @@ def joint_ucb_restarts(
     """
     check_multistart(num_restarts, raw_samples)
     check_search(search)
-    if not isinstance(check_values, bool):
-        raise ValueError(f"check_values must be a bool, got {check_values!r}.")
+    check_bool("check_values", check_values)
     if not check_values:
         if box is None or box.bounds is not bounds:
             raise ValueError("check_values: False needs box, the BoxDomain whose bounds are bounds (the same tensor), got "
@@ -555,8 +555,7 @@ def joint_ucb_argmax(
         restarts on a box (``None`` on a pool), the next slot's ``warm``.
     """
     check_search(search)
-    if not isinstance(check_values, bool):
-        raise ValueError(f"check_values must be a bool, got {check_values!r}.")
+    check_bool("check_values", check_values)
     if isinstance(domain, FiniteDomain):
         beta_t = as_beta(beta, model.num_candidates, model.raw_train_X) if check_values else beta_checks(beta, model.num_candidates, model.raw_train_X)[0]
         with torch.no_grad():

@@ -42,6 +42,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_bool
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.host import as_device_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
@@ -155,8 +156,7 @@ class CandidateUCB(AcquisitionFunction):
             raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}.")
         num = model.num_candidates
         like = model.raw_train_X if hasattr(model, "raw_train_X") else torch.zeros(1, dtype=torch.float64)
-        if not isinstance(check_beta, bool):
-            raise ValueError(f"check_beta must be a bool, got {check_beta!r}.")
+        check_bool("check_beta", check_beta)
         beta_t = as_beta(beta, num, like) if check_beta else beta_checks(beta, num, like)[0]
         self.reduction = reduction
         self.index = None

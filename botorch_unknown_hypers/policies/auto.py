@@ -76,7 +76,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination import EliminationState
-from botorch_unknown_hypers.policies.engine import CandidateSetRound, CandidateSource, RoundData, Selector, Slot
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot
 from botorch_unknown_hypers.policies.pieces import FrequentistWidths, PrequentialElimination, UnitCubeModel
 from botorch_unknown_hypers.policies.balancing_pieces import (
     BalancingElimination,
@@ -484,7 +484,7 @@ class AutoEliminationState(EliminationState):
         check_standing(self.standing, self.alive, self.retired_at)
 
 
-class HEGPUCBAuto(Policy):
+class HEGPUCBAuto(EngineRule, Policy):
     r"""Hyperparameter elimination over proposed ARD candidates (see the module docstring).
 
     Args: as :class:`LBGPUCBAuto`, plus
@@ -530,15 +530,6 @@ class HEGPUCBAuto(Policy):
             selector=AcquisitionSlots(settings, reduction),  # Alg. 1 line 7 with LogEI / LogNEI / practical UCB
             test=PrequentialElimination(settings.R, settings.delta),  # Alg. 1 lines 10-12, standardised units
         )
-
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        return self.engine.suggest(self, train_X, train_Y, q)
-
-    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.engine.observation_inputs(self, X, Y)
-
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.engine.observe(self, X, Y)
 
     def _check_state(self, state: AutoEliminationState) -> None:
         check_standing_option(self.settings, state)

@@ -14,7 +14,7 @@ configuration of pieces its own module writes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import torch
 from botorch.models.transforms import Normalize, Standardize
@@ -29,7 +29,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.candidate_set import XI_DELTA_SPLIT
-from botorch_unknown_hypers.policies.engine import CandidateSetRound
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, EngineRule
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 
 XI_COUNTS = ("introduced", "active")
@@ -129,7 +129,7 @@ def standardised_candidate_gp(
     )
 
 
-class BalancingPolicy(Policy):
+class BalancingPolicy(EngineRule, Policy):
     r"""A balancing rule: its options, its :class:`BalancingState` and its round, ``engine`` (a
     :class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound` that the rule's module
     configures).
@@ -197,15 +197,6 @@ class BalancingPolicy(Policy):
 
     def _tensor(self, values: list[float]) -> Tensor:
         return host_tensor(values, self.dtype, self.device)
-
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        return self.engine.suggest(self, train_X, train_Y, q)
-
-    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.engine.observation_inputs(self, X, Y)
-
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.engine.observe(self, X, Y)
 
 
 __all__ = ["XI_COUNTS", "BalancingPolicy", "BalancingState", "standardised_candidate_gp"]

@@ -35,14 +35,13 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from torch import Tensor
 
 from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState, elimination_xi
-from botorch_unknown_hypers.policies.engine import CandidateSetRound
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, EngineRule
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.policies.pieces import (
     CandidateSetWidths,
@@ -83,7 +82,7 @@ class EliminationState(SurvivorState):
             raise ValueError(f"test_scale must be > 0, got {self.test_scale}.")
 
 
-class HEGPUCB(CandidateSetPolicy):
+class HEGPUCB(EngineRule, CandidateSetPolicy):
     r"""HE-GP-UCB (Alg. 1); see the module docstring and :class:`CandidateSetPolicy` for the args.
 
     Batches and pending points: slot :math:`j` is the joint :math:`(x, u)` argmax with every
@@ -129,12 +128,3 @@ class HEGPUCB(CandidateSetPolicy):
         that their posterior under every survivor is kept and extended with the factors instead of
         recomputed each round."""
         return self.campaign_raw_points(self.state.raw_seed)
-
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        return self.engine.suggest(self, train_X, train_Y, q)
-
-    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.engine.observation_inputs(self, X, Y)
-
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.engine.observe(self, X, Y)

@@ -51,7 +51,7 @@ from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import DeferredChecks
 from botorch_unknown_hypers.domains import check_observations, observation_checks
-from botorch_unknown_hypers.host import host_values
+from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
@@ -279,21 +279,17 @@ class PredictionLedger(Ledger):
                 rule.state.pending.append(s.record)
                 out.append(s)
                 continue
-            at = s.local.reshape(1) if isinstance(s.local, Tensor) else None  # a position still on the device
-            parts = [s.x[0], data.betas[s.local].reshape(1) if at is None else data.betas.index_select(0, at)]
+            on_device = isinstance(s.local, Tensor)  # a position still on the device: copied with the values
+            at = s.local.reshape(1) if on_device else host_tensor([s.local], torch.long, data.betas.device)
+            parts = [s.x[0], data.betas.index_select(0, at)]
             if s.mean is None:  # on the data observed, not on the fantasy
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
-                if at is None:
-                    parts += [mean[s.local, 0].reshape(1), variance[s.local, 0].clamp_min(0).sqrt().reshape(1)]
-                else:
-                    parts += [mean.index_select(0, at)[:, 0], variance.index_select(0, at)[:, 0].clamp_min(0).sqrt()]
+                parts += [mean.index_select(0, at)[:, 0], variance.index_select(0, at)[:, 0].clamp_min(0).sqrt()]
             elif isinstance(s.mean, Tensor):  # the selector's, still on the device
                 parts += [s.mean.reshape(1), s.sigma.reshape(1)]
-            if at is not None:
-                parts.append(at)
-            values = [v for part in data.host(*parts) for v in part]  # one host copy (the round's values too, the first time)
-            if at is not None:
+            values = [v for part in data.host(*parts, *([at] if on_device else [])) for v in part]  # one host copy (the round's values too, the first time)
+            if on_device:
                 s = s._replace(local=int(values.pop()))
             d = s.x.shape[-1]
             x, beta = values[:d], values[d]
@@ -398,9 +394,27 @@ class CandidateSetRound:
         rule.diagnostics.update(self.test(rule, X, Y))
 
 
+class EngineRule:
+    r"""Mixin (listed before :class:`~botorch_unknown_hypers.policies.base.Policy`) of a rule whose
+    round is its ``engine``: ``suggest``, the conversion of the observations and ``observe``
+    delegate to the :class:`CandidateSetRound`."""
+
+    engine: CandidateSetRound
+
+    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
+        return self.engine.suggest(self, train_X, train_Y, q)
+
+    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
+        return self.engine.observation_inputs(self, X, Y)
+
+    def _observe(self, X: Tensor, Y: Tensor) -> None:
+        self.engine.observe(self, X, Y)
+
+
 __all__ = [
     "AllCandidates",
     "CandidateSetRound",
+    "EngineRule",
     "Choice",
     "Ledger",
     "PredictionLedger",

@@ -46,13 +46,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from torch import Tensor
-
 from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.candidate_set import SurvivorState
-from botorch_unknown_hypers.policies.engine import CandidateSetRound, Selector
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, EngineRule, Selector
 from botorch_unknown_hypers.policies.prior_pieces import (
     ActivePriors,
     DoublyOptimisticPrior,
@@ -81,7 +79,7 @@ class PriorEliminationState(PriorState):
             raise ValueError("play_prior, play_eta and play_width must hold one entry per played round.")
 
 
-class PEGPTS(PriorSelectionPolicy):
+class PEGPTS(EngineRule, PriorSelectionPolicy):
     r"""PE-GP-TS (Alg. 1): joint Thompson sampling over (point, active prior), prior elimination.
 
     Args:
@@ -162,15 +160,6 @@ class PEGPTS(PriorSelectionPolicy):
         t = max(st.round if t is None else t, 1)
         stat, threshold = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.model.num_priors, self.xi(t))
         return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
-
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        return self.engine.suggest(self, train_X, train_Y, q)
-
-    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.engine.observation_inputs(self, X, Y)
-
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.engine.observe(self, X, Y)
 
     def _check_rule_state(self, state: PriorEliminationState, num_priors: int) -> None:
         if len(state.survivors.alive) != num_priors:

@@ -51,7 +51,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState
-from botorch_unknown_hypers.policies.engine import AllCandidates, CandidateSetRound, CandidateSource, RoundData, Selector, Slot, Test
+from botorch_unknown_hypers.policies.engine import AllCandidates, CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot, Test
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
 from botorch_unknown_hypers.policies.pieces import CandidateSetWidths, EliminationTest, FixedCandidates, UnitCubeModel
 
@@ -204,7 +204,7 @@ class RefittedLengthscale(CandidateSource):
         return [0]
 
 
-class HEStableOpt(CandidateSetPolicy):
+class HEStableOpt(EngineRule, CandidateSetPolicy):
     r"""HE-StableOpt (Alg. 2) on a pool; see the module docstring.
 
     Args:
@@ -241,12 +241,6 @@ class HEStableOpt(CandidateSetPolicy):
         X = self.engine.suggest(self, train_X, train_Y, q)
         self.state.pending = self.state.pending[-1:]  # one play at a time: it replaces an unanswered one
         return X
-
-    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.engine.observation_inputs(self, X, Y)
-
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.engine.observe(self, X, Y)
 
 
 class StableOptMLE(HEStableOpt):
