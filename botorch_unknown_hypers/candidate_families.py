@@ -41,6 +41,7 @@ from botorch_unknown_hypers.candidates import (
     tensor_fields,
 )
 from botorch_unknown_hypers.kernels import KERNELS, correlation
+from botorch_unknown_hypers.shared_constraints import ModuleConstraints
 
 @dataclass(frozen=True)
 class PeriodicCandidates(CandidateSpec):
@@ -113,17 +114,16 @@ class PeriodicCandidates(CandidateSpec):
     def labels(self) -> list[str]:
         return [f"p={p:.4g};l={ls:.4g}" for p, ls in zip(self.period.tolist(), self.lengthscale.tolist())]
 
-    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
+    def build(self, dim: int, constraints: ModuleConstraints | None = None) -> tuple[Mean, Kernel, Likelihood]:
         batch_shape = torch.Size([len(self)])
-        base = PeriodicKernel(
-            batch_shape=batch_shape, lengthscale_constraint=Positive(), period_length_constraint=Positive()
-        )
-        covar = ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=Positive()).to(self.period)
+        positive, bound = (Positive(), None) if constraints is None else constraints
+        base = PeriodicKernel(batch_shape=batch_shape, lengthscale_constraint=positive, period_length_constraint=positive)
+        covar = ScaleKernel(base, batch_shape=batch_shape, outputscale_constraint=positive).to(self.period)
         base.lengthscale = self.lengthscale.view(-1, 1, 1)
         base.period_length = self.period.view(-1, 1, 1)
         covar.outputscale = self.outputscale
         covar.requires_grad_(False)
-        return fixed_mean(self.mean_constant, len(self), self.period), covar, fixed_likelihood(self.noise)
+        return fixed_mean(self.mean_constant, len(self), self.period), covar, fixed_likelihood(self.noise, constraint=bound)
 
     def noise_variances(self) -> Tensor:
         return self.noise
@@ -270,14 +270,15 @@ class AdditiveCandidates(CandidateSpec):
     def labels(self) -> list[str]:
         return ["".join("(" + ",".join(str(i + 1) for i in g) + ")" for g in p) for p in self.partitions]
 
-    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
+    def build(self, dim: int, constraints: ModuleConstraints | None = None) -> tuple[Mean, Kernel, Likelihood]:
         like = self.lengthscale
         masks = _partition_masks(self.partitions, dim, like)
         base = AdditiveDecompositionKernel(masks, self.lengthscale, KERNELS[self.kernel], self.normalize)
-        covar = ScaleKernel(base, batch_shape=torch.Size([len(self)]), outputscale_constraint=Positive()).to(like)
+        positive, bound = (Positive(), None) if constraints is None else constraints
+        covar = ScaleKernel(base, batch_shape=torch.Size([len(self)]), outputscale_constraint=positive).to(like)
         covar.outputscale = self.outputscale
         covar.requires_grad_(False)
-        return fixed_mean(None, len(self), like), covar, fixed_likelihood(self.noise)
+        return fixed_mean(None, len(self), like), covar, fixed_likelihood(self.noise, constraint=bound)
 
     def noise_variances(self) -> Tensor:
         return self.noise
@@ -384,8 +385,8 @@ class MeanFunctionCandidates(CandidateSpec):
             return [self.names[i] for i in self.index]
         return [f"mean{i}|{label}" for i, label in zip(self.index, self.base.labels())]
 
-    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
-        _, covar, likelihood = self.base.build(dim)
+    def build(self, dim: int, constraints: ModuleConstraints | None = None) -> tuple[Mean, Kernel, Likelihood]:
+        _, covar, likelihood = self.base.build(dim, constraints)
         like = next(iter(covar.buffers()), None)
         device = like.device if like is not None else None
         mean = FunctionMean(self.mean_fn, torch.tensor(self.index, dtype=torch.long, device=device))

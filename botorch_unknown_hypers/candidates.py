@@ -50,6 +50,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.host import as_device_tensor, host_tensor, host_values, to_device
 from botorch_unknown_hypers.kernels import KERNELS, scale_kernel, set_constrained
+from botorch_unknown_hypers.shared_constraints import ModuleConstraints
 
 
 NOISE_LOWER_BOUND = 1e-12
@@ -91,9 +92,10 @@ class CandidateSpec(ABC):
         r"""One text label per candidate (logged as ``selected``)."""
 
     @abstractmethod
-    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
+    def build(self, dim: int, constraints: ModuleConstraints | None = None) -> tuple[Mean, Kernel, Likelihood]:
         r"""Batched mean, kernel and likelihood modules (``batch_shape = (K,)``, all frozen) for
-        ``dim``-dimensional inputs."""
+        ``dim``-dimensional inputs; ``constraints``: those of modules already built on the same
+        device and dtype, shared instead of built again (:mod:`~botorch_unknown_hypers.shared_constraints`)."""
 
     @abstractmethod
     def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> CandidateSpec:
@@ -137,16 +139,18 @@ def _subclasses(cls: type) -> list[type]:
     return out
 
 
-def fixed_likelihood(noise: Tensor, host_noise: list[float] | None = None) -> GaussianLikelihood:
+def fixed_likelihood(noise: Tensor, host_noise: list[float] | None = None, constraint: GreaterThan | None = None) -> GaussianLikelihood:
     r"""A batched Gaussian likelihood with the ``K`` noise variances ``noise``, frozen.
 
     The noise constraint's lower bound is :data:`NOISE_LOWER_BOUND`: GPyTorch's default (1e-4)
     would reject the noise variance 1e-4 that the length-scale balancing paper's code fixes.
     ``host_noise``, the same values as Python floats when the caller holds them, is checked
-    against the bound instead of ``noise`` (no read of the device).
+    against the bound instead of ``noise`` (no read of the device). ``constraint``: a
+    ``GreaterThan(NOISE_LOWER_BOUND)`` already built on ``noise``'s device and dtype, shared.
     """
     likelihood = GaussianLikelihood(
-        batch_shape=torch.Size([noise.shape[0]]), noise_constraint=GreaterThan(NOISE_LOWER_BOUND)
+        batch_shape=torch.Size([noise.shape[0]]),
+        noise_constraint=GreaterThan(NOISE_LOWER_BOUND) if constraint is None else constraint,
     )
     to_device(likelihood, noise)
     if host_noise is not None:
@@ -464,11 +468,12 @@ class KernelCandidates(CandidateSpec):
         r"""Text label per candidate: the length scale (``;``-joined when ARD)."""
         return [";".join(f"{v:.6g}" for v in row) for row in self._host_values()["lengthscale"]]
 
-    def build(self, dim: int) -> tuple[Mean, Kernel, Likelihood]:
+    def build(self, dim: int, constraints: ModuleConstraints | None = None) -> tuple[Mean, Kernel, Likelihood]:
         r"""Batched GPyTorch mean, kernel and likelihood with these fixed hyperparameters.
 
         Args:
             dim: Input dimension ``d`` (checked against ARD length scales).
+            constraints: Constraints of modules already built on this device and dtype, shared.
 
         Returns:
             ``(mean_module, covar_module, likelihood)``, each with ``batch_shape = (K,)``
@@ -478,13 +483,14 @@ class KernelCandidates(CandidateSpec):
             raise ValueError(
                 f"lengthscale has {self.lengthscale.shape[-1]} columns but the inputs have d = {dim}."
             )
-        covar = scale_kernel(self.kernel, dim if self.ard else None, torch.Size([len(self)]))
+        positive, bound = (None, None) if constraints is None else constraints
+        covar = scale_kernel(self.kernel, dim if self.ard else None, torch.Size([len(self)]), positive)
         to_device(covar, self.lengthscale)
         set_constrained(covar.base_kernel, "lengthscale", self.lengthscale.unsqueeze(-2))  # checked positive
         set_constrained(covar, "outputscale", self.outputscale)
         covar.requires_grad_(False)
         host = self.__dict__.get("_host")
-        likelihood = fixed_likelihood(self.noise, None if host is None else host["noise"])
+        likelihood = fixed_likelihood(self.noise, None if host is None else host["noise"], bound)
         return fixed_mean(self.mean_constant, len(self), self.lengthscale), covar, likelihood
 
     def noise_variances(self) -> Tensor:

@@ -334,7 +334,7 @@ def balancing_keep(
 
 def elimination_statistics(
     played: list[int], residual: list[float], width: list[float], num_candidates: int, xi_t: float
-) -> tuple[Tensor, Tensor]:
+) -> tuple[list[float], list[float]]:
     r"""The prequential test of hyperparameter and prior elimination, for every candidate.
 
     Candidate :math:`u` with plays :math:`S^u` fails (HE paper Alg. 1 line 12; prior-selection
@@ -355,14 +355,17 @@ def elimination_statistics(
         xi_t: :math:`\xi_t`.
 
     Returns:
-        ``(statistic, threshold)``, ``K`` each (float64).
+        ``(statistic, threshold)``, ``K`` Python floats each: the records are Python floats on
+        the host, summed there in the order of the rounds (no tensor, so no read back).
     """
-    idx = torch.tensor(played, dtype=torch.long)
-    zeros = torch.zeros(num_candidates, dtype=torch.float64)
-    counts = zeros.index_add(0, idx, torch.ones(len(played), dtype=torch.float64))
-    eta_sum = zeros.index_add(0, idx, torch.tensor(residual, dtype=torch.float64))
-    width_sum = zeros.index_add(0, idx, torch.tensor(width, dtype=torch.float64))
-    return eta_sum.abs(), (xi_t * counts).sqrt() + width_sum
+    if not all(0 <= u < num_candidates for u in played):
+        raise ValueError(f"played must hold candidate indices in [0, {num_candidates}), got {played}.")
+    counts, eta_sum, width_sum = [0.0] * num_candidates, [0.0] * num_candidates, [0.0] * num_candidates
+    for u, eta, w in zip(played, residual, width, strict=True):
+        counts[u] += 1.0
+        eta_sum[u] += eta
+        width_sum[u] += w
+    return [abs(e) for e in eta_sum], [math.sqrt(xi_t * c) + w for c, w in zip(counts, width_sum)]
 
 
 def box_num_arms(t: int, dim: int, delta: float, a: float = 1.0, b: float = 1.0, r: float = 1.0) -> float:

@@ -134,7 +134,9 @@ def set_constrained(module: Module, name: str, value: Tensor) -> None:
     raw.data.copy_(constraint.inverse_transform(value.to(raw)).expand_as(raw))
 
 
-def scale_kernel(kernel: str, ard_num_dims: int | None = None, batch_shape: torch.Size = torch.Size()) -> ScaleKernel:
+def scale_kernel(
+    kernel: str, ard_num_dims: int | None = None, batch_shape: torch.Size = torch.Size(), positive: Positive | None = None
+) -> ScaleKernel:
     r"""``ScaleKernel(RBF or Matern-nu)`` (:class:`RBF`, :class:`Matern`) with positive constraints
     and GPyTorch's initial values.
 
@@ -142,12 +144,14 @@ def scale_kernel(kernel: str, ard_num_dims: int | None = None, batch_shape: torc
         kernel: A name in :data:`KERNELS`.
         ard_num_dims: ``d`` for one length scale per input dimension, ``None`` for one in all.
         batch_shape: The kernel's batch shape (``(K,)`` for K candidates).
+        positive: The ``Positive`` constraint to use, shared with modules already built on the
+            same device and dtype (a new one when ``None``).
     """
     nu = KERNELS[check_kernel(kernel)]
     # One ``Positive`` serves every positive hyperparameter (it holds no parameter, only its
     # bounds): each constraint GPyTorch builds checks its bounds with a host read, and the
     # ScaleKernel would otherwise build a default one for a length scale it does not have.
-    positive = Positive()
+    positive = Positive() if positive is None else positive
     if nu is None:
         base = RBF(ard_num_dims=ard_num_dims, batch_shape=batch_shape, lengthscale_constraint=positive)
     else:

@@ -267,3 +267,28 @@ def test_frequentist_beta_defers_its_checks_to_the_callers_copy(monkeypatch):
     frequentist_beta(gain - 1.0, B=B, R=0.1, delta=0.025, defer=bad)  # a negative gain: no error yet
     with pytest.raises(ValueError, match="^information_gain must be"):
         bad.settle(float(bad.verdict()))
+
+
+def test_elimination_statistics_are_the_index_add_sums_bit_for_bit_and_read_nothing(monkeypatch):
+    from botorch_unknown_hypers.confidence import elimination_statistics
+    from tests.host_reads import record_reads
+
+    gen = torch.Generator().manual_seed(7)
+    played = torch.randint(0, 5, (40,), generator=gen).tolist()  # candidate 4 may be unplayed
+    residual = (torch.randn(40, generator=gen, dtype=torch.float64) * 3).tolist()
+    width = torch.rand(40, generator=gen, dtype=torch.float64).tolist()
+    xi_t = 2.718281828
+    idx, zeros = torch.tensor(played), torch.zeros(6, dtype=torch.float64)  # K = 6: one never played
+    counts = zeros.index_add(0, idx, torch.ones(40, dtype=torch.float64))
+    eta = zeros.index_add(0, idx, torch.tensor(residual, dtype=torch.float64))
+    widths = zeros.index_add(0, idx, torch.tensor(width, dtype=torch.float64))
+    reads = record_reads(monkeypatch)
+    stat, threshold = elimination_statistics(played, residual, width, 6, xi_t)
+    monkeypatch.undo()
+    assert reads == [] and all(isinstance(v, float) for v in stat + threshold)
+    assert stat == eta.abs().tolist() and threshold == ((xi_t * counts).sqrt() + widths).tolist()
+    assert stat[5] == 0.0 and threshold[5] == 0.0
+    with pytest.raises(ValueError, match=r"^played must hold candidate indices in \[0, 6\), got \[0, 6\]\.$"):
+        elimination_statistics([0, 6], [0.1, 0.2], [0.1, 0.1], 6, xi_t)
+    with pytest.raises(ValueError, match=r"^played must hold candidate indices in \[0, 2\), got \[-1\]\.$"):
+        elimination_statistics([-1], [0.1], [0.1], 2, xi_t)

@@ -169,7 +169,7 @@ def test_device_search_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
     from functools import partial
 
     from botorch_unknown_hypers.acquisition.device_search import maximize_batched
-    from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
+    from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta, candidate_ucb_at
 
     starts = torch.rand(4, 5, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
     found = {}
@@ -178,10 +178,15 @@ def test_device_search_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
         model = CandidateGP(X, Y, cands)
         bounds = torch.stack([torch.zeros(3), torch.ones(3)]).to(X)
         found[device] = maximize_batched(partial(candidate_ucb_at, model, as_beta(2.0, 4, X)), bounds, starts.to(X))
-    X_gpu, v_gpu = found["cuda"]
-    assert X_gpu.device.type == "cuda" and v_gpu.device.type == "cuda"
-    torch.testing.assert_close(X_gpu.cpu(), found["cpu"][0], rtol=0, atol=1e-5)
-    torch.testing.assert_close(v_gpu.cpu(), found["cpu"][1], rtol=1e-7, atol=1e-9)
+        # with rows set aside as their problems stop (the objectives' subset)
+        found[device, "rows"] = maximize_batched(CandidateUCBValues(model, as_beta(2.0, 4, X)), bounds, starts.to(X))
+    for key in ("cuda", ("cuda", "rows")):
+        X_gpu, v_gpu = found[key]
+        X_cpu, v_cpu = found["cpu" if key == "cuda" else ("cpu", "rows")]
+        assert X_gpu.device.type == "cuda" and v_gpu.device.type == "cuda"
+        torch.testing.assert_close(X_gpu.cpu(), X_cpu, rtol=0, atol=1e-5)
+        torch.testing.assert_close(v_gpu.cpu(), v_cpu, rtol=1e-7, atol=1e-9)
+    torch.testing.assert_close(found["cpu", "rows"][1], found["cpu"][1], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto"])

@@ -21,9 +21,12 @@ each problem minimises :math:`f(z) = -v(l + (u - l) z)` by a projected quasi-New
 Each iteration is one value-and-gradient call of the ``K x a`` points held. A problem stops (is
 frozen by a mask) when :math:`\|\Pi(z - g) - z\|_\infty \le` ``gtol``, an accepted step
 decreases :math:`f` by at most ``ftol`` relative (SciPy's tests, in unit coordinates), :math:`t <
-10^{-10}` or its value is not finite. At most ``maxiter`` iterations; at each check one integer is
-read on the host, the most problems still running in a row, ``a``: 0 ends the loop, else each
-row's running problems move to its first ``a`` columns and the rest are set aside. Checks follow
+10^{-10}` or its value is not finite. At most ``maxiter`` iterations; at each check the ``K``
+counts of running problems per row are read on the host (one copy): all 0 ends the loop; else,
+when ``values`` has ``subset(rows)`` (the candidates' UCBs), the rows with none running are set
+aside and later calls score only the others (their factors, the cost, are not read again), and
+each row's running problems move to its first ``a`` columns (``a`` the largest count) and the
+rest are set aside. Checks follow
 iteration :math:`c` (``check_every``) and then :math:`\max(c, \lceil (r-1) i\rceil)` iterations after
 the last, at :math:`i` (``check_growth`` :math:`r`; 10, 20, 30, 45, 68, 102, 153 by default): :math:`O(\log
 T)` reads for :math:`T` iterations. A stopped problem is frozen, so when the checks fall changes
@@ -132,7 +135,9 @@ def maximize_batched(
 
     Args:
         values: ``K x r x d`` points -> ``K x r`` values, point ``[k, j]`` affecting value
-            ``[k, j]`` only, differentiable in the points.
+            ``[k, j]`` only, differentiable in the points; with a ``subset(rows)`` method (a
+            host list of row indices -> the same objectives of those rows, in that order),
+            rows whose problems have all stopped are no longer scored.
         bounds: ``2 x d`` box, on the device and dtype of ``starts``.
         starts: ``K x r x d`` initial points (clamped into the box).
         options: ``maxiter``, ``history``, ``check_every``, ``check_growth``, ``gtol``, ``ftol``
@@ -156,7 +161,9 @@ def maximize_batched(
     rho = f.new_zeros(m, *f.shape)
     step = torch.ones_like(f)
     z_out, f_out = z.clone(), f.clone()  # every problem's last state, written back at compaction
-    cols = torch.arange(z.shape[-2], device=z.device).expand(f.shape).clone()  # K x a: slot of each column
+    cols = torch.arange(z.shape[-2], device=z.device).expand(f.shape).clone()  # K' x a: slot of each column
+    rows = torch.arange(z.shape[0], device=z.device).unsqueeze(-1)  # K' x 1: problem row of each row
+    subset = getattr(values, "subset", None)
     every, growth = int(opts["check_every"]), float(opts["check_growth"])
     check = every  # the iteration count at the next check
     for iteration in range(int(opts["maxiter"])):
@@ -190,21 +197,28 @@ def maximize_batched(
         if iteration + 1 < check:
             continue
         check += max(every, math.ceil((growth - 1.0) * check))
-        active = int(running.sum(-1).max())  # the check's one host read
+        per_row = running.sum(-1).tolist()  # the check's one host read
+        active = max(per_row)
         if active == 0:
             break
+        live = [i for i, c in enumerate(per_row) if c > 0]
+        if subset is not None and len(live) < len(per_row):  # drop rows with no running problem
+            z_out[rows, cols], f_out[rows, cols] = z, f
+            values = subset(live)
+            subset = getattr(values, "subset", None)
+            at = torch.tensor(live, device=z.device)
+            rows, cols, z, g, f, step, running = (t.index_select(0, at) for t in (rows, cols, z, g, f, step, running))
+            S, Y, rho = (t.index_select(1, at) for t in (S, Y, rho))
         if active < z.shape[-2]:  # drop columns of stopped problems: the running ones first per row
-            z_out.scatter_(-2, cols.unsqueeze(-1).expand_as(z), z)
-            f_out.scatter_(-1, cols, f)
-            keep = torch.argsort((~running).int(), dim=-1, stable=True)[..., :active]  # K x a
+            z_out[rows, cols], f_out[rows, cols] = z, f
+            keep = torch.argsort((~running).int(), dim=-1, stable=True)[..., :active]  # K' x a
             cols = cols.gather(-1, keep)
             z, g = (t.gather(-2, keep.unsqueeze(-1).expand(*keep.shape, t.shape[-1])) for t in (z, g))
             f, step, running = (t.gather(-1, keep) for t in (f, step, running))
             pairs = keep.expand(m, *keep.shape)
             S, Y = (t.gather(-2, pairs.unsqueeze(-1).expand(*pairs.shape, t.shape[-1])) for t in (S, Y))
             rho = rho.gather(-1, pairs)
-    z_out.scatter_(-2, cols.unsqueeze(-1).expand_as(z), z)
-    f_out.scatter_(-1, cols, f)
+    z_out[rows, cols], f_out[rows, cols] = z, f
     return (lower + width * z_out).detach(), -f_out
 
 

@@ -56,6 +56,7 @@ from botorch_unknown_hypers.models.quiet_normal import (
     untransformed_marginals,
     untransformed_posterior,
 )
+from botorch_unknown_hypers.shared_constraints import build_sharing
 
 CANDIDATE_DIM = -3
 r"""Position of the candidate dimension in posterior batch shapes (as BoTorch's MCMC_DIM)."""
@@ -95,10 +96,7 @@ class CandidateModel(Model):
     def _check_candidate_X(self, X: Tensor) -> None:
         r"""``X`` must be ``batch_shape x K x q x d`` or ``batch_shape x 1 x q x d``."""
         if X.ndim < 3 or X.shape[CANDIDATE_DIM] not in (1, self.num_candidates):
-            raise ValueError(
-                f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), "
-                f"got shape {tuple(X.shape)}."
-            )
+            raise ValueError(f"X must be batch_shape x K x q x d with K in (1, {self.num_candidates}), got shape {tuple(X.shape)}.")
 
     def candidate_posterior(
         self,
@@ -365,10 +363,7 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
     # -------------------------------------------------------------- posteriors
     def _check_X(self, X: Tensor) -> None:
         if X.ndim < 2 or X.shape[-1] != self._raw_train_X.shape[-1]:
-            raise ValueError(
-                f"X must be ... x q x d with d = {self._raw_train_X.shape[-1]}, "
-                f"got shape {tuple(X.shape)}."
-            )
+            raise ValueError(f"X must be ... x q x d with d = {self._raw_train_X.shape[-1]}, got shape {tuple(X.shape)}.")
 
     def candidate_posterior(
         self,
@@ -450,7 +445,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
     def _rebuild(self, candidates: CandidateSpec, squeeze: bool = False, factor: CandidateFactor | None = None,
                  own: bool = False, predictive: FactorPredictive | GPyTorchPredictive | None = None) -> CandidateGP:
         r"""A model on this one's data and transforms; ``own``: ``candidates`` are this model's, whose modules it
-        shares; ``predictive``: the new model's, given by this model's (``predictive.subset``), in place of ``factor``."""
+        shares (other candidates' modules share its constraints); ``predictive``: the new model's, given by this model's
+        (``predictive.subset``), in place of ``factor``."""
         model = CandidateGP(
             self._raw_train_X,
             self._raw_train_Y,
@@ -460,7 +456,8 @@ class CandidateGP(ExactGP, GPyTorchModel, CandidateModel):
             squeeze_candidate_dim=squeeze,
             check_data=False,
             factor=factor,
-            modules=(self.mean_module, self.covar_module, self.likelihood) if own else None,
+            modules=(self.mean_module, self.covar_module, self.likelihood) if own else build_sharing(
+                candidates, self.train_inputs[0].shape[-1], self.covar_module, self.likelihood, self._raw_train_X),
         )
         model.predictive = model.predictive if predictive is None else predictive
         return model

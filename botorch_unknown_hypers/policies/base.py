@@ -40,6 +40,7 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, che
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import Restarts, fixed_raw_points, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.shared_constraints import constraints_on
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points, observation_checks
 from botorch_unknown_hypers.host import read_together
@@ -499,15 +500,17 @@ class Policy(ABC):
         r"""``spec.build(d)`` on ``like``'s device and dtype, built once per candidate set (its
         ``keys``, :meth:`candidate_keys`) and handed out again while the set is one of the last
         :attr:`KEPT_MODULE_SETS` asked for: the round's models share them (frozen, never written)
-        instead of building GPyTorch modules, and their constraints, every round. Derived, never
-        saved. ``None`` without ``keys`` (the model builds its own)."""
+        instead of building GPyTorch modules, and their constraints, every round. A new set shares
+        the constraints of a kept one on the same device and dtype. Derived, never saved. ``None``
+        without ``keys`` (the model builds its own)."""
         if keys is None:
             return None
         memo = (tuple(keys), self.domain.dim, like.dtype, like.device)
         modules = self._modules.pop(memo, None)
         held = None if modules is None else next(modules[1].parameters(), None)  # moved by a model's .to()?
         if held is None or (held.dtype, held.device) != (like.dtype, like.device):
-            modules = spec.to(device=like.device, dtype=like.dtype).build(dim=self.domain.dim)
+            shared = next(filter(None, (constraints_on(*kept[1:], like) for kept in reversed(self._modules.values()))), None)
+            modules = spec.to(device=like.device, dtype=like.dtype).build(dim=self.domain.dim, constraints=shared)
         self._modules[memo] = modules  # the most recent last
         while len(self._modules) > self.KEPT_MODULE_SETS:
             del self._modules[next(iter(self._modules))]

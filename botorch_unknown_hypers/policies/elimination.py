@@ -119,7 +119,7 @@ class HEGPUCB(EngineRule, CandidateSetPolicy):
         st = self.state
         xi_t = elimination_xi(max(st.round if t is None else t, 1), len(st.alive), self.noise_std, self.delta)
         stat, threshold = elimination_statistics(st.play_candidate, st.play_eta, st.play_width, len(st.alive), xi_t)
-        return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
+        return {"statistic": stat, "threshold": threshold}
 
     def raw_points(self) -> Tensor | None:
         r"""The campaign's ``raw_samples x d`` Sobol raw points on a box (``None`` on a pool and

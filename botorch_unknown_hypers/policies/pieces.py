@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-import torch
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
@@ -191,9 +190,7 @@ def record_plays(
     xi_t = xi_of(t)
     residuals = [e / state.test_scale for e in state.play_eta]
     widths = [w / state.test_scale for w in state.play_width]
-    stats, thresholds = torch.stack(  # K each, in one copy to the host
-        elimination_statistics(state.play_candidate, residuals, widths, len(state.alive), xi_t)
-    ).tolist()
+    stats, thresholds = elimination_statistics(state.play_candidate, residuals, widths, len(state.alive), xi_t)  # on the host
     for u in dict.fromkeys(state.untested):  # line 12: only the played candidates are tested
         if stats[u] > thresholds[u]:
             state.eliminate(u, t)

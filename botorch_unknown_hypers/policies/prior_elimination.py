@@ -159,7 +159,7 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
         st = self.state
         t = max(st.round if t is None else t, 1)
         stat, threshold = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.model.num_priors, self.xi(t))
-        return {"statistic": stat.tolist(), "threshold": threshold.tolist()}
+        return {"statistic": stat, "threshold": threshold}
 
     def _check_rule_state(self, state: PriorEliminationState, num_priors: int) -> None:
         if len(state.survivors.alive) != num_priors:

@@ -182,7 +182,7 @@ class PriorEliminationTest(Test):
         st.play_width.append(width)
         xi_t = self.xi(rule, t)
         stats, thresholds = elimination_statistics(st.play_prior, st.play_eta, st.play_width, rule.model.num_priors, xi_t)
-        statistic, threshold = float(stats[prior]), float(thresholds[prior])  # line 8
+        statistic, threshold = stats[prior], thresholds[prior]  # line 8
         eliminated, kept_last = None, False
         if statistic > threshold:  # lines 9-10: strict, only p_t is tested
             if st.survivors.eliminate(prior, t):

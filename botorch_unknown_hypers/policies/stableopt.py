@@ -171,17 +171,17 @@ class RobustElimination(EliminationTest):
         xi_t = self.xi(t, n)
         stats_u, thresholds_u = elimination_statistics(st.u, st.eta, st.width_u, n, xi_t)
         stats_v, thresholds_v = elimination_statistics(st.v, st.eta_hat, st.width_v, n, xi_t)
-        fire_u = bool(stats_u[u] > thresholds_u[u])
-        fire_v = bool(stats_v[v] > thresholds_v[v])
+        fire_u = stats_u[u] > thresholds_u[u]
+        fire_v = stats_v[v] > thresholds_v[v]
         for fire, k in ((fire_u, u), (fire_v, v)):  # lines 16-21: both go if both tests fire
             if fire:
                 st.eliminate(k, t)
         return {
             "xi": xi_t,
-            "statistic_u": float(stats_u[u]),
-            "threshold_u": float(thresholds_u[u]),
-            "statistic_v": float(stats_v[v]),
-            "threshold_v": float(thresholds_v[v]),
+            "statistic_u": stats_u[u],
+            "threshold_u": thresholds_u[u],
+            "statistic_v": stats_v[v],
+            "threshold_v": thresholds_v[v],
             "eliminated": {str(k): v for k, v in st.eliminated_at.items()},
         }
 

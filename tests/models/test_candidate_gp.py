@@ -540,7 +540,7 @@ class _EmptySpec(CandidateSpec):
     def labels(self):
         return []
 
-    def build(self, dim):
+    def build(self, dim, constraints=None):
         raise AssertionError("build must not be reached for an empty spec")
 
     def to_dict(self):
@@ -874,13 +874,37 @@ def test_prebuilt_modules_are_shared_and_give_the_same_posterior(monkeypatch):
     cands = make_candidates("matern52", ard=True)
     modules = cands.build(dim=2)
     built = []
-    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim: built.append(dim) or CandidateSpec.build(self, dim))
+    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim, *rest: built.append(dim) or CandidateSpec.build(self, dim))
     model = CandidateGP(train_X, train_Y, cands, modules=modules, outcome_transform=Standardize(m=1))
     assert built == [] and model.covar_module is modules[1] and model.likelihood is modules[2]
     monkeypatch.undo()
     fresh = CandidateGP(train_X, train_Y, cands, outcome_transform=Standardize(m=1))
     X = sample_points(5, 3)
     for a, b in zip(_moments(model, X), _moments(fresh, X)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_a_subset_shares_the_models_constraints_and_builds_its_modules_without_a_read(monkeypatch):
+    from gpytorch.constraints import Interval
+
+    from botorch_unknown_hypers.shared_constraints import module_constraints
+
+    train_X, train_Y = make_data()
+    cands = make_candidates("matern52", ard=True)
+    model = CandidateGP(train_X, train_Y, cands, outcome_transform=Standardize(m=1))
+    parent = module_constraints(model.covar_module, model.likelihood)
+    assert parent is not None
+    built, original = [], Interval.__init__
+    monkeypatch.setattr(Interval, "__init__", lambda self, *a, **k: built.append(type(self).__name__) or original(self, *a, **k))
+    sub = model.subset([3, 1])
+    monkeypatch.undo()
+    assert built == []  # no GPyTorch constraint built (each checks its bounds in one host read)
+    mine = module_constraints(sub.covar_module, sub.likelihood)
+    assert mine.positive is parent.positive and mine.noise is parent.noise
+    fresh = CandidateGP(train_X, train_Y, cands.subset([3, 1]), outcome_transform=Standardize(m=1))
+    assert module_constraints(fresh.covar_module, fresh.likelihood).positive is not parent.positive
+    X = sample_points(5, 3)
+    for a, b in zip(_moments(sub, X), _moments(fresh, X)):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
@@ -899,7 +923,7 @@ def test_views_of_the_same_candidates_share_the_modules_and_build_none(monkeypat
     expected = [_moments(m, X) for m in (one.select(0), one.condition_on_pending(P), wide.select(2))]
     built = []
     original = KernelCandidates.build
-    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim: built.append(len(self)) or original(self, dim))
+    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim, *rest: built.append(len(self)) or original(self, dim, *rest))
     views = [one.select(0)]
     assert built == []
     views.append(one.condition_on_pending(P))

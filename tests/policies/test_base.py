@@ -520,7 +520,8 @@ def test_a_length_scale_balancing_round_builds_its_one_new_candidates_modules_on
     Y = problem.evaluate(X)[0]
     built = []
     original = KernelCandidates.build
-    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim: built.append(len(self)) or original(self, dim))
+    shared = []
+    monkeypatch.setattr(KernelCandidates, "build", lambda self, dim, **kw: built.append(len(self)) or shared.append(kw.get("constraints")) or original(self, dim, **kw))
     for _ in range(3):
         built.clear()
         x = policy.suggest(X, Y)
@@ -529,6 +530,9 @@ def test_a_length_scale_balancing_round_builds_its_one_new_candidates_modules_on
         X, Y = torch.cat([X, x]), torch.cat([Y, y])
         # the factor caches at the candidate's noise and at the information gain's, and the model
         assert built == [1]
+    # every set after the campaign's first shares the constraints of the kept ones
+    assert len(shared) == 3 and shared[0] is None and all(c is not None for c in shared[1:])
+    assert shared[1].positive is shared[2].positive and shared[1].noise is shared[2].noise
 
 
 def _lb_rounds(policy, problem, X, Y, rounds):

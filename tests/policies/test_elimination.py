@@ -30,7 +30,7 @@ def test_elimination_fires_only_when_signed_sum_exceeds_threshold():
     played = [0, 1, 0, 1, 0, 1]
     eta = [0.3, 0.3, -0.1, -0.4, 0.4, 0.2]
     stat, th = elimination_statistics(played, eta, [0.1] * 6, 2, 0.01)
-    fire = (stat > th).tolist()
+    fire = [s > t for s, t in zip(stat, th)]
     assert fire[0] and stat[0] == pytest.approx(0.6) and th[0] == pytest.approx(math.sqrt(0.03) + 0.3)
     assert not fire[1] and stat[1] == pytest.approx(0.1)
 
