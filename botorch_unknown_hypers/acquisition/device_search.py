@@ -53,6 +53,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_int
+from botorch_unknown_hypers.host import host_tensor
 
 SEARCHES = ("scipy", "torch")
 r"""Refinements of the multi-start maximisers: SciPy's L-BFGS-B on the host or :func:`maximize_batched`."""
@@ -206,7 +207,7 @@ def maximize_batched(
             z_out[rows, cols], f_out[rows, cols] = z, f
             values = subset(live)
             subset = getattr(values, "subset", None)
-            at = torch.tensor(live, device=z.device)
+            at = host_tensor(live, torch.long, z.device)  # copied to the device without a wait
             rows, cols, z, g, f, step, running = (t.index_select(0, at) for t in (rows, cols, z, g, f, step, running))
             S, Y, rho = (t.index_select(1, at) for t in (S, Y, rho))
         if active < z.shape[-2]:  # drop columns of stopped problems: the running ones first per row

@@ -40,7 +40,6 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, che
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import Restarts, fixed_raw_points, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.shared_constraints import constraints_on
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points, observation_checks
 from botorch_unknown_hypers.host import read_together
@@ -51,6 +50,7 @@ from botorch_unknown_hypers.policies.pending_plays import upgrade_pending
 from botorch_unknown_hypers.policies.state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
+from botorch_unknown_hypers.shared_constraints import constraints_on
 
 STATE_VERSION = 4
 r"""Version tag of :meth:`Policy.state_dict`. Versions 2 (a rule held at most one pending
