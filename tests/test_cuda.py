@@ -170,6 +170,7 @@ def test_device_search_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
 
     from botorch_unknown_hypers.acquisition.device_search import maximize_batched
     from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta, candidate_ucb_at
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
 
     starts = torch.rand(4, 5, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
     found = {}
@@ -178,8 +179,9 @@ def test_device_search_on_cuda_matches_cpu_and_stays_on_the_device() -> None:
         model = CandidateGP(X, Y, cands)
         bounds = torch.stack([torch.zeros(3), torch.ones(3)]).to(X)
         found[device] = maximize_batched(partial(candidate_ucb_at, model, as_beta(2.0, 4, X)), bounds, starts.to(X))
-        # with rows set aside as their problems stop (the objectives' subset)
-        found[device, "rows"] = maximize_batched(CandidateUCBValues(model, as_beta(2.0, 4, X)), bounds, starts.to(X))
+        # with rows set aside as their problems stop (the objectives' subset, on cached factors)
+        cached = CandidateGP(X, Y, cands, factor=FactorCache().factor(cands, X))
+        found[device, "rows"] = maximize_batched(CandidateUCBValues(cached, as_beta(2.0, 4, X)), bounds, starts.to(X))
     for key in ("cuda", ("cuda", "rows")):
         X_gpu, v_gpu = found[key]
         X_cpu, v_cpu = found["cpu" if key == "cuda" else ("cpu", "rows")]

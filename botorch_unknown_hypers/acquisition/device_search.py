@@ -23,7 +23,7 @@ frozen by a mask) when :math:`\|\Pi(z - g) - z\|_\infty \le` ``gtol``, an accept
 decreases :math:`f` by at most ``ftol`` relative (SciPy's tests, in unit coordinates), :math:`t <
 10^{-10}` or its value is not finite. At most ``maxiter`` iterations; at each check the ``K``
 counts of running problems per row are read on the host (one copy): all 0 ends the loop; else,
-when ``values`` has ``subset(rows)`` (the candidates' UCBs), the rows with none running are set
+when ``values`` has a cheap ``subset(rows)`` (the UCBs on cached factors), the rows with none running are set
 aside and later calls score only the others (their factors, the cost, are not read again), and
 each row's running problems move to its first ``a`` columns (``a`` the largest count) and the
 rest are set aside. Checks follow
@@ -126,6 +126,13 @@ def projected_gradient(z: Tensor, g: Tensor) -> Tensor:
     return ((z - g).clamp(0.0, 1.0) - z).abs().amax(-1)
 
 
+def row_subset(values: Callable[[Tensor], Tensor]) -> Callable[[list[int]], Callable[[Tensor], Tensor]] | None:
+    r"""``values.subset`` when it restricts the objectives to some rows without work of its own
+    (``values.subset_is_view``, as the candidate UCBs on cached factors), else ``None``: a
+    subset that factorised its candidates again would cost more than the rows it sets aside."""
+    return getattr(values, "subset", None) if getattr(values, "subset_is_view", False) else None
+
+
 def maximize_batched(
     values: Callable[[Tensor], Tensor],
     bounds: Tensor,
@@ -137,8 +144,9 @@ def maximize_batched(
     Args:
         values: ``K x r x d`` points -> ``K x r`` values, point ``[k, j]`` affecting value
             ``[k, j]`` only, differentiable in the points; with a ``subset(rows)`` method (a
-            host list of row indices -> the same objectives of those rows, in that order),
-            rows whose problems have all stopped are no longer scored.
+            host list of row indices -> the same objectives of those rows, in that order) and
+            a true ``subset_is_view`` (:func:`row_subset`), rows whose problems have all
+            stopped are no longer scored.
         bounds: ``2 x d`` box, on the device and dtype of ``starts``.
         starts: ``K x r x d`` initial points (clamped into the box).
         options: ``maxiter``, ``history``, ``check_every``, ``check_growth``, ``gtol``, ``ftol``
@@ -164,7 +172,7 @@ def maximize_batched(
     z_out, f_out = z.clone(), f.clone()  # every problem's last state, written back at compaction
     cols = torch.arange(z.shape[-2], device=z.device).expand(f.shape).clone()  # K' x a: slot of each column
     rows = torch.arange(z.shape[0], device=z.device).unsqueeze(-1)  # K' x 1: problem row of each row
-    subset = getattr(values, "subset", None)
+    subset = row_subset(values)
     every, growth = int(opts["check_every"]), float(opts["check_growth"])
     check = every  # the iteration count at the next check
     for iteration in range(int(opts["maxiter"])):
@@ -206,7 +214,7 @@ def maximize_batched(
         if subset is not None and len(live) < len(per_row):  # drop rows with no running problem
             z_out[rows, cols], f_out[rows, cols] = z, f
             values = subset(live)
-            subset = getattr(values, "subset", None)
+            subset = row_subset(values)
             at = host_tensor(live, torch.long, z.device)  # copied to the device without a wait
             rows, cols, z, g, f, step, running = (t.index_select(0, at) for t in (rows, cols, z, g, f, step, running))
             S, Y, rho = (t.index_select(1, at) for t in (S, Y, rho))

@@ -88,6 +88,12 @@ class CandidateUCBValues:
         r"""The objectives of the candidates at ``rows`` only, in that order."""
         return CandidateUCBValues(self.model.subset(rows), self.beta[rows])
 
+    @property
+    def subset_is_view(self) -> bool:
+        r"""Whether :meth:`subset` takes the model's factors as they are (a model on the factor
+        path), rather than giving a model that factorises its candidates again at its first call."""
+        return getattr(getattr(self.model, "predictive", None), "factor", None) is not None
+
 
 def beta_checks(beta: float | Tensor, num_candidates: int, like: Tensor) -> tuple[Tensor, Tensor | None]:
     r"""``(beta_t, ok)``: :func:`as_beta`'s ``K``-dim tensor without its host read, and the 0-dim

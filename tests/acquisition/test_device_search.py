@@ -154,6 +154,8 @@ def test_checks_fall_at_growing_gaps_and_leave_the_results_unchanged(monkeypatch
 class _RowObjectives:
     r"""A quadratic per row with :meth:`subset`, recording how many rows each call scores."""
 
+    subset_is_view = True
+
     def __init__(self, centre, scale, calls):
         self.centre, self.scale, self.calls = centre, scale, calls
 
@@ -184,6 +186,31 @@ def test_rows_whose_problems_all_stopped_are_no_longer_scored(monkeypatch):
     assert len(reads) == len(calls) - 1  # one read per check, as without rows set aside
     assert torch.equal(X, X_p) and torch.equal(v, v_p)  # rows are independent: the same numbers
     assert torch.allclose(X, centre.unsqueeze(1).expand_as(X), atol=1e-5)
+
+
+def test_candidate_ucbs_set_rows_aside_only_on_cached_factors(monkeypatch):
+    from botorch_unknown_hypers.acquisition.device_search import row_subset
+    from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    gen = torch.Generator().manual_seed(0)
+    X = torch.rand(30, 2, generator=gen, dtype=D64)
+    Y = torch.sin(6 * X).sum(-1, keepdim=True)
+    cands = KernelCandidates.from_lengthscales(torch.tensor([0.05, 0.2, 0.8], dtype=D64), noise=1e-3)
+    plain = CandidateGP(X, Y, cands)  # GPyTorch's predictive: a subset would factorise again
+    cached = CandidateGP(X, Y, cands, factor=FactorCache().factor(cands, X))
+    assert row_subset(CandidateUCBValues(plain, as_beta(2.0, 3, X))) is None
+    assert row_subset(CandidateUCBValues(cached, as_beta(2.0, 3, X))) is not None
+    starts = torch.rand(3, 4, 2, generator=gen, dtype=D64)
+    subsets = []
+    original = CandidateGP.subset
+    monkeypatch.setattr(CandidateGP, "subset", lambda self, rows: subsets.append(list(rows)) or original(self, rows))
+    found = {}
+    for name, model in (("plain", plain), ("cached", cached)):
+        subsets.clear()
+        found[name] = maximize_batched(CandidateUCBValues(model, as_beta(2.0, 3, X)), _box(2, 0.0, 1.0), starts)
+        assert (subsets == []) == (name == "plain")
+    torch.testing.assert_close(found["cached"][1], found["plain"][1], rtol=1e-9, atol=1e-12)
 
 
 def test_bad_check_options_raise_naming_the_argument():
