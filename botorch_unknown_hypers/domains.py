@@ -40,9 +40,27 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_nonnegative
+from botorch_unknown_hypers.host import to_device
 
 PERTURBATIONS = ("box", "ball")
 r"""Neighbourhood shapes of robust rules: :math:`L_\infty` (``"box"``) or :math:`L_2` (``"ball"``)."""
+
+
+def sobol_points(bounds: Tensor, n: int, seed: int | None, batch: int | None = None) -> Tensor:
+    r"""``n x d`` scrambled Sobol points of the box ``bounds`` (``2 x d``), or ``n x batch x d``
+    (``batch`` sequences' worth of the one sequence, point ``i`` of sequence ``b`` its
+    ``b n + i``-th): BoTorch's ``draw_sobol_samples(bounds, n, q=1, batch_shape, seed)`` without
+    its ``q`` dimension, the same points bit for bit, without the host read by which it sizes its
+    batch (a tensor of the batch shape). Drawn on the CPU (``SobolEngine``), copied to the box's
+    device without a wait, :math:`x = l + (u - l) s` as ``unnormalize``."""
+    from torch.quasirandom import SobolEngine
+
+    d = bounds.shape[-1]
+    raw = SobolEngine(d, scramble=True, seed=seed).draw((1 if batch is None else batch) * n, dtype=bounds.dtype)
+    raw = to_device(raw, bounds)  # from the host: no wait
+    if batch is not None:
+        raw = raw.view(batch, n, d).permute(1, 0, 2)
+    return raw * (bounds[1] - bounds[0]) + bounds[0]
 
 
 def _check_dtype(dtype: torch.dtype | None) -> None:
@@ -103,11 +121,7 @@ class BoxDomain:
 
     def sample(self, n: int, seed: int) -> Tensor:
         r"""``n x d`` scrambled Sobol points (the initial design), deterministic given ``seed``."""
-        # Imported here: botorch.utils.sampling imports scipy.spatial (about 0.3 s), which a
-        # package import should not pay before the first design is drawn.
-        from botorch.utils.sampling import draw_sobol_samples
-
-        return draw_sobol_samples(bounds=self.bounds, n=n, q=1, seed=seed).squeeze(-2)
+        return sobol_points(self.bounds, n, seed)
 
     def sample_uniform(self, n: int, generator: torch.Generator) -> Tensor:
         r"""``n x d`` independent uniform points, drawn with ``generator`` (a CPU generator)."""

@@ -113,6 +113,22 @@ def test_box_sample_is_seeded_sobol_and_discretize_is_the_same():
     assert not torch.equal(box.sample(8, seed=4), X)
 
 
+@pytest.mark.parametrize("dim", [1, 3])
+def test_sobol_points_are_botorchs_draws_without_a_host_read(dim):
+    # draw_sobol_samples reads a tensor of its batch shape to size the batch; sobol_points draws
+    # the same points (q = 1 dropped) from SobolEngine without that read, batched or not.
+    from botorch_unknown_hypers.domains import sobol_points
+    from tests.host_reads import profiled_reads
+
+    bounds = torch.stack([-torch.arange(1.0, dim + 1), torch.arange(2.0, dim + 2)]).to(torch.float64)
+    for seed in (0, 7):
+        assert torch.equal(sobol_points(bounds, 16, seed), draw_sobol_samples(bounds=bounds, n=16, q=1, seed=seed).squeeze(-2))
+        batched = draw_sobol_samples(bounds=bounds, n=16, q=1, batch_shape=torch.Size([3]), seed=seed).squeeze(-2)
+        assert torch.equal(sobol_points(bounds, 16, seed, batch=3), batched)  # 16 x 3 x d
+    assert sobol_points(bounds.float(), 4, 0).dtype == torch.float32
+    assert profiled_reads(lambda: sobol_points(bounds, 16, 0, batch=3)) == []
+
+
 def test_box_sample_uniform_replays_the_generator():
     box = BoxDomain(BOUNDS)
     rng = torch.get_rng_state()

@@ -43,7 +43,6 @@ from typing import Any
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.utils.sampling import draw_sobol_samples
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_bool
@@ -60,7 +59,7 @@ from botorch_unknown_hypers.acquisition.multistart import (
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search, search_options
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta, beta_checks
 from botorch_unknown_hypers.confidence import upper_confidence_bound
-from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points, point_checks
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points, point_checks, sobol_points
 from botorch_unknown_hypers.host import at_argmax, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng
@@ -98,14 +97,15 @@ def near(X: Tensor, exclude: Tensor | None) -> Tensor:
     return (torch.cdist(X, exclude.to(X)) < EXCLUDE_TOL).any(-1)
 
 
-def best_outside(X: Tensor, values: Tensor, exclude: Tensor | None, domain: Domain, generator: torch.Generator) -> int | Tensor:
-    r"""Index of the best of ``m`` optima (``m x d``, ``m`` values) outside ``exclude``; if every
-    optimum is excluded, a uniform point of the box (``1 x d``; excluded with probability 0)."""
+def best_outside(X: Tensor, values: Tensor, exclude: Tensor | None, fallback: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    r"""The best of ``m`` optima (``m x d``, ``m`` values) outside ``exclude``, chosen on the device
+    without a host read: ``(x, top, found)``, the ``1 x d`` point, its value (``1``) and whether
+    it is one of the optima (0-dim); where every optimum is excluded, ``x`` is ``fallback``
+    (``1 x d``), ``top`` is ``-inf`` and ``found`` false."""
     values = values.masked_fill(near(X, exclude), -torch.inf)
-    (index,), (top,) = host_values(*at_argmax(values))  # one read
-    if top == -math.inf:  # every optimum excluded
-        return domain.sample_uniform(1, generator)
-    return int(index)
+    _, top, x = at_argmax(values, X)
+    found = top.reshape(()) > -math.inf
+    return torch.where(found, x, fallback.to(x)), top, found
 
 
 def maximize(
@@ -171,7 +171,7 @@ def maximize(
         X, values = _box_restarts(acqf, domain, seed, q, num_restarts, raw_samples, starts, exclude is None, search)
         if exclude is None:
             return X, values
-        return _pick(acqf, Restarts(X[:, 0], values.reshape(-1)), exclude, domain, generator)[:2]
+        return _pick(acqf, Restarts(X[:, 0], values.reshape(-1)), exclude, domain, seed, True)
 
     if not fork_rng:
         return run()
@@ -232,16 +232,18 @@ def _box_restarts(
     return maximize_acquisition(acqf, domain.bounds, q, num_restarts, raw_samples, seed, starts, best_only, search)
 
 
-def _pick(
-    acqf: AcquisitionFunction, restarts: Restarts, exclude: Tensor | None, domain: Domain, generator: torch.Generator
-) -> tuple[Tensor, Tensor, int | None]:
-    r"""The ``1 x d`` best refined restart outside ``exclude``, its value and its index (``None``
-    for the uniform fallback point of :func:`best_outside`, valued by ``acqf``)."""
-    best = best_outside(restarts.X, restarts.values, exclude, domain, generator)
-    if isinstance(best, Tensor):
-        with torch.no_grad():
-            return best, acqf(best.unsqueeze(-2)).detach(), None
-    return restarts.X[best : best + 1], restarts.values[best : best + 1], best
+def _pick(acqf: AcquisitionFunction, restarts: Restarts, exclude: Tensor | None, domain: Domain, seed: int, with_value: bool) -> tuple[Tensor, Tensor | None]:
+    r"""The ``1 x d`` best refined restart outside ``exclude`` (:func:`best_outside`), and with
+    ``with_value`` its value (``1``). The fallback, used where every restart is excluded, is a
+    uniform point of the box drawn with a generator of its own seeded by ``seed`` (the search's
+    seed, already drawn): drawn every time, so that the choice needs no host read, without a
+    draw from the rule's generator or the forked global RNG; valued by ``acqf`` when it is used."""
+    fallback = domain.sample_uniform(1, torch.Generator().manual_seed(seed))
+    x, top, found = best_outside(restarts.X, restarts.values, exclude, fallback)
+    if not with_value:
+        return x, None
+    with torch.no_grad():
+        return x, torch.where(found, top, acqf(x.unsqueeze(-2)).detach().reshape(1))
 
 
 def maximize_slot(
@@ -289,7 +291,7 @@ def maximize_slot(
         starts = None if initial_points is None else initial_points.unsqueeze(-2)
     else:
         sobol, fork, seed = draw_seeds(generator, 3)
-        raw = draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=sobol).squeeze(-2)  # raw x d
+        raw = sobol_points(domain.bounds, raw_samples, sobol)  # raw x d
         keep = warm.X[distinct_restarts(warm)]
         with torch.no_grad():
             values = acqf(torch.cat([keep, raw]).unsqueeze(-2))
@@ -298,7 +300,7 @@ def maximize_slot(
     with forked_rng(fork, domain.device):
         X, values = _box_restarts(acqf, domain, seed, 1, count, raw_samples, starts, False, search)
         restarts = Restarts(X[:, 0], values.reshape(-1))
-        x, _, _ = _pick(acqf, restarts, exclude, domain, generator)
+        x, _ = _pick(acqf, restarts, exclude, domain, seed, False)
     return x, restarts
 
 
@@ -320,7 +322,7 @@ def fixed_raw_points(domain: Domain, raw_samples: int, seed: int) -> Tensor | No
     if isinstance(domain, FiniteDomain):
         return None
     check_multistart(1, raw_samples)
-    return draw_sobol_samples(bounds=domain.bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)
+    return sobol_points(domain.bounds, raw_samples, seed)
 
 
 def _box_and_beta(model: CandidateModel, bounds: Tensor, beta: float | Tensor, also: Tensor | None = None) -> tuple[Tensor, Tensor, bool]:
@@ -454,7 +456,7 @@ def joint_ucb_restarts(
         return Restarts(X_k, values_k, torch.arange(num, device=X_k.device))
     ucb = CandidateUCBValues(model, beta_t)  # K x m x d -> K x m
     if raw_points is None:
-        raw = draw_sobol_samples(bounds=bounds, n=raw_samples, q=1, seed=seed).squeeze(-2)  # raw x d
+        raw = sobol_points(bounds, raw_samples, seed)  # raw x d
     else:
         raw_samples = raw.shape[0]
     kept = None if raw_points is None else model.fixed_point_moments(raw)

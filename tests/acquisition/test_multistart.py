@@ -98,20 +98,44 @@ class TestSelectRestarts:
             assert best in row
         assert ((idx >= 0) & (idx < 50)).all()
 
-    def test_keeps_each_rows_argmax_without_a_mask_index_or_a_host_read(self, monkeypatch):
+    def test_keeps_each_rows_argmax_without_a_mask_index_or_a_host_read(self):
         # The argmax replaces the last draw where the draws missed it: with torch.where, not a
-        # boolean mask index (which sizes its output on the host: a wait on CUDA). The draws
-        # themselves are BoTorch's on a host copy; here they miss the argmax in every other row.
-        import botorch.optim.initializers as initializers
-
+        # boolean mask index (which sizes its output on the host: a wait on CUDA). A negative
+        # eta draws the smallest values (weight ratios of e^25 between neighbours after the
+        # halving that keeps the weights finite), so rows 0, 2, 4 miss their argmax 0.
         values = torch.randn(6, 30, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-        values[::2, 0] = 50.0  # rows 0, 2, 4: argmax 0, never drawn below
-        best = values.argmax(-1)
-        monkeypatch.setattr(initializers, "boltzmann_sample", lambda row, num, eta, replacement: torch.arange(1, num + 1))
-        idx = select_restarts(values, 3, 2.0, 5)
-        assert idx[:, :2].tolist() == [[1, 2]] * 6
-        assert torch.equal(idx[:, 2], torch.where((best >= 1) & (best <= 3), 3, best))
-        assert profiled_reads(lambda: select_restarts(values, 3, 2.0, 5)) == []
+        values[::2] = torch.cat([torch.tensor([50.0]), torch.arange(1.0, 30.0)])
+        idx = select_restarts(values, 3, -1000.0, 5)
+        assert idx[::2].tolist() == [[1, 2, 0]] * 3
+        assert (idx[1::2] == values[1::2].argmax(-1, keepdim=True)).any(-1).all()
+        assert profiled_reads(lambda: select_restarts(values, 3, -1000.0, 5)) == []
+
+    def test_weights_that_overflow_halve_eta_as_boltzmann_sample_does(self):
+        # float32 weights exp(eta z) overflow for eta = 1000 (z up to 5.4 here): the loop of
+        # boltzmann_sample halves eta until they are finite, per row, and so does this draw.
+        from botorch.optim.initializers import boltzmann_sample
+
+        for seed, dtype in [(0, torch.float32), (1, torch.float32), (2, torch.float64)]:
+            values = torch.randn(3, 30, generator=torch.Generator().manual_seed(seed)).to(dtype)
+            values[0, 4] = 100.0
+            idx = select_restarts(values, 5, 1000.0 if dtype == torch.float32 else 1e4, seed)
+            torch.default_generator.manual_seed(seed)
+            expected = torch.stack([boltzmann_sample(row, 5, 1000.0 if dtype == torch.float32 else 1e4) for row in values])
+            best = values.argmax(-1)
+            expected[:, -1] = torch.where((expected != best.unsqueeze(-1)).all(-1), best, expected[:, -1])
+            assert torch.equal(idx, expected)
+
+    def test_rows_with_non_finite_values_draw_uniformly(self):
+        # multinomial refuses NaN weights; here such a row draws `num` distinct points uniformly
+        # (the first draw's frequencies are flat) and the other rows are untouched.
+        values = torch.randn(2, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+        values[0, 2] = torch.nan
+        counts = torch.zeros(5)
+        for seed in range(2000):
+            idx = select_restarts(values, 2, 2.0, seed)
+            assert len(set(idx[0].tolist())) == 2
+            counts[idx[0, 0]] += 1
+        assert torch.allclose(counts / counts.sum(), torch.full((5,), 0.2), atol=0.03)
 
     def test_num_one(self):
         values = torch.tensor([[0.0, 3.0, 1.0], [5.0, -1.0, 2.0]])
@@ -149,6 +173,25 @@ class TestSelectRestarts:
         missing = (expected != values.argmax(-1, keepdim=True)).all(-1)
         expected[missing, -1] = values.argmax(-1)[missing]
         assert torch.equal(idx, expected)
+
+    def test_draws_are_boltzmann_samples_over_many_seeded_cases(self):
+        # The draws are computed without BoTorch's reads; they must stay its draws: 200 seeded
+        # cases over both dtypes, 1-5 rows, 20-3000 points, eta up to 1000 (overflowing weights).
+        from botorch.optim.initializers import boltzmann_sample
+
+        for case in range(200):
+            g = torch.Generator().manual_seed(case)
+            dtype = (torch.float64, torch.float32)[case % 2]
+            rows, m, num, eta = 1 + case % 5, (20, 64, 512, 3000)[case % 4], (2, 6, 10)[case % 3], (2.0, 100.0, 1000.0)[case % 3]
+            values = torch.randn(rows, m, generator=g, dtype=torch.float64).to(dtype)
+            if case % 7 == 0:
+                values[:, 0] = 1e6
+            idx = select_restarts(values, num, eta, case)
+            torch.default_generator.manual_seed(case)
+            expected = torch.stack([boltzmann_sample(row, num, eta, replacement=False) for row in values])
+            best = values.argmax(-1)
+            expected[:, -1] = torch.where((expected != best.unsqueeze(-1)).all(-1), best, expected[:, -1])
+            assert torch.equal(idx, expected), case
 
     def test_rows_are_standardised_on_their_own(self):
         # A row shifted and scaled has the same standardised weights, so under one seed it

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from botorch.acquisition import UpperConfidenceBound
+from botorch.models import SingleTaskGP
 from botorch.optim import optimize_acqf
 
 from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_per_candidate, random_argmax
@@ -386,22 +389,48 @@ def test_the_box_and_the_widths_are_checked_in_one_read(joint, monkeypatch):
             run(model, bad_beta, bad_bounds, 2, 16, seed=0)
 
 
-def test_best_outside_reads_the_argmax_and_its_value_once_and_falls_back_to_a_uniform_point(monkeypatch):
+def test_best_outside_chooses_on_the_device_and_falls_back_to_the_given_point(monkeypatch):
     from botorch_unknown_hypers.acquisition.optimize import EXCLUDE_TOL, best_outside
-    from botorch_unknown_hypers.domains import BoxDomain
 
-    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     X = torch.tensor([[0.1, 0.1], [0.5, 0.5], [0.9, 0.2]], dtype=torch.float64)
     values = torch.tensor([1.0, 3.0, 2.0], dtype=torch.float64)
+    fallback = torch.tensor([[0.25, 0.75]], dtype=torch.float64)
     reads = record_reads(monkeypatch)
-    g = torch.Generator().manual_seed(0)
-    assert best_outside(X, values, None, domain, g) == 1 and reads == ["tolist"]
-    assert best_outside(X, values, X[1:2] + EXCLUDE_TOL / 4, domain, g) == 2  # the best is excluded
+    x, top, found = best_outside(X, values, None, fallback)
+    assert reads == []
     monkeypatch.undo()
-    assert profiled_reads(lambda: best_outside(X, values, None, domain, g)) == []  # no 0-d index read in C++
-    point = best_outside(X, values, X, domain, g)  # every optimum excluded: a uniform point
-    expected = domain.sample_uniform(1, torch.Generator().manual_seed(0))
-    assert isinstance(point, torch.Tensor) and torch.equal(point, expected)
+    assert torch.equal(x, X[1:2]) and top.tolist() == [3.0] and bool(found)
+    x, top, found = best_outside(X, values, X[1:2] + EXCLUDE_TOL / 4, fallback)  # the best is excluded
+    assert torch.equal(x, X[2:3]) and top.tolist() == [2.0] and bool(found)
+    assert profiled_reads(lambda: best_outside(X, values, X[1:2], fallback)) == []  # no 0-d index read in C++
+    x, top, found = best_outside(X, values, X, fallback)  # every optimum excluded: the fallback
+    assert torch.equal(x, fallback) and top.tolist() == [-math.inf] and not bool(found)
+
+
+def test_a_slot_whose_restarts_are_all_excluded_takes_a_uniform_point_of_its_own_seed():
+    # maximize with exclude covering every refined restart: the uniform fallback drawn from a
+    # generator seeded by the search's seed (so the rule's generator moves as without exclude),
+    # valued by the acquisition.
+    from botorch.acquisition import PosteriorMean
+
+    from botorch_unknown_hypers.acquisition.optimize import maximize
+    from botorch_unknown_hypers.domains import BoxDomain
+    from botorch_unknown_hypers.rng import draw_seeds
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    train_X = torch.tensor([[0.2, 0.3], [0.7, 0.6], [0.4, 0.9]], dtype=torch.float64)
+    model = SingleTaskGP(train_X, torch.tensor([[0.1], [1.0], [0.4]], dtype=torch.float64))
+    acqf = PosteriorMean(model)
+    free, _ = maximize(acqf, domain, torch.Generator().manual_seed(4), num_restarts=1, raw_samples=16)
+    g = torch.Generator().manual_seed(4)
+    X, value = maximize(acqf, domain, g, num_restarts=1, raw_samples=16, exclude=free)  # its one restart
+    after = torch.Generator().manual_seed(4)
+    _, seed = draw_seeds(after, 2)
+    assert torch.equal(g.get_state(), after.get_state())
+    expected = domain.sample_uniform(1, torch.Generator().manual_seed(seed))
+    assert torch.equal(X, expected) and torch.cdist(X, free).min() > 1e-3
+    with torch.no_grad():
+        assert torch.equal(value, acqf(expected.unsqueeze(-2)).reshape(1))
 
 
 def test_the_best_pair_is_read_in_one_copy_with_no_index_read():

@@ -266,3 +266,28 @@ def test_max_posterior_mean_box_needs_no_joint_covariance_at_the_data():
         at_data = model.posterior(X.unsqueeze(-2)).mean.reshape(-1)
     value, x = max_posterior_mean_box(model, torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64), X, 2, 16, seed=0)
     assert value >= float(at_data.max()) - 1e-12 and x.shape == (1, 2)
+
+
+def test_the_posterior_mean_at_the_data_compares_no_inputs():
+    # Scoring the n training inputs against the n training inputs made GPyTorch compare them
+    # (torch.equal, a host read); with the search's point appended the shapes differ. The
+    # choice is unchanged: the better of the search and the data.
+    from torch.profiler import ProfilerActivity, profile
+
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    X = torch.rand(12, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    Y = torch.sin(3 * X).sum(-1, keepdim=True)
+    spec = KernelCandidates.from_lengthscales(torch.tensor([0.3], dtype=torch.float64), noise=1e-4)
+    model = CandidateGP(X, Y, spec, squeeze_candidate_dim=True, factor=FactorCache().factor(spec, X))
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        value, x = posterior_mean_argmax_box(model, bounds, X, 2, 16, seed=0, search="torch")
+    assert not [e for e in prof.events() if e.name == "aten::equal"]
+    with torch.no_grad():
+        at_data = model.posterior(X.unsqueeze(-2)).mean.reshape(-1)
+        at_x = model.posterior(x.unsqueeze(-2)).mean.reshape(())
+    assert float(value) >= float(at_data.max()) - 1e-12
+    assert torch.allclose(value, torch.maximum(at_x, at_data.max()), rtol=0, atol=1e-12)
