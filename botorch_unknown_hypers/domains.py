@@ -124,9 +124,10 @@ class BoxDomain:
         return sobol_points(self.bounds, n, seed)
 
     def sample_uniform(self, n: int, generator: torch.Generator) -> Tensor:
-        r"""``n x d`` independent uniform points, drawn with ``generator`` (a CPU generator)."""
+        r"""``n x d`` independent uniform points, drawn with ``generator`` (a CPU generator) and
+        moved to the box's device without a wait."""
         lower, upper = self.bounds
-        u = torch.rand(n, self.dim, generator=generator, dtype=self.bounds.dtype).to(self.device)
+        u = to_device(torch.rand(n, self.dim, generator=generator, dtype=self.bounds.dtype), self.bounds)
         return lower + (upper - lower) * u
 
     def discretize(self, n: int, seed: int) -> Tensor:

@@ -146,7 +146,7 @@ def select_restarts(values: Tensor, num: int, eta: float, seed: int | None) -> T
     values live on a GPU; ``Tensor.std`` of one row reads its mean, ``torch.std_mean`` does not).
     Each row has its own :math:`z` and :math:`\eta`, and its :math:`e` are drawn as ``multinomial``
     draws a row's, from the CPU's global RNG, forked and seeded by ``seed`` (unseeded when
-    ``None``): the draws are ``boltzmann_sample``'s (tested on 300 seeded cases) unless two ratios
+    ``None``): the draws are ``boltzmann_sample``'s (200 seeded cases in the tests) unless two ratios
     agree to the last digits, which the two standard deviations' orders of summation can change.
     The :math:`e` are copied to the values' device (no wait), so a GPU picks the restarts a CPU
     picks from the same values, with the same proviso. A row whose weights are not all finite

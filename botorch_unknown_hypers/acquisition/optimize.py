@@ -237,7 +237,9 @@ def _pick(acqf: AcquisitionFunction, restarts: Restarts, exclude: Tensor | None,
     ``with_value`` its value (``1``). The fallback, used where every restart is excluded, is a
     uniform point of the box drawn with a generator of its own seeded by ``seed`` (the search's
     seed, already drawn): drawn every time, so that the choice needs no host read, without a
-    draw from the rule's generator or the forked global RNG; valued by ``acqf`` when it is used."""
+    draw from the rule's generator or the forked global RNG. The value is the restart's, or
+    ``acqf``'s at the fallback (``acqf`` is evaluated at ``x`` either way: skipping it would
+    need the choice on the host)."""
     fallback = domain.sample_uniform(1, torch.Generator().manual_seed(seed))
     x, top, found = best_outside(restarts.X, restarts.values, exclude, fallback)
     if not with_value:
