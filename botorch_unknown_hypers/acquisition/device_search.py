@@ -211,15 +211,16 @@ def maximize_batched(
         if active == 0:
             break
         live = [i for i, c in enumerate(per_row) if c > 0]
-        if subset is not None and len(live) < len(per_row):  # drop rows with no running problem
+        drop_rows = subset is not None and len(live) < len(per_row)
+        if drop_rows or active < z.shape[-2]:  # problems are set aside: keep their last state
             z_out[rows, cols], f_out[rows, cols] = z, f
+        if drop_rows:  # rows with no running problem
             values = subset(live)
             subset = row_subset(values)
             at = host_tensor(live, torch.long, z.device)  # copied to the device without a wait
             rows, cols, z, g, f, step, running = (t.index_select(0, at) for t in (rows, cols, z, g, f, step, running))
             S, Y, rho = (t.index_select(1, at) for t in (S, Y, rho))
         if active < z.shape[-2]:  # drop columns of stopped problems: the running ones first per row
-            z_out[rows, cols], f_out[rows, cols] = z, f
             keep = torch.argsort((~running).int(), dim=-1, stable=True)[..., :active]  # K' x a
             cols = cols.gather(-1, keep)
             z, g = (t.gather(-2, keep.unsqueeze(-1).expand(*keep.shape, t.shape[-1])) for t in (z, g))
