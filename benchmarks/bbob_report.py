@@ -13,11 +13,17 @@ difference of the scores, its SE, the functions significantly better and worse, 
 beats the baseline, and the label kept once every problem of the grid (``--expected``, 240 at
 d = 5) has both runs.
 
+``--bars`` prints only the bars of the report (``report_bars``): for each ``auto`` preset against
+``qlognei`` and ``optuna-gp``, per dimension and noise setting, the areas under the ECDFs, the
+fractions of functions where the preset is lower and significantly worse, the smallest number of
+pairs per function, the median proposal times and whether every bar holds.
+
 Usage::
 
     python benchmarks/bbob_report.py --out runs/bbob-dev --reference qlognei
     python benchmarks/bbob_report.py --out runs/bbob-dev --decide lb-gp-ucb-auto \
         --variants 'lb-gp-ucb-auto[growth=1.01&restart=true];lb-gp-ucb-auto[acquisition=lognei]'
+    python benchmarks/bbob_report.py --out runs/bbob-report --bars
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from botorch_unknown_hypers.benchmarks.bbob_report import load_runs, runs_frame, variant_decision, write_report
+from botorch_unknown_hypers.benchmarks.bbob_report import load_runs, report_bars, runs_frame, variant_decision, write_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +43,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--decide", default=None, metavar="BASELINE", help="print the variants' decision against this method")
     p.add_argument("--variants", default="", help="';'-separated variant labels for --decide")
     p.add_argument("--expected", type=int, default=240, help="problems of the development grid (default 240)")
+    p.add_argument("--bars", action="store_true", help="print only the bars of the presets against the peers")
     args = p.parse_args(argv)
+    if args.bars:
+        frame = runs_frame(load_runs(args.out))
+        bars = report_bars(frame) if not frame.empty else frame
+        if bars.empty:
+            print(f"error: out: no group under {args.out} has a preset and a peer with common runs.", file=sys.stderr)
+            return 2
+        print(bars.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        return 0
     if args.decide is not None:
         variants = [v for v in args.variants.split(";") if v]
         if not variants:

@@ -246,6 +246,75 @@ def variant_decision(
     return table, (str(winners.sort_values("mean_diff")["variant"].iloc[0]) if len(winners) else baseline)
 
 
+PRESETS = ("lb-gp-ucb-auto", "he-gp-ucb-auto")
+r"""The methods the report's bars judge (:func:`report_bars`)."""
+
+PEERS = ("qlognei", "optuna-gp")
+r"""What they are judged against: BoTorch's default and Optuna's ``GPSampler``."""
+
+BARS = {"lower": 0.6, "worse": 0.1, "pairs": 10}
+r"""The bars of the report, fixed before its runs: a preset has the lower mean final simple regret
+than the peer on at least ``lower`` of the functions and is significantly worse (paired, 2 SE) on at
+most ``worse`` of them, from at least ``pairs`` (instance, seed) pairs per function."""
+
+
+def report_bars(
+    frame: pd.DataFrame,
+    presets: Sequence[str] = PRESETS,
+    peers: Sequence[str] = PEERS,
+    time_reference: str = "qlognei",
+    targets: np.ndarray = TARGETS,
+) -> pd.DataFrame:
+    r"""Whether each preset clears the report's bars against each peer, per group (``d`` and noise).
+
+    For a preset :math:`P` and a peer :math:`Q`, over the (problem, seed) pairs both ran
+    (:func:`common_runs`): the areas under their ECDFs against evaluations (:func:`auc`); per
+    function, whether :math:`P`'s mean final simple regret is below :math:`Q`'s and whether the
+    paired difference is significantly worse (:func:`paired_table`, mean above 2 SE); and, over the
+    pairs :math:`P` and ``time_reference`` both ran, the median total proposal time per run of each.
+    :math:`P` **holds** against :math:`Q` when its AUC is higher, it is lower on at least
+    ``BARS["lower"]`` of the functions, significantly worse on at most ``BARS["worse"]``, every
+    function has at least ``BARS["pairs"]`` pairs, and its median time is at most the reference's.
+    A function whose means are equal counts as not lower.
+
+    Returns:
+        One row per (group, preset, peer) that both ran: ``functions``, ``min_pairs``,
+        ``auc_preset``, ``auc_peer``, ``lower``, ``worse`` (counts of functions),
+        ``lower_fraction``, ``worse_fraction``, ``median_time_preset``, ``median_time_reference``
+        (seconds) and ``holds``.
+    """
+    rows = []
+    for group, sub in frame.groupby("group"):
+        ran = set(sub["method"])
+        for preset, peer in ((p, q) for p in presets for q in peers if p in ran and q in ran and p != q):
+            both = common_runs(sub, [preset, peer])
+            if both.empty:
+                continue
+            curves = ecdf_evaluations(both, targets)
+            table = paired_table(both, peer)
+            mine = table[table["method"] == preset]
+            k = len(mine)
+            lower, worse = int((mine["mean_diff"] < 0).sum()), int((mine["significant"] == "worse").sum())
+            timed = common_runs(sub, [preset, time_reference]) if time_reference in ran else sub.iloc[:0]
+            t_preset = float(timed[timed["method"] == preset]["wall_time_s"].median()) if len(timed) else float("nan")
+            t_reference = float(timed[timed["method"] == time_reference]["wall_time_s"].median()) if len(timed) else float("nan")
+            row = {
+                "group": group, "preset": preset, "peer": peer, "functions": k, "min_pairs": int(mine["pairs"].min()),
+                "auc_preset": auc(curves[preset]), "auc_peer": auc(curves[peer]), "lower": lower, "worse": worse,
+                "lower_fraction": lower / k, "worse_fraction": worse / k,
+                "median_time_preset": t_preset, "median_time_reference": t_reference,
+            }
+            row["holds"] = bool(
+                row["auc_preset"] > row["auc_peer"]
+                and row["lower_fraction"] >= BARS["lower"]
+                and row["worse_fraction"] <= BARS["worse"]
+                and row["min_pairs"] >= BARS["pairs"]
+                and t_preset <= t_reference  # False where either is missing (nan)
+            )
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def method_colors(methods: Sequence[str]) -> dict[str, str]:
     r"""One colour per method (matplotlib's ``tab10`` in sorted name order), the same in every plot."""
     cycle = plt.get_cmap("tab10").colors
@@ -336,12 +405,23 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
                       "better/worse = pairs where the method's regret is lower/higher:", "", _markdown(shown), ""]
         for path in plot_ecdfs(common, group, report_dir, targets):
             lines.append(f"![{path.stem}]({path.name})")
+    bars = report_bars(frame, targets=targets)
+    if not bars.empty:
+        bars.to_csv(report_dir / "bars.csv", index=False)
+        lines += ["", "## The bars", "",
+                  f"Each preset against each peer over the pairs both ran (`report_bars`): AUC higher, lower mean final "
+                  f"simple regret on at least {BARS['lower']:.0%} of the functions, significantly worse (2 SE) on at most "
+                  f"{BARS['worse']:.0%}, at least {BARS['pairs']} pairs per function, median proposal time per run at "
+                  "most `qlognei`'s.", "", _markdown(bars)]
     path = report_dir / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
 __all__ = [
+    "BARS",
+    "PEERS",
+    "PRESETS",
     "SCORE_FLOOR",
     "TARGETS",
     "auc",
@@ -353,6 +433,7 @@ __all__ = [
     "method_colors",
     "paired_table",
     "plot_ecdfs",
+    "report_bars",
     "run_scores",
     "runs_frame",
     "variant_decision",

@@ -216,3 +216,82 @@ def test_command_line_prints_the_decision_and_waits_for_missing_runs(tmp_path, r
     assert cli.main(["--out", str(tmp_path), "--decide", "a", "--variants", "b", "--expected", "13"]) == 0
     assert "not decided" in capsys.readouterr().out
     assert cli.main(["--out", str(tmp_path), "--decide", "a"]) == 2
+
+
+def _run(function, instance, method, final, seconds, noisy=False):
+    regret = list(np.logspace(0.0, math.log10(final), N))  # spread 1: the normalised regret falls to `final`
+    problem = f"bbob-f{function}-i{instance}-d5" + ("-noisy" if noisy else "")
+    return {
+        "format": RECORD_FORMAT, "version": RECORD_VERSION, "complete": True,
+        "config": {"problem": problem, "function": function, "instance": instance, "dim": 5, "noisy": noisy,
+                   "seed": 0, "method": method, "spread": 1.0, "f_star": 0.0},
+        "simple_regret": regret, "final_simple_regret": regret[-1],
+        "cumulative_time_s": list(np.linspace(0.0, seconds, N)), "cpu_s": seconds,
+    }
+
+
+def _bars_runs(factor, preset_seconds=1.0):
+    r"""Functions 1-5, instances 1-10: ``qlognei`` at ``1e-3`` (times 1.0-1.9), ``optuna-gp`` a hundred
+    times lower, the preset at ``factor[f]`` times ``qlognei`` with a spread over instances."""
+    runs = []
+    for function, instance in itertools.product(range(1, 6), range(1, 11)):
+        base = 1e-3 * (1 + 0.1 * instance)
+        jitter = 1 + 0.05 * ((instance * 7) % 5 - 2)  # paired differences that vary
+        runs += [
+            _run(function, instance, "qlognei", base, 1.0 + 0.1 * (instance - 1)),
+            _run(function, instance, "optuna-gp", base / 100, 0.5),
+            _run(function, instance, "lb-gp-ucb-auto", base * factor[function] * jitter, preset_seconds),
+        ]
+    return runs
+
+
+def test_report_bars_count_functions_pairs_and_times_as_a_direct_computation():
+    from botorch_unknown_hypers.benchmarks.bbob_report import BARS, report_bars
+
+    factor = {1: 0.1, 2: 0.1, 3: 0.5, 4: 1.0, 5: 3.0}  # lower on 3 of 5 (3 significantly), f4 ~equal, f5 worse
+    runs = _bars_runs(factor)
+    bars = report_bars(runs_frame(runs)).set_index(["preset", "peer"])
+    assert list(bars.index) == [("lb-gp-ucb-auto", "qlognei"), ("lb-gp-ucb-auto", "optuna-gp")]  # he: not run
+    row = bars.loc[("lb-gp-ucb-auto", "qlognei")]
+    finals = {(r["config"]["function"], r["config"]["instance"], r["config"]["method"]): r["final_simple_regret"] for r in runs}
+    lower = worse = 0
+    for function in range(1, 6):
+        d = np.array([finals[(function, i, "lb-gp-ucb-auto")] - finals[(function, i, "qlognei")] for i in range(1, 11)])
+        lower += int(d.mean() < 0)
+        worse += int(d.mean() > 2 * d.std(ddof=1) / math.sqrt(len(d)))
+    assert (row["functions"], row["min_pairs"], row["lower"], row["worse"]) == (5, 10, lower, worse)
+    assert (lower, worse) == (4, 1)  # f4's jitter averages below 1: lower, not significantly
+    assert row["lower_fraction"] == pytest.approx(0.8) and row["worse_fraction"] == pytest.approx(0.2)
+    assert row["median_time_preset"] == pytest.approx(1.0) and row["median_time_reference"] == pytest.approx(1.45)
+    assert row["auc_preset"] > row["auc_peer"]
+    assert not row["holds"] and row["worse_fraction"] > BARS["worse"]  # one function of five worse: 20 % > 10 %
+    against_optuna = bars.loc[("lb-gp-ucb-auto", "optuna-gp")]
+    assert against_optuna["lower"] == 0 and against_optuna["auc_preset"] < against_optuna["auc_peer"] and not against_optuna["holds"]
+
+
+def test_report_bars_hold_only_when_every_bar_does():
+    from botorch_unknown_hypers.benchmarks.bbob_report import report_bars
+
+    good = {1: 0.1, 2: 0.1, 3: 0.1, 4: 0.5, 5: 1.0}
+    row = lambda runs: report_bars(runs_frame(runs), peers=("qlognei",)).iloc[0]  # noqa: E731
+    assert row(_bars_runs(good))["holds"]
+    assert not row(_bars_runs(good, preset_seconds=2.0))["holds"]  # slower than qlognei's median 1.45 s
+    missing = [r for r in _bars_runs(good) if not (r["config"]["function"] == 2 and r["config"]["instance"] == 3)]
+    short = row(missing)
+    assert short["min_pairs"] == 9 and not short["holds"]  # fewer than 10 pairs on function 2
+    assert report_bars(runs_frame(_bars_runs(good)), presets=("he-gp-ucb-auto",)).empty
+
+
+def test_command_line_and_report_give_the_bars(tmp_path, records, capsys):
+    from tests.benchmark_loader import load_benchmark
+
+    cli = load_benchmark("bbob_report")
+    _write(tmp_path / "none", records)  # methods a, b, c: no preset, no peer
+    assert cli.main(["--out", str(tmp_path / "none"), "--bars"]) == 2
+    assert "no group" in capsys.readouterr().err
+    _write(tmp_path / "runs", _bars_runs({1: 0.1, 2: 0.1, 3: 0.1, 4: 0.5, 5: 1.0}))
+    assert cli.main(["--out", str(tmp_path / "runs"), "--bars"]) == 0
+    out = capsys.readouterr().out
+    assert "holds" in out and "lower_fraction" in out and "optuna-gp" in out
+    text = write_report(tmp_path / "runs").read_text()
+    assert "## The bars" in text and (tmp_path / "runs" / "report" / "bars.csv").exists()
