@@ -42,8 +42,31 @@ def test_report_pairs_by_seed_and_marks_2_se(suite, tmp_path):
     se = math.sqrt(sum((x - mean) ** 2 for x in d) / 3 / 4)
     row = next(line for line in text.splitlines() if line.startswith("| lb-gp-ucb-auto"))
     assert suite.fmt(mean, se) + " *" in row
-    assert "lower mean SR than qlognei on 1" in text and "2.0 s vs qlognei 5.0 s" in text
+    assert "against qlognei on 1 problems: lower mean SR on 1" in text and "2.0 s vs qlognei 5.0 s" in text
     assert (tmp_path / "report.md").exists()
+
+
+def test_bars_against_both_peers_count_problems_and_hold_only_when_every_bar_does(suite, tmp_path):
+    problems = [f"p{k}" for k in range(10)]
+    for k, p in enumerate(problems):
+        for s in range(3):
+            _write(tmp_path, p, "qlognei", s, 1.0 + s, 10.0, wall=5.0)
+            _write(tmp_path, p, "optuna-gp", s, 0.1 + 0.01 * s, 10.0, wall=1.0)  # below the preset everywhere
+            # lower than qlognei on p0-p6; on p9 worse in every seed (significantly); CR lower on p0-p5
+            sr = [0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 1.0 + s, 1.0 + s, 3.0 + 1.1 * s][k]
+            _write(tmp_path, p, "lb-gp-ucb-auto", s, sr, 9.0 if k < 6 else 11.0, wall=2.0)
+    text = suite.report(tmp_path)
+    lines = {line.split(" on ")[0]: line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against")}
+    q = lines["- **lb-gp-ucb-auto** against qlognei"]
+    assert "on 10 problems: lower mean SR on 7 (bar 60%)" in q and "significantly worse on 1 ['p9'] (bar 10%)" in q
+    assert "CR <= qlognei's on 6 (bar 60%)" in q and q.endswith("bars hold.")
+    o = lines["- **lb-gp-ucb-auto** against optuna-gp"]
+    assert "lower mean SR on 0" in o and o.endswith("bars do not hold.")
+    for s in range(3):  # CR above qlognei's on one more problem: 5 of 10 < 6
+        _write(tmp_path, "p5", "lb-gp-ucb-auto", s, 0.5 + s, 11.0, wall=2.0)
+    text = suite.report(tmp_path)
+    q = next(line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against qlognei"))
+    assert "CR <= qlognei's on 5" in q and q.endswith("bars do not hold.")
 
 
 def test_one_real_run_is_written_and_skipped_when_present(suite, tmp_path):
@@ -55,6 +78,14 @@ def test_one_real_run_is_written_and_skipped_when_present(suite, tmp_path):
     assert record["cumulative_regret"] == pytest.approx(sum(record["f_star"] - v for v in record["f"][10:]))
     suite.sweep(tmp_path, ["berkenkamp"], ["random"], [3], workers=1, threads=1)  # nothing to do
     assert json.loads(path.read_text()) == record
+
+
+def test_optuna_peer_runs_on_a_pool(suite, tmp_path):
+    pytest.importorskip("optuna")
+    record = json.loads(Path(suite.run_one(str(tmp_path), "agnp", "optuna-gp", 0, 1)).read_text())
+    assert record["iterations"] == 50 and len(record["f"]) == 60
+    assert record["final_simple_regret"] == pytest.approx(record["f_star"] - max(record["f"]))
+    assert len(set(record["f"])) == 60  # a pool point is not played twice while others are unobserved
 
 
 def _record(problem, method, seed, regret, wall=1.0):

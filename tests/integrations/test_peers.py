@@ -62,9 +62,48 @@ def test_points_not_proposed_join_the_study_as_completed_trials():
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in policy.study.get_trials(deepcopy=False))
 
 
-def test_pools_and_state_saving_are_refused():
-    pool = FiniteDomain(torch.rand(5, 2, dtype=torch.float64))
-    with pytest.raises(ValueError, match="BoxDomain"):
-        OptunaGPPolicy(pool)
+def _nearest_unobserved(pool, asked, observed):
+    r"""Brute force: the pool row nearest ``asked`` in units of the pool's box widths, among rows not
+    in ``observed`` (all rows once every one is)."""
+    lo, hi = pool.min(0).values, pool.max(0).values
+    free = [j for j in range(pool.shape[0]) if not any(torch.equal(pool[j], o) for o in observed)] or list(range(pool.shape[0]))
+    return pool[min(free, key=lambda j: (sum(((pool[j][i] - asked[i]) / (hi[i] - lo[i])) ** 2 for i in range(pool.shape[1])), j))]
+
+
+def test_on_a_pool_each_asked_point_is_played_as_its_nearest_unobserved_pool_point():
+    pool = torch.rand(12, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * torch.tensor([1.0, 100.0], dtype=torch.float64)
+    domain = FiniteDomain(pool)
+    policy = OptunaGPPolicy(domain, seed=0)
+    opt = AskTellOptimizer(policy)
+    X0 = domain.sample(3, seed=1)
+    opt.tell(X0, _objective(X0 / torch.tensor([1.0, 100.0], dtype=torch.float64)))
+    for _ in range(12):  # past the 9 unobserved points: then the nearest of all
+        observed = list(opt.train_X)
+        X = opt.ask()
+        asked = policy.study.get_trials(deepcopy=False)[-1]
+        assert asked.state == optuna.trial.TrialState.RUNNING
+        expected = _nearest_unobserved(pool, [asked.params["x0"], asked.params["x1"]], observed)
+        torch.testing.assert_close(X[0], expected, rtol=0, atol=0)
+        opt.tell(X, _objective(X / torch.tensor([1.0, 100.0], dtype=torch.float64)))
+        assert policy.study.get_trials(deepcopy=False)[asked.number].state == optuna.trial.TrialState.FAIL
+    assert len({tuple(x.tolist()) for x in opt.train_X[:12]}) == 12  # every pool point once before any repeat
+    trials = policy.study.get_trials(deepcopy=False)
+    done = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert len(done) == opt.train_X.shape[0] == 15 and len(trials) == 15 + 12  # each asked trial failed, its point added
+    torch.testing.assert_close(torch.tensor([[t.params["x0"], t.params["x1"]] for t in done], dtype=torch.float64), opt.train_X)
+    torch.testing.assert_close(torch.tensor([t.value for t in done], dtype=torch.float64), opt.train_Y.reshape(-1))
+
+
+def test_a_batch_on_a_pool_plays_distinct_points():
+    pool = FiniteDomain(torch.rand(8, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2)))
+    policy = OptunaGPPolicy(pool, seed=1)
+    X0 = pool.sample(2, seed=0)
+    X = policy.suggest(X0, _objective(X0).unsqueeze(-1), q=6)
+    assert pool.contains(X).all() and len({tuple(x.tolist()) for x in torch.cat([X0, X])}) == 8
+
+
+def test_other_domains_and_state_saving_are_refused():
+    with pytest.raises(ValueError, match="BoxDomain.*FiniteDomain.*str"):
+        OptunaGPPolicy("box")
     with pytest.raises(NotImplementedError):
         OptunaGPPolicy(_box()).state_dict()
