@@ -9,7 +9,8 @@ random pool points), one point per round. Each (problem, method, seed) is one JS
 ``--report`` reads the files and writes ``report.md`` (per problem: final simple regret and
 cumulative regret, mean ± SE over the seeds present; the paired difference against ``qlognei``,
 ``optuna-gp`` and ``mle-gp-ucb``, mean ± SE, marked ``*`` when it exceeds 2 SE; the median wall time per run;
-then the issue's bars) and one figure of simple-regret curves with SE bands per problem.
+then the issue's bars, with the areas under the ECDFs of BBOB's targets on the simple regret divided
+by each problem's spread) and one figure of simple-regret curves with SE bands per problem.
 
 Simple regret after evaluation :math:`i` is :math:`f^* - \max_{j \le i} f(x_j)` (initial design
 included); cumulative regret is :math:`\sum_{t=1}^T (f^* - f(x_t))` over BO rounds. A method is
@@ -61,7 +62,6 @@ METHODS = ("lb-gp-ucb-auto", "he-gp-ucb-auto", "lb-gp-ucb", "he-gp-ucb", "mle-gp
 BASE_OPTIONS: dict[str, dict[str, Any]] = {"qlognei": {"surrogate": "fitted"}}
 r"""Options every run of a method gets (BoTorch's default model for ``qlognei`` everywhere)."""
 T_BOX, T_POOL, N_INIT = 60, 50, 10
-REFERENCES = ("qlognei", "mle-gp-ucb")
 BAR_PEERS = ("qlognei", "optuna-gp")
 r"""What the ``auto`` presets are judged against in :func:`bars`: BoTorch's default and Optuna's ``GPSampler``."""
 BAR_LOWER, BAR_WORSE, BAR_CUMULATIVE = 0.6, 0.1, 0.6
@@ -264,7 +264,48 @@ def decision_table(decision: dict[str, Any], option: str) -> str:
     return "\n".join(lines)
 
 
-def report(out: Path, seeds: list[int] | None = None) -> str:
+SPREAD_POINTS = 4096
+r"""Scrambled Sobol points (seed 0) of a box problem's spread; a pool uses every point."""
+
+
+def problem_spread(name: str) -> float:
+    r"""The 5-95 % quantile range of the noiseless objective over the problem's domain: over
+    :data:`SPREAD_POINTS` scrambled Sobol points of a box, over every point of a pool (as BBOB's
+    spread, ``problems/bbob.py``), the scale of the targets of :func:`auc_against`."""
+    import torch
+
+    from botorch_unknown_hypers.domains import FiniteDomain, sobol_points
+    from botorch_unknown_hypers.problems.registry import get_problem
+
+    problem = get_problem(name)
+    domain = problem.domain
+    X = domain.points if isinstance(domain, FiniteDomain) else sobol_points(domain.bounds, SPREAD_POINTS, seed=0)
+    f = problem.evaluate_true(X).reshape(-1).double()
+    low, high = torch.quantile(f, torch.tensor([0.05, 0.95], dtype=f.dtype)).tolist()
+    return high - low
+
+
+def auc_against(runs: dict[tuple[str, int], dict], a: str, b: str, spread: float) -> tuple[float, float, int] | None:
+    r"""The areas under the ECDFs of ``a`` and ``b`` over the seeds both ran and the seed count
+    (``None`` without such a seed): COCO's 51 targets (``bbob_report.TARGETS``) on the simple
+    regret divided by ``spread``, the mean over evaluations :math:`n = 1..N` of the fraction of
+    (seed, target) pairs reached (``bbob_report.ecdf_evaluations``)."""
+    import numpy as np
+    import pandas as pd
+
+    from botorch_unknown_hypers.benchmarks.bbob_report import auc, ecdf_evaluations
+
+    seeds = sorted({s for m, s in runs if m == a} & {s for m, s in runs if m == b})
+    if not seeds or not spread > 0:
+        return None
+    rows = [{"method": m, "regret": np.asarray(runs[(m, s)]["simple_regret"], dtype=float) / spread} for m in (a, b) for s in seeds]
+    curves = ecdf_evaluations(pd.DataFrame(rows))
+    return auc(curves[a]), auc(curves[b]), len(seeds)
+
+
+def report(out: Path, seeds: list[int] | None = None, spread: Any = problem_spread) -> str:
+    r"""``report.md`` of the runs under ``out`` (the seeds ``seeds``, all when ``None``); ``spread``:
+    problem name -> the scale of its ECDF targets (:func:`problem_spread`)."""
     records = [r for r in load(out) if seeds is None or r["seed"] in seeds]
     if not records:
         raise SystemExit(f"no results under {out}")
@@ -306,22 +347,31 @@ def report(out: Path, seeds: list[int] | None = None) -> str:
                 "wall": [r["wall_time_s"] for r in rs],
             }
         lines.append("")
-    lines += bars(wins, problems)
+    scales = {}
+    for p in problems:
+        try:
+            scales[p] = spread(p)
+        except ValueError:  # a problem the registry does not know: no targets, no area
+            scales[p] = math.nan
+    areas = {(auto, peer): [x for x in (auc_against(by_problem[p], auto, peer, scales[p]) for p in problems) if x is not None]
+             for auto in ("lb-gp-ucb-auto", "he-gp-ucb-auto") for peer in BAR_PEERS}
+    lines += bars(wins, problems, areas)
     text = "\n".join(lines) + "\n"
     (out / "report.md").write_text(text)
     figures(by_problem, problems, methods, out)
     return text
 
 
-def bars(wins: dict[str, dict[str, Any]], problems: list[str]) -> list[str]:
+def bars(wins: dict[str, dict[str, Any]], problems: list[str], areas: dict[tuple[str, str], list] | None = None) -> list[str]:
     r"""The issue's bars for each ``auto`` preset, counted over the problems present.
 
-    Against each peer of :data:`BAR_PEERS` that ran: the mean final simple regret lower on at least
-    :data:`BAR_LOWER` of the problems, and significantly worse (paired over seeds, 2 SE) on at most
-    :data:`BAR_WORSE`; against ``qlognei`` also the cumulative regret at most its own on at least
-    :data:`BAR_CUMULATIVE` of them and the median wall time per run at most its own. (BBOB's third
-    bar, the area under the ECDF of targets, needs each problem's spread; ``bbob_report.py`` has it.)
-    Each line ends with whether its bars hold. Then, for the record, the problems where the preset is
+    Against each peer of :data:`BAR_PEERS` that ran: the area under the ECDF of targets higher
+    (``areas[(preset, peer)]``: per problem the two areas of :func:`auc_against` and the seeds,
+    averaged over the problems with seeds as weights), the mean final simple regret lower on at
+    least :data:`BAR_LOWER` of the problems, and significantly worse (paired over seeds, 2 SE) on
+    at most :data:`BAR_WORSE`; against ``qlognei`` also the cumulative regret at most its own on at
+    least :data:`BAR_CUMULATIVE` of them and the median wall time per run at most its own. Each
+    line ends with whether its bars hold. Then, for the record, the problems where the preset is
     significantly worse than ``mle-gp-ucb`` and the count where it beats its theory rule."""
     lines = ["## Bars", ""]
     for auto, theory in (("lb-gp-ucb-auto", "lb-gp-ucb"), ("he-gp-ucb-auto", "he-gp-ucb")):
@@ -344,6 +394,15 @@ def bars(wins: dict[str, dict[str, Any]], problems: list[str]) -> list[str]:
             holds = lower >= BAR_LOWER * len(shared) and len(worse_peer) <= BAR_WORSE * len(shared)
             line = (f"- **{auto}** against {peer} on {len(shared)} problems: lower mean SR on {lower}"
                     f" (bar {BAR_LOWER:.0%}); significantly worse on {len(worse_peer)} {worse_peer} (bar {BAR_WORSE:.0%})")
+            area = (areas or {}).get((auto, peer), [])
+            if area:
+                weight = sum(k for _, _, k in area)
+                mine, theirs = (sum(x[i] * x[2] for x in area) / weight for i in (0, 1))
+                holds = holds and mine > theirs
+                line += f"; ECDF area {mine:.3f} vs {theirs:.3f} (bar: higher)"
+            else:
+                holds = False
+                line += "; ECDF area not computed"
             if peer == "qlognei":
                 cr = sum(a[p]["cr"] <= b[p]["cr"] for p in shared)
                 wall_a = med([w for p in shared for w in a[p]["wall"]])

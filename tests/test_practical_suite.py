@@ -1,5 +1,6 @@
 import json
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -55,18 +56,49 @@ def test_bars_against_both_peers_count_problems_and_hold_only_when_every_bar_doe
             # lower than qlognei on p0-p6; on p9 worse in every seed (significantly); CR lower on p0-p5
             sr = [0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 1.0 + s, 1.0 + s, 3.0 + 1.1 * s][k]
             _write(tmp_path, p, "lb-gp-ucb-auto", s, sr, 9.0 if k < 6 else 11.0, wall=2.0)
-    text = suite.report(tmp_path)
+    text = suite.report(tmp_path, spread=lambda p: 1.0)
     lines = {line.split(" on ")[0]: line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against")}
     q = lines["- **lb-gp-ucb-auto** against qlognei"]
     assert "on 10 problems: lower mean SR on 7 (bar 60%)" in q and "significantly worse on 1 ['p9'] (bar 10%)" in q
     assert "CR <= qlognei's on 6 (bar 60%)" in q and q.endswith("bars hold.")
     o = lines["- **lb-gp-ucb-auto** against optuna-gp"]
     assert "lower mean SR on 0" in o and o.endswith("bars do not hold.")
+    # the areas: traces [sr + 1, sr] against COCO's 51 targets, averaged over problems and seeds
+    runs = [json.loads(f.read_text()) for f in tmp_path.glob("*/*/seed*.json")]
+    hits = lambda r: sum(sum(v <= t for t in suite_targets()) for v in r["simple_regret"]) / (2 * 51)  # noqa: E731
+    area = {m: statistics.mean(hits(r) for r in runs if r["method"] == m) for m in ("lb-gp-ucb-auto", "qlognei", "optuna-gp")}
+    assert f"ECDF area {area['lb-gp-ucb-auto']:.3f} vs {area['qlognei']:.3f} (bar: higher)" in q
+    assert f"ECDF area {area['lb-gp-ucb-auto']:.3f} vs {area['optuna-gp']:.3f}" in o and area["lb-gp-ucb-auto"] > area["qlognei"]
     for s in range(3):  # CR above qlognei's on one more problem: 5 of 10 < 6
         _write(tmp_path, "p5", "lb-gp-ucb-auto", s, 0.5 + s, 11.0, wall=2.0)
-    text = suite.report(tmp_path)
+    text = suite.report(tmp_path, spread=lambda p: 1.0)
     q = next(line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against qlognei"))
     assert "CR <= qlognei's on 5" in q and q.endswith("bars do not hold.")
+    text = suite.report(tmp_path, spread=lambda p: 0.0)  # no targets: the area bar cannot hold
+    q = next(line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against qlognei"))
+    assert "ECDF area not computed" in q and q.endswith("bars do not hold.")
+
+
+def suite_targets():
+    from botorch_unknown_hypers.benchmarks.bbob_report import TARGETS
+
+    return list(TARGETS)
+
+
+def test_problem_spread_is_the_5_95_range_over_sobol_points_or_the_pool(suite):
+    import numpy as np
+    import torch
+
+    from botorch_unknown_hypers.problems.registry import get_problem
+
+    branin = get_problem("branin")
+    unit = torch.quasirandom.SobolEngine(2, scramble=True, seed=0).draw(4096, dtype=torch.float64)
+    lo, hi = branin.domain.bounds
+    f = branin.evaluate_true(lo + (hi - lo) * unit).numpy()
+    assert suite.problem_spread("branin") == pytest.approx(float(np.quantile(f, 0.95) - np.quantile(f, 0.05)), rel=1e-12)
+    agnp = get_problem("agnp")
+    f = agnp.evaluate_true(agnp.domain.points).numpy()
+    assert suite.problem_spread("agnp") == pytest.approx(float(np.quantile(f, 0.95) - np.quantile(f, 0.05)), rel=1e-12)
 
 
 def test_one_real_run_is_written_and_skipped_when_present(suite, tmp_path):
