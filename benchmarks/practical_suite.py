@@ -42,6 +42,7 @@ import math
 import os
 import platform
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -303,7 +304,7 @@ def auc_against(runs: dict[tuple[str, int], dict], a: str, b: str, spread: float
     return auc(curves[a]), auc(curves[b]), len(seeds)
 
 
-def report(out: Path, seeds: list[int] | None = None, spread: Any = problem_spread) -> str:
+def report(out: Path, seeds: list[int] | None = None, spread: Callable[[str], float] = problem_spread) -> str:
     r"""``report.md`` of the runs under ``out`` (the seeds ``seeds``, all when ``None``); ``spread``:
     problem name -> the scale of its ECDF targets (:func:`problem_spread`)."""
     records = [r for r in load(out) if seeds is None or r["seed"] in seeds]
