@@ -216,12 +216,17 @@ class FiniteDomain:
         if n > num:
             raise ValueError(f"n = {n} exceeds the pool size {num}.")
         idx = torch.randperm(num, generator=torch.Generator().manual_seed(seed))[:n]
-        return self.points[idx.to(self.device)]
+        return self.points[self._on_device(idx)]
 
     def sample_uniform(self, n: int, generator: torch.Generator) -> Tensor:
         r"""``n x d`` pool points drawn uniformly with replacement with ``generator``."""
         idx = torch.randint(0, self.points.shape[0], (n,), generator=generator)
-        return self.points[idx.to(self.device)]
+        return self.points[self._on_device(idx)]
+
+    def _on_device(self, idx: Tensor) -> Tensor:
+        r"""Host indices on the pool's device, copied without a wait (``.to`` would wait for the
+        device's stream)."""
+        return to_device(idx, self.points.new_empty(0, dtype=torch.long))
 
     def discretize(self, n: int, seed: int) -> Tensor:
         r"""The pool itself (``N x d``; ``n`` and ``seed`` are for boxes)."""

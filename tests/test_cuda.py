@@ -260,6 +260,49 @@ def test_grid_slots_counts_the_starts_without_a_wait() -> None:
     assert slot.tolist() == [0, 0, 1, 2] and counts.tolist() == [1, 0, 3]
 
 
+def test_restarts_sobol_points_uniform_points_and_the_best_outside_make_no_wait() -> None:
+    r"""The restart selection (BoTorch's Boltzmann draws computed on the values' device), the
+    Sobol points, a box's and a pool's uniform points and the best optimum outside an excluded
+    set do not synchronise (``set_sync_debug_mode("error")``) and give the CPU's values."""
+    from botorch_unknown_hypers.acquisition.multistart import select_restarts
+    from botorch_unknown_hypers.acquisition.optimize import best_outside
+    from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain, sobol_points
+
+    gen = torch.Generator().manual_seed(3)
+    values = torch.randn(4, 300, generator=gen, dtype=torch.float64)
+    bounds = torch.tensor([[0.0, -1.0, 2.0], [1.0, 1.0, 5.0]], dtype=torch.float64)
+    X, v = torch.rand(6, 3, generator=gen, dtype=torch.float64), torch.randn(6, generator=gen, dtype=torch.float64)
+    pool = torch.rand(20, 3, generator=gen, dtype=torch.float64)
+
+    def compute(device: str) -> list[torch.Tensor]:
+        box, finite = BoxDomain(bounds.to(device)), FiniteDomain(pool.to(device))
+        Xd, vd = X.to(device), v.to(device)
+        fallback = torch.full((1, 3), 0.5, dtype=torch.float64, device=device)
+        if device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.set_sync_debug_mode("error")
+        try:
+            out = [
+                select_restarts(values.to(device), 8, 2.0, 5),
+                sobol_points(box.bounds, 16, seed=4),
+                sobol_points(box.bounds, 4, seed=4, batch=3),
+                box.sample_uniform(5, torch.Generator().manual_seed(1)),
+                finite.sample_uniform(5, torch.Generator().manual_seed(1)),
+                finite.sample(4, seed=2),
+                *best_outside(Xd, vd, Xd[v.argmax().item() : v.argmax().item() + 1], fallback),
+                *best_outside(Xd, vd, Xd, fallback),  # every optimum excluded: the fallback
+            ]
+        finally:
+            if device == "cuda":
+                torch.cuda.set_sync_debug_mode(0)
+        return out
+
+    on_gpu, on_cpu = compute("cuda"), compute("cpu")
+    for a, b in zip(on_gpu, on_cpu):
+        assert a.device.type == "cuda"
+        torch.testing.assert_close(a.cpu(), b, rtol=1e-15, atol=1e-15)  # indices and flags exactly
+
+
 @pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb-auto"])
 def test_a_data_check_deferred_to_the_rounds_first_copy_works_on_cuda(method: str) -> None:
     r"""On CUDA a rule that defers its data check (the verdict on the device, copied with the
