@@ -63,10 +63,9 @@ METHODS = ("lb-gp-ucb-auto", "he-gp-ucb-auto", "lb-gp-ucb", "he-gp-ucb", "mle-gp
 BASE_OPTIONS: dict[str, dict[str, Any]] = {"qlognei": {"surrogate": "fitted"}}
 r"""Options every run of a method gets (BoTorch's default model for ``qlognei`` everywhere)."""
 T_BOX, T_POOL, N_INIT = 60, 50, 10
-BAR_PEERS = ("qlognei", "optuna-gp")
-r"""What the ``auto`` presets are judged against in :func:`bars`: BoTorch's default and Optuna's ``GPSampler``."""
-BAR_LOWER, BAR_WORSE, BAR_CUMULATIVE = 0.6, 0.1, 0.6
-r"""The bars' fractions of the problems (6, 1 and 6 of the suite's 10)."""
+BAR_CUMULATIVE = 0.6
+r"""The practical suite's own bar: the cumulative regret at most ``qlognei``'s on this fraction of
+the problems (6 of the suite's 10); the others are BBOB's (``bbob_report.BARS``)."""
 
 
 def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
@@ -272,7 +271,7 @@ r"""Scrambled Sobol points (seed 0) of a box problem's spread; a pool uses every
 def problem_spread(name: str) -> float:
     r"""The 5-95 % quantile range of the noiseless objective over the problem's domain: over
     :data:`SPREAD_POINTS` scrambled Sobol points of a box, over every point of a pool (as BBOB's
-    spread, ``problems/bbob.py``), the scale of the targets of :func:`auc_against`."""
+    spread, ``problems/bbob.py``), the scale of the targets of :func:`practical_frame`."""
     import torch
 
     from botorch_unknown_hypers.domains import FiniteDomain, sobol_points
@@ -286,22 +285,34 @@ def problem_spread(name: str) -> float:
     return high - low
 
 
-def auc_against(runs: dict[tuple[str, int], dict], a: str, b: str, spread: float) -> tuple[float, float, int] | None:
-    r"""The areas under the ECDFs of ``a`` and ``b`` over the seeds both ran and the seed count
-    (``None`` without such a seed): COCO's 51 targets (``bbob_report.TARGETS``) on the simple
-    regret divided by ``spread``, the mean over evaluations :math:`n = 1..N` of the fraction of
-    (seed, target) pairs reached (``bbob_report.ecdf_evaluations``)."""
+def practical_frame(records: list[dict[str, Any]], spread: Callable[[str], float]) -> Any:
+    r"""The runs as ``bbob_report.runs_frame`` rows, one ``group`` ("practical"), each problem a
+    ``function`` with one instance, so that ``bbob_report.report_bars`` judges them as it judges
+    BBOB's: the simple regret divided by ``spread(problem)`` (:func:`problem_spread`; a problem
+    without one has no ECDF targets and leaves the frame), every trace carried to the longest
+    budget at its last value (a pool's 60 evaluations beside a box's 70: a finished run reaches
+    nothing more), and the wall time of the run."""
     import numpy as np
     import pandas as pd
 
-    from botorch_unknown_hypers.benchmarks.bbob_report import auc, ecdf_evaluations
-
-    seeds = sorted({s for m, s in runs if m == a} & {s for m, s in runs if m == b})
-    if not seeds or not spread > 0:
-        return None
-    rows = [{"method": m, "regret": np.asarray(runs[(m, s)]["simple_regret"], dtype=float) / spread} for m in (a, b) for s in seeds]
-    curves = ecdf_evaluations(pd.DataFrame(rows))
-    return auc(curves[a]), auc(curves[b]), len(seeds)
+    scales: dict[str, float] = {}
+    for name in sorted({r["problem"] for r in records}):
+        try:
+            scales[name] = spread(name)
+        except ValueError:  # a problem the registry does not know
+            scales[name] = math.nan
+    kept = [r for r in records if scales[r["problem"]] > 0]
+    longest = max((len(r["simple_regret"]) for r in kept), default=0)
+    rows = []
+    for r in kept:
+        trace = np.asarray(r["simple_regret"], dtype=float) / scales[r["problem"]]
+        rows.append({
+            "group": "practical", "problem": r["problem"], "function": r["problem"], "function_name": r["problem"],
+            "instance": 0, "seed": r["seed"], "method": r["method"], "final_simple_regret": r["final_simple_regret"],
+            "spread": scales[r["problem"]], "wall_time_s": r["wall_time_s"], "cpu_s": None,
+            "regret": np.concatenate([trace, np.full(longest - len(trace), trace[-1])]),
+        })
+    return pd.DataFrame(rows)
 
 
 def report(out: Path, seeds: list[int] | None = None, spread: Callable[[str], float] = problem_spread) -> str:
@@ -344,76 +355,51 @@ def report(out: Path, seeds: list[int] | None = None, spread: Callable[[str], fl
             wins.setdefault(m, {})[p] = {
                 "sr": mean_se([r["final_simple_regret"] for r in rs])[0],
                 "cr": mean_se([r["cumulative_regret"] for r in rs])[0],
-                "vs": {ref: paired(runs, m, ref, "final_simple_regret") for ref in BAR_PEERS + ("mle-gp-ucb",)},
+                "vs": {ref: paired(runs, m, ref, "final_simple_regret") for ref in ("qlognei", "optuna-gp", "mle-gp-ucb")},
                 "wall": [r["wall_time_s"] for r in rs],
             }
         lines.append("")
-    scales = {}
-    for p in problems:
-        try:
-            scales[p] = spread(p)
-        except ValueError:  # a problem the registry does not know: no targets, no area
-            scales[p] = math.nan
-    areas = {(auto, peer): [x for x in (auc_against(by_problem[p], auto, peer, scales[p]) for p in problems) if x is not None]
-             for auto in ("lb-gp-ucb-auto", "he-gp-ucb-auto") for peer in BAR_PEERS}
-    lines += bars(wins, problems, areas)
+    lines += bars(wins, problems, practical_frame(records, spread))
     text = "\n".join(lines) + "\n"
     (out / "report.md").write_text(text)
     figures(by_problem, problems, methods, out)
     return text
 
 
-def bars(wins: dict[str, dict[str, Any]], problems: list[str], areas: dict[tuple[str, str], list] | None = None) -> list[str]:
-    r"""The issue's bars for each ``auto`` preset, counted over the problems present.
+def bars(wins: dict[str, dict[str, Any]], problems: list[str], frame: Any) -> list[str]:
+    r"""The issue's bars for each ``auto`` preset, over the problems present.
 
-    Against each peer of :data:`BAR_PEERS` that ran: the area under the ECDF of targets higher
-    (``areas[(preset, peer)]``: per problem the two areas of :func:`auc_against` and the seeds,
-    averaged over the problems with seeds as weights), the mean final simple regret lower on at
-    least :data:`BAR_LOWER` of the problems, and significantly worse (paired over seeds, 2 SE) on
-    at most :data:`BAR_WORSE`; against ``qlognei`` also the cumulative regret at most its own on at
-    least :data:`BAR_CUMULATIVE` of them and the median wall time per run at most its own. Each
-    line ends with whether its bars hold. Then, for the record, the problems where the preset is
-    significantly worse than ``mle-gp-ucb`` and the count where it beats its theory rule."""
+    Against each peer of ``bbob_report.PEERS`` (``qlognei``, ``optuna-gp``) that ran, BBOB's bars as
+    ``bbob_report.report_bars`` computes them on :func:`practical_frame` (a higher area under the
+    ECDF of targets, the lower mean final simple regret on at least 60 % of the problems,
+    significantly worse on at most 10 %, at least 10 seeds per problem, the median wall time per
+    run at most ``qlognei``'s), and against ``qlognei`` also the cumulative regret at most its own
+    on at least :data:`BAR_CUMULATIVE` of the problems. Each line ends with whether its bars hold.
+    Then, for the record, the problems where the preset is significantly worse than
+    ``mle-gp-ucb`` and the count where it beats its theory rule."""
+    from botorch_unknown_hypers.benchmarks.bbob_report import BARS, PRESETS, report_bars
+
     lines = ["## Bars", ""]
-    for auto, theory in (("lb-gp-ucb-auto", "lb-gp-ucb"), ("he-gp-ucb-auto", "he-gp-ucb")):
+    table = report_bars(frame, presets=PRESETS) if len(frame) else frame
+    for auto, theory in zip(PRESETS, ("lb-gp-ucb", "he-gp-ucb")):
         a = wins.get(auto)
         if a is None:
             continue
-
-        def worse(p: str, ref: str) -> bool:
-            d = a[p]["vs"][ref]
-            return d is not None and d[1] > 0 and d[0] > 2 * d[1]
-
-        med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-        for peer in BAR_PEERS:
-            b = wins.get(peer, {})
-            shared = [p for p in problems if p in a and p in b]
-            if not shared:
-                continue
-            lower = sum(a[p]["sr"] < b[p]["sr"] for p in shared)
-            worse_peer = [p for p in shared if worse(p, peer)]
-            holds = lower >= BAR_LOWER * len(shared) and len(worse_peer) <= BAR_WORSE * len(shared)
-            line = (f"- **{auto}** against {peer} on {len(shared)} problems: lower mean SR on {lower}"
-                    f" (bar {BAR_LOWER:.0%}); significantly worse on {len(worse_peer)} {worse_peer} (bar {BAR_WORSE:.0%})")
-            area = (areas or {}).get((auto, peer), [])
-            if area:
-                weight = sum(k for _, _, k in area)
-                mine, theirs = (sum(x[i] * x[2] for x in area) / weight for i in (0, 1))
-                holds = holds and mine > theirs
-                line += f"; ECDF area {mine:.3f} vs {theirs:.3f} (bar: higher)"
-            else:
-                holds = False
-                line += "; ECDF area not computed"
-            if peer == "qlognei":
-                cr = sum(a[p]["cr"] <= b[p]["cr"] for p in shared)
-                wall_a = med([w for p in shared for w in a[p]["wall"]])
-                wall_q = med([w for p in shared for w in b[p]["wall"]])
-                holds = holds and cr >= BAR_CUMULATIVE * len(shared) and wall_a <= wall_q
-                line += (f"; CR <= qlognei's on {cr} (bar {BAR_CUMULATIVE:.0%}); median wall time per run"
-                         f" {wall_a:.1f} s vs qlognei {wall_q:.1f} s")
+        for row in (table[table["preset"] == auto].itertuples() if len(table) else []):
+            names = sorted(set(frame[frame["method"] == auto]["problem"]) & set(frame[frame["method"] == row.peer]["problem"]))
+            line = (f"- **{auto}** against {row.peer} on {row.functions} problems: ECDF area {row.auc_preset:.3f} vs"
+                    f" {row.auc_peer:.3f} (bar: higher); lower mean SR on {row.lower} (bar {BARS['lower']:.0%});"
+                    f" significantly worse on {row.worse} [{row.worse_functions}] (bar {BARS['worse']:.0%}); at least"
+                    f" {row.min_pairs} seeds per problem (bar {BARS['pairs']}); median wall time per run"
+                    f" {row.median_time_preset:.1f} s vs qlognei {row.median_time_reference:.1f} s")
+            holds = bool(row.holds)
+            if row.peer == "qlognei":
+                cr = sum(a[p]["cr"] <= wins["qlognei"][p]["cr"] for p in names)
+                holds = holds and cr >= BAR_CUMULATIVE * len(names)
+                line += f"; CR <= qlognei's on {cr} (bar {BAR_CUMULATIVE:.0%})"
             lines.append(line + f"; bars {'hold' if holds else 'do not hold'}.")
         shared = [p for p in problems if p in a]
-        worse_mle = [p for p in shared if worse(p, "mle-gp-ucb")]
+        worse_mle = [p for p in shared if (d := a[p]["vs"]["mle-gp-ucb"]) is not None and d[1] > 0 and d[0] > 2 * d[1]]
         t = wins.get(theory, {})
         with_theory = [p for p in shared if p in t]
         beat_theory = f"{sum(a[p]['sr'] < t[p]['sr'] for p in with_theory)} of {len(with_theory)}" if with_theory else "n/a (not run)"

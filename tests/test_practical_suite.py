@@ -43,23 +43,24 @@ def test_report_pairs_by_seed_and_marks_2_se(suite, tmp_path):
     se = math.sqrt(sum((x - mean) ** 2 for x in d) / 3 / 4)
     row = next(line for line in text.splitlines() if line.startswith("| lb-gp-ucb-auto"))
     assert suite.fmt(mean, se) + " *" in row
-    assert "against qlognei on 1 problems: lower mean SR on 1" in text and "2.0 s vs qlognei 5.0 s" in text
+    assert "against qlognei on 1 problems:" in text and "lower mean SR on 1" in text and "2.0 s vs qlognei 5.0 s" in text
     assert (tmp_path / "report.md").exists()
 
 
 def test_bars_against_both_peers_count_problems_and_hold_only_when_every_bar_does(suite, tmp_path):
     problems = [f"p{k}" for k in range(10)]
     for k, p in enumerate(problems):
-        for s in range(3):
+        for s in range(10):
             _write(tmp_path, p, "qlognei", s, 1.0 + s, 10.0, wall=5.0)
             _write(tmp_path, p, "optuna-gp", s, 0.1 + 0.01 * s, 10.0, wall=1.0)  # below the preset everywhere
             # lower than qlognei on p0-p6; on p9 worse in every seed (significantly); CR lower on p0-p5
-            sr = [0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 0.5 + s, 1.0 + s, 1.0 + s, 3.0 + 1.1 * s][k]
-            _write(tmp_path, p, "lb-gp-ucb-auto", s, sr, 9.0 if k < 6 else 11.0, wall=2.0)
+            sr = [0.5 + s] * 7 + [1.0 + s, 1.0 + s, 3.0 + 1.1 * s]
+            _write(tmp_path, p, "lb-gp-ucb-auto", s, sr[k], 9.0 if k < 6 else 11.0, wall=2.0)
     text = suite.report(tmp_path, spread=lambda p: 1.0)
     lines = {line.split(" on ")[0]: line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against")}
     q = lines["- **lb-gp-ucb-auto** against qlognei"]
-    assert "on 10 problems: lower mean SR on 7 (bar 60%)" in q and "significantly worse on 1 ['p9'] (bar 10%)" in q
+    assert "on 10 problems:" in q and "lower mean SR on 7 (bar 60%)" in q and "significantly worse on 1 [p9] (bar 10%)" in q
+    assert "at least 10 seeds per problem" in q and "2.0 s vs qlognei 5.0 s" in q
     assert "CR <= qlognei's on 6 (bar 60%)" in q and q.endswith("bars hold.")
     o = lines["- **lb-gp-ucb-auto** against optuna-gp"]
     assert "lower mean SR on 0" in o and o.endswith("bars do not hold.")
@@ -69,14 +70,19 @@ def test_bars_against_both_peers_count_problems_and_hold_only_when_every_bar_doe
     area = {m: statistics.mean(hits(r) for r in runs if r["method"] == m) for m in ("lb-gp-ucb-auto", "qlognei", "optuna-gp")}
     assert f"ECDF area {area['lb-gp-ucb-auto']:.3f} vs {area['qlognei']:.3f} (bar: higher)" in q
     assert f"ECDF area {area['lb-gp-ucb-auto']:.3f} vs {area['optuna-gp']:.3f}" in o and area["lb-gp-ucb-auto"] > area["qlognei"]
-    for s in range(3):  # CR above qlognei's on one more problem: 5 of 10 < 6
+    for s in range(10):  # CR above qlognei's on one more problem: 5 of 10 < 6
         _write(tmp_path, "p5", "lb-gp-ucb-auto", s, 0.5 + s, 11.0, wall=2.0)
     text = suite.report(tmp_path, spread=lambda p: 1.0)
     q = next(line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against qlognei"))
     assert "CR <= qlognei's on 5" in q and q.endswith("bars do not hold.")
-    text = suite.report(tmp_path, spread=lambda p: 0.0)  # no targets: the area bar cannot hold
-    q = next(line for line in text.splitlines() if line.startswith("- **lb-gp-ucb-auto** against qlognei"))
-    assert "ECDF area not computed" in q and q.endswith("bars do not hold.")
+    for s in range(9, 10):  # one seed fewer of the preset on p3: 9 pairs there
+        (tmp_path / "p3" / "lb-gp-ucb-auto" / f"seed{s}.json").unlink()
+    for s in range(10):
+        _write(tmp_path, "p5", "lb-gp-ucb-auto", s, 0.5 + s, 9.0, wall=2.0)
+    q = next(line for line in suite.report(tmp_path, spread=lambda p: 1.0).splitlines() if line.startswith("- **lb-gp-ucb-auto** against qlognei"))
+    assert "at least 9 seeds per problem" in q and q.endswith("bars do not hold.")
+    text = suite.report(tmp_path, spread=lambda p: 0.0)  # no targets: the problems leave the bars
+    assert not any(line.startswith("- **lb-gp-ucb-auto** against") for line in text.splitlines())
 
 
 def suite_targets():

@@ -280,8 +280,9 @@ def report_bars(
     Returns:
         One row per (group, preset, peer) that both ran: ``functions``, ``min_pairs``,
         ``auc_preset``, ``auc_peer``, ``lower``, ``worse`` (counts of functions),
-        ``lower_fraction``, ``worse_fraction``, ``median_time_preset``, ``median_time_reference``
-        (seconds) and ``holds``.
+        ``lower_fraction``, ``worse_fraction``, ``worse_functions`` (the significantly worse
+        ones, comma-separated), ``median_time_preset``, ``median_time_reference`` (seconds) and
+        ``holds``.
     """
     rows = []
     for group, sub in frame.groupby("group"):
@@ -295,13 +296,14 @@ def report_bars(
             mine = table[table["method"] == preset]
             k = len(mine)
             lower, worse = int((mine["mean_diff"] < 0).sum()), int((mine["significant"] == "worse").sum())
+            worse_functions = ",".join(str(f) for f in mine[mine["significant"] == "worse"]["function"])
             timed = common_runs(sub, [preset, time_reference]) if time_reference in ran else sub.iloc[:0]
             t_preset = float(timed[timed["method"] == preset]["wall_time_s"].median()) if len(timed) else float("nan")
             t_reference = float(timed[timed["method"] == time_reference]["wall_time_s"].median()) if len(timed) else float("nan")
             row = {
                 "group": group, "preset": preset, "peer": peer, "functions": k, "min_pairs": int(mine["pairs"].min()),
                 "auc_preset": auc(curves[preset]), "auc_peer": auc(curves[peer]), "lower": lower, "worse": worse,
-                "lower_fraction": lower / k, "worse_fraction": worse / k,
+                "lower_fraction": lower / k, "worse_fraction": worse / k, "worse_functions": worse_functions,
                 "median_time_preset": t_preset, "median_time_reference": t_reference,
             }
             row["holds"] = bool(
