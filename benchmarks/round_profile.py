@@ -33,6 +33,14 @@ measured. Three measurements:
    against ``torch.linalg.cholesky`` of the ``K x n x n`` matrices
    :math:`k_u(X, X) + s I` of the same candidates on the same unit-cube inputs.
 
+4. **Bytes copied by one HE round** (``--copies N [N ...]``, K = ``--he-k``, each ``n`` in a fresh
+   process): the bytes written by ``aten::copy_`` (its destination) and ``aten::cat`` (its output)
+   in one warm round, split into the factors' upkeep (inside ``Policy.candidate_factor_sets``,
+   which appends the round's row to every candidate's factor and its fixed raw points' solves)
+   and the rest (the acquisition's evaluations), against the factors' :math:`8Kn^2` bytes.
+   Doubling ``n`` should about double the upkeep's bytes (:math:`O(Kn)` per appended row),
+   not quadruple them.
+
 ``--sites`` also lists where the reads of one more warm round are made: each read's innermost
 frame in the package or this script (the objective), with the operation. On CPU the reads are
 found by wrapping ``Tensor.item``, ``tolist``, ``__float__``, ``__int__``, ``__bool__``,
@@ -46,6 +54,7 @@ Usage::
     python benchmarks/round_profile.py --quick            # n = 40 / 120: a smoke test
     python benchmarks/round_profile.py --searches scipy torch --skip-he-round   # both refinements
     python benchmarks/round_profile.py --device cuda --threads 16
+    python benchmarks/round_profile.py --skip-he-round --methods he-gp-ucb --copies 1000 2000
 """
 
 from __future__ import annotations
@@ -346,6 +355,48 @@ def he_round(n: int, k: int, device_name: str, seed: int = 0, search: str = "sci
     }
 
 
+UPKEEP = "factor upkeep"
+r"""Profiler label of :func:`copied_bytes`' factor upkeep."""
+
+
+def copied_bytes(n: int, k: int, device_name: str, seed: int = 0, search: str = "scipy") -> dict:
+    r"""Bytes written by ``aten::copy_`` and ``aten::cat`` in one warm HE round with ``k``
+    candidates at ``n`` observations: ``upkeep`` within ``Policy.candidate_factor_sets`` (wrapped
+    in this process under the label :data:`UPKEEP`) and ``rest``, with the factors' bytes."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from botorch_unknown_hypers.policies.base import Policy
+
+    problem, X, Y, policy, q = build("he-gp-ucb", n, device_name, seed, he_k=k, search=search)
+    X, Y = one_round(problem, policy, X, Y, q)
+    factor_sets = Policy.candidate_factor_sets
+
+    def labelled(self, *args, **kwargs):
+        with record_function(UPKEEP):
+            return factor_sets(self, *args, **kwargs)
+
+    Policy.candidate_factor_sets = labelled
+    try:
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True) as prof:
+            one_round(problem, policy, X, Y, q)
+    finally:
+        Policy.candidate_factor_sets = factor_sets
+    out = {"n": n, "k": k, "upkeep": 0, "rest": 0, "factor_bytes": 8 * k * n * n}
+    for event in prof.events():
+        if event.name == "aten::copy_":  # the destination's bytes (float64 in these rounds)
+            shape = event.input_shapes[0] if event.input_shapes else []
+            written = 8 * math.prod(shape) if shape else 0
+        elif event.name == "aten::cat":  # its output, the memory it allocates
+            written = max(event.cpu_memory_usage, 0)
+        else:
+            continue
+        parent = event.cpu_parent
+        while parent is not None and parent.name != UPKEEP:
+            parent = parent.cpu_parent
+        out["upkeep" if parent is not None else "rest"] += written
+    return out
+
+
 def child(fn: str, threads: int, **kwargs) -> dict:
     r"""``fn(**kwargs)`` of this script in a fresh interpreter (its own peak memory and caches)."""
     code = (
@@ -382,6 +433,8 @@ def main() -> None:
     parser.add_argument("--skip-he-round", action="store_true", help="only the synchronising counts")
     parser.add_argument("--sites", action="store_true", help="also list where each method's reads (CPU) or syncs (CUDA) are made")
     parser.add_argument("--quick", action="store_true", help=f"smoke test: n = {QUICK['n']}, HE round at n = {QUICK['he_n']}")
+    parser.add_argument("--copies", type=int, nargs="+", default=[], metavar="N",
+                        help="bytes copied by one warm HE round at each of these n (CPU)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args()
     if args.quick:
@@ -389,6 +442,8 @@ def main() -> None:
     for name in ("threads", "n", "he_n", "he_k"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}.")
+    if any(n < 2 for n in args.copies):
+        parser.error(f"--copies: every n must be >= 2, got {args.copies}.")
     import torch
 
     load = open("/proc/loadavg").read().split()[:3] if sys.platform.startswith("linux") else ["?"] * 3
@@ -421,6 +476,15 @@ def main() -> None:
               + ("" if r["peak_reset"] else "; peak NOT reset after the warm round: it includes the warm round") + ")")
         print(f"round {r['round_seconds']:.2f} s, one batched Cholesky of the {r['k']} matrices {r['cholesky_seconds']:.2f} s: "
               f"ratio {r['cholesky_ratio']:.2f}x (warm round {r['warm_seconds']:.2f} s)")
+    copies = [child("copied_bytes", args.threads, n=n, k=args.he_k, device_name="cpu", seed=args.seed, search=args.searches[0])
+              for n in args.copies]
+    if copies:
+        print(f"\nbytes written by aten::copy_ and aten::cat in one warm HE round, K = {args.he_k}, {args.searches[0]} search (CPU)")
+        print("| n | factor upkeep | rest of the round | factors (8 K n^2) | upkeep / factors |")
+        print("|---|---|---|---|---|")
+        for c in copies:
+            print(f"| {c['n']} | {c['upkeep'] / 2**20:.2f} MiB | {c['rest'] / 2**20:.2f} MiB | {c['factor_bytes'] / 2**20:.0f} MiB "
+                  f"| {c['upkeep'] / c['factor_bytes']:.4f} |", flush=True)
     sites = {}
     for method in args.methods if args.sites else []:
         for search in args.searches:
@@ -432,7 +496,7 @@ def main() -> None:
                 print(f"{count:5d}  {op:10s} {site}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), "load": load, "rounds": rows, "he_rounds": he, "sites": sites}, fh, indent=1)
+            json.dump({"args": vars(args), "load": load, "rounds": rows, "he_rounds": he, "copies": copies, "sites": sites}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -98,3 +98,11 @@ def test_quick_run_of_every_method_prints_parsable_rows(tmp_path, bench):
     path = tmp_path / "profile.json"
     stdout = _run("--quick", "--searches", "scipy", "torch", "--json", str(path))
     _check_output(stdout, list(bench.METHODS), json.loads(path.read_text()), ("scipy", "torch"))
+
+
+def test_the_factor_upkeep_of_a_round_copies_no_factor(bench):
+    r"""Appending a round's row copies :math:`O(Kn)` bytes (the factor's rows since its base, the
+    fixed raw points' solves), not the factors' :math:`8Kn^2`: at n = 272, K = 4 the upkeep writes
+    under half the factors' bytes (one copy of them would be more)."""
+    copied = bench.copied_bytes(272, 4, "cpu")
+    assert 0 < copied["upkeep"] < 0.5 * copied["factor_bytes"] and copied["rest"] > 0
