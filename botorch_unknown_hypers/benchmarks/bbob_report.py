@@ -27,6 +27,7 @@ error :math:`\mathrm{sd}(\delta)/\sqrt m` (``ddof = 1``), and the counts of pair
 is better (:math:`\delta < 0`) and worse; *significant* means :math:`|\bar\delta| > 2\,\mathrm{SE}`.
 The average rank ranks the methods on the final simple regret within each (function, instance,
 seed) (ties get the mean of their ranks), then averages per function and over all.
+:func:`report_bars` judges the ``auto`` presets against the peers by the bars of :data:`BARS`.
 
 Reference:
     N. Hansen, A. Auger, D. Brockhoff, T. Tusar. Anytime performance assessment in blackbox
