@@ -63,6 +63,9 @@ METHODS = ("lb-gp-ucb-auto", "he-gp-ucb-auto", "lb-gp-ucb", "he-gp-ucb", "mle-gp
 BASE_OPTIONS: dict[str, dict[str, Any]] = {"qlognei": {"surrogate": "fitted"}}
 r"""Options every run of a method gets (BoTorch's default model for ``qlognei`` everywhere)."""
 T_BOX, T_POOL, N_INIT = 60, 50, 10
+DIFFERENCES = (("qlognei", "final_simple_regret"), ("qlognei", "cumulative_regret"), ("optuna-gp", "final_simple_regret"),
+               ("mle-gp-ucb", "final_simple_regret"))
+r"""The paired differences of the report's table (reference, quantity), in its column order."""
 BAR_CUMULATIVE = 0.6
 r"""The practical suite's own bar: the cumulative regret at most ``qlognei``'s on this fraction of
 the problems (6 of the suite's 10); the others are BBOB's (``bbob_report.BARS``)."""
@@ -345,19 +348,13 @@ def report(out: Path, seeds: list[int] | None = None, spread: Callable[[str], fl
             if not rs:
                 continue
             cells = [m, str(len(rs)), fmt(*mean_se([r["final_simple_regret"] for r in rs])), fmt(*mean_se([r["cumulative_regret"] for r in rs]))]
-            for ref, key in (("qlognei", "final_simple_regret"), ("qlognei", "cumulative_regret"), ("optuna-gp", "final_simple_regret"),
-                             ("mle-gp-ucb", "final_simple_regret")):
-                d = paired(runs, m, ref, key) if m != ref else None
+            diffs = {(ref, key): paired(runs, m, ref, key) if m != ref else None for ref, key in DIFFERENCES}
+            for d in diffs.values():
                 cells.append("" if d is None else fmt(d[0], d[1]) + (" *" if abs(d[0]) > 2 * d[1] and d[1] > 0 else ""))
             walls = sorted(r["wall_time_s"] for r in rs)
             cells.append(f"{walls[len(walls) // 2]:.1f}")
             lines.append("| " + " | ".join(cells) + " |")
-            wins.setdefault(m, {})[p] = {
-                "sr": mean_se([r["final_simple_regret"] for r in rs])[0],
-                "vs": {ref: paired(runs, m, ref, "final_simple_regret") for ref in ("qlognei", "optuna-gp", "mle-gp-ucb")},
-                "cr_vs_q": paired(runs, m, "qlognei", "cumulative_regret"),
-                "wall": [r["wall_time_s"] for r in rs],
-            }
+            wins.setdefault(m, {})[p] = {"sr": mean_se([r["final_simple_regret"] for r in rs])[0], "diffs": diffs}
         lines.append("")
     lines += bars(wins, problems, practical_frame(records, spread))
     text = "\n".join(lines) + "\n"
@@ -394,12 +391,12 @@ def bars(wins: dict[str, dict[str, Any]], problems: list[str], frame: Any) -> li
                     f" {row.median_time_preset:.1f} s vs qlognei {row.median_time_reference:.1f} s")
             holds = bool(row.holds)
             if row.peer == "qlognei":
-                cr = sum((d := a[p]["cr_vs_q"]) is not None and d[0] <= 0 for p in names)  # over the seeds both ran
+                cr = sum((d := a[p]["diffs"][("qlognei", "cumulative_regret")]) is not None and d[0] <= 0 for p in names)  # paired
                 holds = holds and cr >= BAR_CUMULATIVE * len(names)
                 line += f"; CR <= qlognei's on {cr} (bar {BAR_CUMULATIVE:.0%})"
             lines.append(line + f"; bars {'hold' if holds else 'do not hold'}.")
         shared = [p for p in problems if p in a]
-        worse_mle = [p for p in shared if (d := a[p]["vs"]["mle-gp-ucb"]) is not None and d[1] > 0 and d[0] > 2 * d[1]]
+        worse_mle = [p for p in shared if (d := a[p]["diffs"][("mle-gp-ucb", "final_simple_regret")]) is not None and d[1] > 0 and d[0] > 2 * d[1]]
         t = wins.get(theory, {})
         with_theory = [p for p in shared if p in t]
         beat_theory = f"{sum(a[p]['sr'] < t[p]['sr'] for p in with_theory)} of {len(with_theory)}" if with_theory else "n/a (not run)"

@@ -40,7 +40,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_nonnegative
-from botorch_unknown_hypers.host import to_device
+from botorch_unknown_hypers.host import as_device_tensor, to_device
 
 PERTURBATIONS = ("box", "ball")
 r"""Neighbourhood shapes of robust rules: :math:`L_\infty` (``"box"``) or :math:`L_2` (``"ball"``)."""
@@ -216,17 +216,12 @@ class FiniteDomain:
         if n > num:
             raise ValueError(f"n = {n} exceeds the pool size {num}.")
         idx = torch.randperm(num, generator=torch.Generator().manual_seed(seed))[:n]
-        return self.points[self._on_device(idx)]
+        return self.points[as_device_tensor(idx, device=self.device)]
 
     def sample_uniform(self, n: int, generator: torch.Generator) -> Tensor:
         r"""``n x d`` pool points drawn uniformly with replacement with ``generator``."""
         idx = torch.randint(0, self.points.shape[0], (n,), generator=generator)
-        return self.points[self._on_device(idx)]
-
-    def _on_device(self, idx: Tensor) -> Tensor:
-        r"""Host indices on the pool's device, copied without a wait (``.to`` would wait for the
-        device's stream)."""
-        return to_device(idx, self.points.new_empty(0, dtype=torch.long))
+        return self.points[as_device_tensor(idx, device=self.device)]
 
     def discretize(self, n: int, seed: int) -> Tensor:
         r"""The pool itself (``N x d``; ``n`` and ``seed`` are for boxes)."""

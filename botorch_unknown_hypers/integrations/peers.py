@@ -137,8 +137,8 @@ class OptunaGPPolicy(Policy):
         if not isinstance(self.domain, FiniteDomain):
             return None
         taken = torch.zeros(self.domain.points.shape[0], dtype=torch.bool, device=self.domain.device)
-        index = self.domain.index_of(train_X) if train_X.shape[0] else torch.empty(0, dtype=torch.long)
-        taken[index[index >= 0].to(taken.device)] = True
+        index = self.domain.index_of(train_X)  # on the pool's device; -1 for a row not in the pool
+        taken[index[index >= 0]] = True
         return taken
 
     def _nearest_pool_point(self, asked: list[float], taken: Tensor) -> list[float]:
