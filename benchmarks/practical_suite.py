@@ -396,12 +396,13 @@ def bars(wins: dict[str, dict[str, Any]], problems: list[str], frame: Any) -> li
                 line += f"; CR <= qlognei's on {cr} (bar {BAR_CUMULATIVE:.0%})"
             lines.append(line + f"; bars {'hold' if holds else 'do not hold'}.")
         shared = [p for p in problems if p in a]
-        worse_mle = [p for p in shared if (d := a[p]["diffs"][("mle-gp-ucb", "final_simple_regret")]) is not None and d[1] > 0 and d[0] > 2 * d[1]]
+        to_mle = {p: d for p in shared if (d := a[p]["diffs"][("mle-gp-ucb", "final_simple_regret")]) is not None}
+        worse_mle = [p for p, d in to_mle.items() if d[1] > 0 and d[0] > 2 * d[1]]
+        worse_mle = f"{len(worse_mle)} of {len(to_mle)} {worse_mle}" if to_mle else "n/a (not run)"
         t = wins.get(theory, {})
         with_theory = [p for p in shared if p in t]
         beat_theory = f"{sum(a[p]['sr'] < t[p]['sr'] for p in with_theory)} of {len(with_theory)}" if with_theory else "n/a (not run)"
-        lines.append(f"- **{auto}**: significantly worse than mle-gp-ucb on {len(worse_mle)} {worse_mle};"
-                     f" lower SR than {theory} on {beat_theory}.")
+        lines.append(f"- **{auto}**: significantly worse than mle-gp-ucb on {worse_mle}; lower SR than {theory} on {beat_theory}.")
     return lines + [""]
 
 

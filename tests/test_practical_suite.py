@@ -44,7 +44,11 @@ def test_report_pairs_by_seed_and_marks_2_se(suite, tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| lb-gp-ucb-auto"))
     assert suite.fmt(mean, se) + " *" in row
     assert "against qlognei on 1 problems:" in text and "lower mean SR on 1" in text and "2.0 s vs qlognei 5.0 s" in text
+    assert "significantly worse than mle-gp-ucb on 0 of 1 []; lower SR than lb-gp-ucb on n/a (not run)." in text
     assert (tmp_path / "report.md").exists()
+    for s in range(4):  # without mle-gp-ucb the record says it was not run, not that the preset was never worse
+        (tmp_path / "branin" / "mle-gp-ucb" / f"seed{s}.json").unlink()
+    assert "significantly worse than mle-gp-ucb on n/a (not run);" in suite.report(tmp_path)
 
 
 def test_bars_against_both_peers_count_problems_and_hold_only_when_every_bar_does(suite, tmp_path):
