@@ -398,11 +398,11 @@ def bars(wins: dict[str, dict[str, Any]], problems: list[str], frame: Any) -> li
         shared = [p for p in problems if p in a]
         to_mle = {p: d for p in shared if (d := a[p]["diffs"][("mle-gp-ucb", "final_simple_regret")]) is not None}
         worse_mle = [p for p, d in to_mle.items() if d[1] > 0 and d[0] > 2 * d[1]]
-        worse_mle = f"{len(worse_mle)} of {len(to_mle)} {worse_mle}" if to_mle else "n/a (not run)"
+        mle_record = f"{len(worse_mle)} of {len(to_mle)} {worse_mle}" if to_mle else "n/a (not run)"
         t = wins.get(theory, {})
         with_theory = [p for p in shared if p in t]
         beat_theory = f"{sum(a[p]['sr'] < t[p]['sr'] for p in with_theory)} of {len(with_theory)}" if with_theory else "n/a (not run)"
-        lines.append(f"- **{auto}**: significantly worse than mle-gp-ucb on {worse_mle}; lower SR than {theory} on {beat_theory}.")
+        lines.append(f"- **{auto}**: significantly worse than mle-gp-ucb on {mle_record}; lower SR than {theory} on {beat_theory}.")
     return lines + [""]
 
 
