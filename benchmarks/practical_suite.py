@@ -211,6 +211,12 @@ def paired(runs: dict[tuple[str, int], dict], method: str, ref: str, key: str) -
     return mean, se, len(seeds)
 
 
+def beyond_2se(d: tuple[float, float, int] | None) -> bool:
+    r"""Whether a :func:`paired` difference is beyond 2 SE (and its SE is positive): the table's
+    ``*`` and the report's "significantly" (its sign says worse or better)."""
+    return d is not None and d[1] > 0 and abs(d[0]) > 2 * d[1]
+
+
 def with_option(method: str, option: str) -> str:
     r"""The spec of ``method`` with ``option`` (``key=value``) added: ``name[key=value]`` or
     ``name[...&key=value]``."""
@@ -350,7 +356,7 @@ def report(out: Path, seeds: list[int] | None = None, spread: Callable[[str], fl
             cells = [m, str(len(rs)), fmt(*mean_se([r["final_simple_regret"] for r in rs])), fmt(*mean_se([r["cumulative_regret"] for r in rs]))]
             diffs = {(ref, key): paired(runs, m, ref, key) if m != ref else None for ref, key in DIFFERENCES}
             for d in diffs.values():
-                cells.append("" if d is None else fmt(d[0], d[1]) + (" *" if abs(d[0]) > 2 * d[1] and d[1] > 0 else ""))
+                cells.append("" if d is None else fmt(d[0], d[1]) + (" *" if beyond_2se(d) else ""))
             walls = sorted(r["wall_time_s"] for r in rs)
             cells.append(f"{walls[len(walls) // 2]:.1f}")
             lines.append("| " + " | ".join(cells) + " |")
@@ -397,7 +403,7 @@ def bars(wins: dict[str, dict[str, Any]], problems: list[str], frame: Any) -> li
             lines.append(line + f"; bars {'hold' if holds else 'do not hold'}.")
         shared = [p for p in problems if p in a]
         to_mle = {p: d for p in shared if (d := a[p]["diffs"][("mle-gp-ucb", "final_simple_regret")]) is not None}
-        worse_mle = [p for p, d in to_mle.items() if d[1] > 0 and d[0] > 2 * d[1]]
+        worse_mle = [p for p, d in to_mle.items() if beyond_2se(d) and d[0] > 0]
         mle_record = f"{len(worse_mle)} of {len(to_mle)} {worse_mle}" if to_mle else "n/a (not run)"
         t = wins.get(theory, {})
         with_theory = [p for p in shared if p in t]
