@@ -1,18 +1,21 @@
-r"""The BBOB development benchmark: a grid of runs, one JSON per run, resumable.
+r"""The BBOB benchmark: a grid of runs, kept as compact study records, resumable from them.
 
 Functions x instances x dimensions x seeds x methods x noise, each run with the budget of
-``docs/bbob.md`` (at dimension d: 2d Sobol points, then 10d rounds of one point). One JSON per
-run under ``--out`` (``d{d}/{problem}/{method}-seed{seed}.json``); runs whose file is complete
-are skipped, so an interrupted sweep resumes where it stopped. Instances 1-5 are for
-development; report instances (6-15) are refused without ``--allow-report-instances``.
+``docs/bbob.md`` (at dimension d: 2d Sobol points, then 10d rounds of one point). Every finished
+run becomes a record in ``--records`` (default ``benchmarks/results/bbob``, committed:
+``d{d}[-noisy]/{method}.jsonl.gz``, see ``botorch_unknown_hypers/benchmarks/records.py``); with
+``--out`` it also gets a full JSON run file there (points included, not committed). Runs already
+recorded (or with a complete run file) are skipped, so a sweep resumes on a fresh clone from the
+committed records. Instances 1-5 are for development; the others (report instances) are refused
+without ``--allow-report-instances``.
 
 Usage::
 
-    OMP_NUM_THREADS=1 python benchmarks/bbob.py --out runs/bbob-dev --dims 5 \
+    OMP_NUM_THREADS=1 python benchmarks/bbob.py --dims 2 --noise both \
         --functions 1-24 --instances 1-5 --seeds 0 --methods qlognei,optuna-gp,random
-    python benchmarks/bbob.py --out runs/bbob-dev --executor ray --workers 8     # on Ray
-    python benchmarks/bbob.py --out runs/bbob-dev --dry-run                      # count only
-    python benchmarks/bbob.py --out runs/bbob-dev --methods 'lb-gp-ucb-auto[growth=1.01&restart=true]'  # a variant
+    python benchmarks/bbob.py --executor ray --workers 8 ...        # on Ray
+    python benchmarks/bbob.py --dry-run ...                         # count only
+    python benchmarks/bbob.py --methods 'lb-gp-ucb-auto[growth=1.01&restart=true]' ...  # a variant
 
 Needs ``pip install "botorch-unknown-hypers[bbob,optuna]"``.
 """
@@ -23,17 +26,19 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from practical_suite import code_version, parse_seeds  # noqa: E402
-
-from botorch_unknown_hypers.benchmarks.bbob import (  # noqa: E402
+from botorch_unknown_hypers.benchmarks.bbob import (
     DEFAULT_METHODS,
     budget,
     grid,
     make_executor,
     pending_specs,
+    record_store,
     sweep,
 )
+from botorch_unknown_hypers.benchmarks.study import code_version
+from botorch_unknown_hypers.benchmarks.study import parse_ids as parse_seeds
+
+RECORDS = Path(__file__).resolve().parent / "results" / "bbob"
 
 
 def split_methods(text: str) -> list[str]:
@@ -49,7 +54,10 @@ def split_methods(text: str) -> list[str]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, required=True, help="folder of the run files (outside the repository)")
+    p.add_argument("--records", type=Path, default=RECORDS,
+                   help="the study's record store (default: benchmarks/results/bbob, committed)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="also write full run files (points included) to this folder, outside the repository")
     p.add_argument("--functions", default="1-24", help="BBOB function ids, e.g. 1-24 or 1,3,5 (default 1-24)")
     p.add_argument("--instances", default="1-5", help="instance ids (default: the development instances 1-5)")
     p.add_argument("--dims", default="5", help="dimensions, e.g. 2,5,10 (default 5)")
@@ -88,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    todo = pending_specs(specs, args.out)
+    store = record_store(args.records)
+    todo = pending_specs(specs, args.out, store)
     budgets = ", ".join(f"d={d}: {budget(d)[0]} + {budget(d)[1]}" for d in parse_seeds(args.dims))
     print(f"{len(specs)} runs in the grid, {len(todo)} to do; budget (n_init + rounds of q = 1) {budgets}; "
           f"{args.executor} executor, {args.workers} worker(s) x {args.threads} thread(s).", flush=True)
@@ -96,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     executor = make_executor(args.executor, workers=args.workers, threads=args.threads, ray_address=args.ray_address)
     extra = {"threads": args.threads, "executor": args.executor, "workers": args.workers, "code": args.code_version or code_version()}
-    failed = sum(path is None for _, path in sweep(specs, args.out, executor, extra=extra, progress=not args.no_progress))
-    print(f"done: {len(todo) - failed} run(s) written, {failed} failed (see {args.out / 'failures.jsonl'}).", flush=True)
+    runs = sweep(specs, args.out, executor, extra=extra, progress=not args.no_progress, store=store)
+    failed = sum(path is None for _, path in runs)
+    where = args.out if args.out is not None else args.records
+    print(f"done: {len(todo) - failed} run(s) recorded, {failed} failed (see {where / 'failures.jsonl'}).", flush=True)
     return 1 if failed else 0
 
 

@@ -35,7 +35,6 @@ import json
 import logging
 import os
 import platform
-import re
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
@@ -47,6 +46,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from botorch_unknown_hypers.benchmarks.records import RecordStore, label_file_name
 from botorch_unknown_hypers.executors import Executor, ProcessExecutor, RayExecutor, RunSpec, execute_run
 from botorch_unknown_hypers.integrations.peers import PEERS, import_optuna
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, parse_method_spec, register_method
@@ -170,10 +170,38 @@ def grid(
 
 
 def run_file_name(label: str) -> str:
-    r"""A method label as a file name: characters other than letters, digits and ``._=,+-``
-    become ``_`` (``lb-gp-ucb-auto[growth=1.01&restart=true]`` ->
-    ``lb-gp-ucb-auto_growth=1.01_restart=true_``)."""
-    return re.sub(r"[^A-Za-z0-9._=,+-]", "_", label)
+    r"""A method label as a file name (:func:`~botorch_unknown_hypers.benchmarks.records.label_file_name`):
+    ``lb-gp-ucb-auto[growth=1.01&restart=true]`` -> ``lb-gp-ucb-auto_growth=1.01_restart=true_``."""
+    return label_file_name(label)
+
+
+KEY_FIELDS = ("problem", "method", "seed", "n_init", "iterations", "batch_size", "options")
+r"""The configuration fields that identify a BBOB run, in a run file and in a study record."""
+COMPACT_FIELDS = ("config", "simple_regret", "final_simple_regret", "cumulative_time_s", "elapsed_s", "cpu_s")
+r"""What a study record keeps of a run file (the points, values and observations are left out)."""
+
+
+def record_store(root: str | Path) -> RecordStore:
+    r"""The BBOB study's records under ``root`` (``benchmarks/results/bbob``), one file per
+    (group, method), the group being ``d{d}`` or ``d{d}-noisy``."""
+    return RecordStore(root, KEY_FIELDS)
+
+
+def spec_group(spec: RunSpec) -> str:
+    r"""The study group of a run: ``d{d}`` or ``d{d}-noisy``."""
+    _, _, dim, noisy = parse_bbob_name(spec.problem)
+    return f"d{dim}" + ("-noisy" if noisy else "")
+
+
+def spec_config(spec: RunSpec) -> dict[str, Any]:
+    r"""The key fields (:data:`KEY_FIELDS`) of a run's configuration."""
+    return {"problem": spec.problem, "method": spec.key[1], "seed": spec.seed, "n_init": spec.n_init,
+            "iterations": spec.iterations, "batch_size": spec.batch_size, "options": spec.options}
+
+
+def compact_record(record: dict[str, Any]) -> dict[str, Any]:
+    r"""The study record of a run file: its :data:`COMPACT_FIELDS`."""
+    return {k: record.get(k) for k in COMPACT_FIELDS}
 
 
 def run_path(out: str | Path, spec: RunSpec) -> Path:
@@ -192,16 +220,22 @@ def is_complete(path: Path, spec: RunSpec) -> bool:
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT or record.get("version") != RECORD_VERSION:
         return False
     config = record.get("config", {})
-    expected = {"problem": spec.problem, "method": spec.key[1], "seed": spec.seed, "n_init": spec.n_init,
-                "iterations": spec.iterations, "batch_size": spec.batch_size, "options": spec.options}
+    expected = spec_config(spec)
     if any(config.get(k) != v for k, v in expected.items()) or not record.get("complete"):
         return False
     return len(record.get("f", [])) == spec.n_init + spec.iterations * spec.batch_size
 
 
-def pending_specs(specs: Iterable[RunSpec], out: str | Path) -> list[RunSpec]:
-    r"""The runs of ``specs`` without a complete file under ``out``."""
-    return [spec for spec in specs if not is_complete(run_path(out, spec), spec)]
+def pending_specs(specs: Iterable[RunSpec], out: str | Path | None = None, store: RecordStore | None = None) -> list[RunSpec]:
+    r"""The runs of ``specs`` with neither a record in ``store`` nor a complete file under ``out``
+    (either may be ``None``)."""
+
+    def done(spec: RunSpec) -> bool:
+        if store is not None and store.has(spec_group(spec), spec.key[1], spec_config(spec)):
+            return True
+        return out is not None and is_complete(run_path(out, spec), spec)
+
+    return [spec for spec in specs if not done(spec)]
 
 
 def run_bbob(spec: RunSpec) -> pd.DataFrame:
@@ -323,24 +357,32 @@ def machine() -> str:
 
 def sweep(
     specs: Sequence[RunSpec],
-    out: str | Path,
+    out: str | Path | None,
     executor: Executor,
     extra: dict[str, Any] | None = None,
     progress: bool = True,
+    store: RecordStore | None = None,
 ) -> Iterator[tuple[RunSpec, Path | None]]:
-    r"""Run the specs without a complete file under ``out``; yield ``(spec, path)`` as each
-    finishes (``path`` is ``None`` for a failed run, whose traceback goes to
-    ``out/failures.jsonl``). ``extra`` is added to every record's configuration."""
+    r"""Run the specs with neither a record in ``store`` nor a complete file under ``out``; yield
+    ``(spec, path)`` as each finishes, ``path`` being the run file (or, without ``out``, the record
+    file) and ``None`` for a failed run, whose traceback goes to ``failures.jsonl`` (under ``out``,
+    else under the store's root). ``extra`` is added to every record's configuration.
+
+    Raises:
+        ValueError: when both ``out`` and ``store`` are ``None`` (nothing would be kept).
+    """
     from tqdm.auto import tqdm
 
-    out = Path(out)
-    todo = pending_specs(specs, out)
+    if out is None and store is None:
+        raise ValueError("out and store: expected a run-file folder, a record store or both, got neither.")
+    out = Path(out) if out is not None else None
+    todo = pending_specs(specs, out, store)
     extra = {"machine": machine(), "torch": torch.__version__, **(extra or {})}
     bar = tqdm(total=len(todo), unit="run", disable=not progress, desc=f"{len(specs) - len(todo)} done before")
     with bbob_registered(spec.problem for spec in todo):  # for an executor in this process (LocalExecutor)
         try:
             for spec, history in executor.run_all(todo):
-                path = _write_run(out, spec, history, extra)
+                path = _write_run(out, spec, history, extra, store)
                 bar.update(1)
                 bar.set_postfix_str(f"{spec.problem} {spec.key[1]}" + (" FAILED" if path is None else ""))
                 yield spec, path
@@ -348,13 +390,20 @@ def sweep(
             bar.close()
 
 
-def _write_run(out: Path, spec: RunSpec, history: pd.DataFrame, extra: dict[str, Any]) -> Path | None:
-    r"""Write a finished run's file, or append a failed run's traceback to ``failures.jsonl``."""
+def _write_run(out: Path | None, spec: RunSpec, history: pd.DataFrame, extra: dict[str, Any],
+               store: RecordStore | None) -> Path | None:
+    r"""Write a finished run's file and record, or append a failed run's traceback to ``failures.jsonl``."""
     error = history.attrs.get("error")
     if error is None:
-        path = run_path(out, spec)
-        write_json(path, run_record(spec, history, extra))
+        record = run_record(spec, history, extra)
+        path = None
+        if store is not None:
+            path = store.add(spec_group(spec), spec.key[1], compact_record(record))
+        if out is not None:
+            path = run_path(out, spec)
+            write_json(path, record)
         return path
+    out = out if out is not None else store.root  # type: ignore[union-attr]  # sweep refuses both None
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "failures.jsonl", "a") as handle:
         handle.write(json.dumps({"problem": spec.problem, "method": spec.key[1], "seed": spec.seed, "error": error}) + "\n")
@@ -363,7 +412,9 @@ def _write_run(out: Path, spec: RunSpec, history: pd.DataFrame, extra: dict[str,
 
 
 __all__ = [
+    "COMPACT_FIELDS",
     "DEFAULT_METHODS",
+    "KEY_FIELDS",
     "METHOD_OPTIONS",
     "RECORD_FORMAT",
     "RECORD_VERSION",
@@ -375,9 +426,13 @@ __all__ = [
     "pending_specs",
     "problem_info",
     "bbob_registered",
+    "compact_record",
+    "record_store",
     "run_bbob",
     "run_path",
     "run_record",
+    "spec_config",
+    "spec_group",
     "sweep",
     "write_json",
 ]

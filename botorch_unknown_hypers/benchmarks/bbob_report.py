@@ -48,14 +48,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from botorch_unknown_hypers.benchmarks.bbob import RECORD_FORMAT, RECORD_VERSION  # noqa: E402
+from botorch_unknown_hypers.benchmarks.bbob import RECORD_FORMAT, RECORD_VERSION, record_store  # noqa: E402
 
 TARGETS = np.logspace(2, -8, 51)
 r"""COCO's 51 targets :math:`10^{2 - k/5}`, :math:`k = 0, \dots, 50`, on the normalised regret."""
 
 
-def load_runs(out: str | Path) -> list[dict]:
-    r"""The complete run files under ``out`` (``d*/*/*.json``), in path order."""
+def load_runs(out: str | Path, instances: Sequence[int] | None = None) -> list[dict]:
+    r"""The runs under ``out``: the complete run files (``d*/*/*.json``) and the study records
+    (``d*/*.jsonl.gz``, :func:`~botorch_unknown_hypers.benchmarks.bbob.record_store`), in path
+    order; with ``instances``, only the runs on those instances."""
     runs = []
     for path in sorted(Path(out).glob("d*/*/*.json")):
         try:
@@ -64,6 +66,10 @@ def load_runs(out: str | Path) -> list[dict]:
             continue
         if record.get("format") == RECORD_FORMAT and record.get("version") == RECORD_VERSION and record.get("complete"):
             runs.append(record)
+    runs += list(record_store(out).records())
+    if instances is not None:
+        keep = set(instances)
+        runs = [run for run in runs if run["config"]["instance"] in keep]
     return runs
 
 

@@ -1,0 +1,136 @@
+r"""Compact study records: the memory of a benchmark study, small enough to commit.
+
+A study (the BBOB grid, the practical suite) keeps one record per finished run in
+``root/<group>/<method>.jsonl.gz``: gzip'd JSON lines, one line a run, grouped by the study's
+group (``d2``, ``d2-noisy``, a practical problem) and by the method's label as a file name. A
+record holds the run's configuration (``config``), the best-so-far simple regret after every
+evaluation :math:`r(n) = f^* - \max_{j \le n} f(x_j)` (``simple_regret``), the cumulative
+proposal time per evaluation (``cumulative_time_s``), the run's wall and CPU time and whatever
+scalars the study adds; the points themselves are left out. Floats are kept to
+:data:`SIGNIFICANT` significant digits, which changes no regret beyond :math:`10^{-6}` relative,
+far below a 2-SE comparison of seeded runs.
+
+A record enters the store only whole: :meth:`RecordStore.add` rewrites its file to a temporary
+name and renames it over the old one, so a killed sweep loses only the runs in flight and a
+committed store resumes on a fresh clone (:meth:`RecordStore.has`). A study's tables are
+computed from the store alone.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+RECORDS_FORMAT = "buh-study-record"
+RECORDS_VERSION = 1
+SIGNIFICANT = 7
+r"""Significant digits of every float in a record."""
+
+
+def label_file_name(label: str) -> str:
+    r"""A method label as a file name: characters other than letters, digits and ``._=,+-``
+    become ``_`` (``auto[probe=0.1]`` -> ``auto_probe=0.1_``)."""
+    return re.sub(r"[^A-Za-z0-9._=,+-]", "_", label)
+
+
+def rounded(value: Any, digits: int = SIGNIFICANT) -> Any:
+    r"""``value`` with every float (also inside lists and dicts) kept to ``digits`` significant
+    digits; non-finite floats and other types unchanged."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+    if isinstance(value, Mapping):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
+def config_key(config: Mapping[str, Any], fields: Iterable[str]) -> str:
+    r"""The identity of a run: its ``fields`` of ``config`` as canonical JSON."""
+    return json.dumps({f: config.get(f) for f in fields}, sort_keys=True)
+
+
+class RecordStore:
+    r"""The records of one study under ``root``, keyed by ``key_fields`` of their ``config``.
+
+    Args:
+        root: the study's folder (``benchmarks/results/<study>``).
+        key_fields: the configuration fields that identify a run (problem, method, seed, ...);
+            a run whose key is already stored is not run again.
+    """
+
+    def __init__(self, root: str | Path, key_fields: Iterable[str]) -> None:
+        self.root = Path(root)
+        self.key_fields = tuple(key_fields)
+        if not self.key_fields:
+            raise ValueError("key_fields must name at least one configuration field, got none.")
+        self._cache: dict[Path, list[dict[str, Any]]] = {}
+
+    def path(self, group: str, method: str) -> Path:
+        r"""``root/<group>/<method as a file name>.jsonl.gz``."""
+        return self.root / label_file_name(group) / f"{label_file_name(method)}.jsonl.gz"
+
+    def _read(self, path: Path) -> list[dict[str, Any]]:
+        if path not in self._cache:
+            records = []
+            if path.exists():
+                with gzip.open(path, "rt") as handle:
+                    for line in handle:
+                        record = json.loads(line)
+                        if record.get("format") == RECORDS_FORMAT and record.get("version") == RECORDS_VERSION:
+                            records.append(record)
+            self._cache[path] = records
+        return self._cache[path]
+
+    def files(self) -> list[Path]:
+        r"""Every record file of the study, in path order."""
+        return sorted(self.root.glob("*/*.jsonl.gz"))
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        r"""Every record of the study, file by file in path order."""
+        for path in self.files():
+            yield from self._read(path)
+
+    def key(self, config: Mapping[str, Any]) -> str:
+        return config_key(config, self.key_fields)
+
+    def has(self, group: str, method: str, config: Mapping[str, Any]) -> bool:
+        r"""Whether a run with ``config``'s key is stored under ``(group, method)``."""
+        key = self.key(config)
+        return any(self.key(r["config"]) == key for r in self._read(self.path(group, method)))
+
+    def add(self, group: str, method: str, record: Mapping[str, Any]) -> Path:
+        r"""Store ``record`` (its floats rounded, format and version added) under ``(group, method)``,
+        replacing a stored run of the same key; the file is rewritten atomically.
+
+        Raises:
+            ValueError: for a record without a ``config`` holding every key field.
+        """
+        config = record.get("config")
+        if not isinstance(config, Mapping) or any(f not in config for f in self.key_fields):
+            raise ValueError(f"record: expected a 'config' with the fields {list(self.key_fields)}, got {config!r}.")
+        path = self.path(group, method)
+        key = self.key(config)
+        new = {"format": RECORDS_FORMAT, "version": RECORDS_VERSION, **rounded(dict(record))}
+        records = [r for r in self._read(path) if self.key(r["config"]) != key] + [new]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # mtime=0: the same records give the same bytes, so a rerun changes no committed file.
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+            handle.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode())
+        os.replace(tmp, path)
+        self._cache[path] = records
+        return path
+
+    def size_bytes(self) -> int:
+        r"""The bytes of the study's record files on disk."""
+        return sum(p.stat().st_size for p in self.files())
+
+
+__all__ = ["RECORDS_FORMAT", "RECORDS_VERSION", "SIGNIFICANT", "RecordStore", "config_key", "label_file_name", "rounded"]
