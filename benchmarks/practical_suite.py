@@ -4,9 +4,12 @@ Ten problems, one configuration per method, no per-problem settings. The ``auto`
 were made on development seeds (100-104) of these same problems, so the suite tells how they do
 on the seeds 0-9 of known problems; the BBOB benchmark (``bbob.py``, ``docs/bbob.md``) is the one
 too broad to tune to. Boxes run T = 60 rounds and pools T = 50, after 10 initial points (Sobol on a box,
-random pool points), one point per round. Each (problem, method, seed) is one JSON file under
-``--out``; a run whose file exists is skipped, so an interrupted sweep resumes where it stopped.
-``--report`` reads the files and writes ``report.md`` (per problem: final simple regret and
+random pool points), one point per round. Each finished (problem, method, seed) becomes a compact
+record in ``--records`` (default ``benchmarks/results/practical``, committed:
+``{problem}/{method}.jsonl.gz``, the values per evaluation left out) and a full JSON file under
+``--out`` (scratch, not committed); a run already recorded or with a file is skipped, so a sweep
+resumes on a fresh clone from the committed records. ``--report`` reads the records (and the files
+under ``--out``) and writes to ``--report-dir`` ``report.md`` (per problem: final simple regret and
 cumulative regret, mean ± SE over the seeds present; the paired difference against ``qlognei``,
 ``optuna-gp`` and ``mle-gp-ucb``, mean ± SE, marked ``*`` when it exceeds 2 SE; the median wall time per run;
 then the issue's bars, with the areas under the ECDFs of BBOB's targets on the simple regret divided
@@ -22,8 +25,8 @@ plays the nearest pool point not yet observed to each point it asks).
 Usage::
 
     python benchmarks/practical_suite.py --seeds 100-104 --out runs/practical-dev     # development
-    python benchmarks/practical_suite.py --seeds 0-9 --out runs/practical              # report seeds
-    python benchmarks/practical_suite.py --out runs/practical --report
+    python benchmarks/practical_suite.py --seeds 0-9                                  # report seeds
+    python benchmarks/practical_suite.py --report --seeds 0-9 --report-dir runs/practical-report
     python benchmarks/practical_suite.py --out runs/search --seeds 100-104 --decide search=torch \
         --problems branin,rosenbrock4,ackley5,hartmann6,griewank8,michalewicz5,berkenkamp,gp-rbf3 \
         --methods 'lb-gp-ucb-auto;he-gp-ucb-auto;lb-gp-ucb;he-gp-ucb;mle-gp-ucb;qlognei'
@@ -46,6 +49,9 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
+
+from botorch_unknown_hypers.benchmarks.records import RecordStore
+from botorch_unknown_hypers.benchmarks.study import code_version, parse_ids
 
 PROBLEMS = (
     "branin",
@@ -79,30 +85,37 @@ def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
     return name, {**BASE_OPTIONS.get(name, {}), **options}
 
 
+RECORDS = Path(__file__).resolve().parent / "results" / "practical"
+KEY_FIELDS = ("problem", "method", "seed", "iterations", "n_init")
+r"""The fields that identify a run of the suite, in a run file and in its study record."""
+
+
 def parse_seeds(text: str) -> list[int]:
     r"""``"0-9"`` or ``"0,3,5"`` -> seeds."""
-    seeds: list[int] = []
-    for part in text.split(","):
-        lo, sep, hi = part.partition("-")
-        seeds.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
-    return seeds
+    return parse_ids(text)
+
+
+def record_store(root: str | Path = RECORDS) -> RecordStore:
+    r"""The suite's records under ``root``, one file per (problem, method)."""
+    return RecordStore(root, KEY_FIELDS)
+
+
+def compact(record: dict[str, Any]) -> dict[str, Any]:
+    r"""The study record of a run file: everything but the values per evaluation, plus its key as ``config``."""
+    return {"config": {k: record[k] for k in KEY_FIELDS}, **{k: v for k, v in record.items() if k != "f"}}
 
 
 def run_file(out: Path, problem: str, method: str, seed: int) -> Path:
     return out / problem / method / f"seed{seed}.json"
 
 
-def code_version() -> str:
-    r"""The checkout's commit (with ``+dirty`` for uncommitted changes), or ``"unknown"``."""
-    import subprocess
+def run_key(problem: str, method: str, seed: int) -> dict[str, Any]:
+    r"""The key fields of a run of the suite (its budget follows from the problem's domain)."""
+    from botorch_unknown_hypers.domains import FiniteDomain
+    from botorch_unknown_hypers.problems.registry import get_problem
 
-    root = Path(__file__).resolve().parent.parent
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit + ("+dirty" if dirty else "")
+    T = T_POOL if isinstance(get_problem(problem).domain, FiniteDomain) else T_BOX
+    return {"problem": problem, "method": method, "seed": seed, "iterations": T, "n_init": N_INIT}
 
 
 def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, version: str = "unknown") -> str:
@@ -157,8 +170,14 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
     return str(path)
 
 
-def sweep(out: Path, problems: list[str], methods: list[str], seeds: list[int], workers: int, threads: int) -> None:
-    todo = [(p, m, s) for s in seeds for p in problems for m in methods if not run_file(out, p, m, s).exists()]
+def sweep(out: Path, problems: list[str], methods: list[str], seeds: list[int], workers: int, threads: int,
+          store: RecordStore | None = None) -> None:
+    r"""Run every (problem, method, seed) with neither a record in ``store`` nor a file under ``out``;
+    each finished run's file is written under ``out`` and its compact record added to ``store``."""
+    keys = {p: run_key(p, "", 0) for p in problems}
+    todo = [(p, m, s) for s in seeds for p in problems for m in methods
+            if not run_file(out, p, m, s).exists()
+            and not (store is not None and store.has(p, m, {**keys[p], "method": m, "seed": s}))]
     print(f"{len(todo)} runs to do ({workers} workers x {threads} thread(s)).", flush=True)
     if not todo:
         return
@@ -173,7 +192,9 @@ def sweep(out: Path, problems: list[str], methods: list[str], seeds: list[int], 
         for future in as_completed(futures):
             p, m, s = futures[future]
             try:
-                future.result()
+                path = Path(future.result())
+                if store is not None:
+                    store.add(p, m, compact(json.loads(path.read_text())))
             except Exception as e:  # one failed run must not stop the sweep; it is reported
                 print(f"FAILED {p} {m} seed {s}: {type(e).__name__}: {e}", flush=True)
             if bar is not None:
@@ -184,8 +205,14 @@ def sweep(out: Path, problems: list[str], methods: list[str], seeds: list[int], 
 
 
 # --------------------------------------------------------------------------- report
-def load(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted(out.glob("*/*/seed*.json"))]
+def load(out: Path | None, store: RecordStore | None = None) -> list[dict[str, Any]]:
+    r"""The runs: the run files under ``out`` and the records of ``store`` (either may be ``None``);
+    a run present in both is taken once, from its file."""
+    runs = [json.loads(p.read_text()) for p in sorted(out.glob("*/*/seed*.json"))] if out is not None else []
+    seen = {(r["problem"], r["method"], r["seed"]) for r in runs}
+    if store is not None:
+        runs += [r for r in store.records() if (r["problem"], r["method"], r["seed"]) not in seen]
+    return runs
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -324,12 +351,18 @@ def practical_frame(records: list[dict[str, Any]], spread: Callable[[str], float
     return pd.DataFrame(rows)
 
 
-def report(out: Path, seeds: list[int] | None = None, spread: Callable[[str], float] = problem_spread) -> str:
-    r"""``report.md`` of the runs under ``out`` (the seeds ``seeds``, all when ``None``); ``spread``:
-    problem name -> the scale of its ECDF targets (:func:`problem_spread`)."""
-    records = [r for r in load(out) if seeds is None or r["seed"] in seeds]
+def report(out: Path | None, seeds: list[int] | None = None, spread: Callable[[str], float] = problem_spread,
+           store: RecordStore | None = None, report_dir: Path | None = None) -> str:
+    r"""``report.md`` of the runs under ``out`` and in ``store`` (the seeds ``seeds``, all when
+    ``None``), written with the figures to ``report_dir`` (default ``out``); ``spread``: problem
+    name -> the scale of its ECDF targets (:func:`problem_spread`)."""
+    records = [r for r in load(out, store) if seeds is None or r["seed"] in seeds]
     if not records:
-        raise SystemExit(f"no results under {out}")
+        raise SystemExit(f"no results under {out} or in {store.root if store is not None else None}")
+    report_dir = Path(report_dir) if report_dir is not None else out
+    if report_dir is None:
+        raise ValueError("report_dir: expected a folder for report.md when out is None, got None.")
+    report_dir.mkdir(parents=True, exist_ok=True)
     by_problem: dict[str, dict[tuple[str, int], dict]] = {}
     for r in records:
         by_problem.setdefault(r["problem"], {})[(r["method"], r["seed"])] = r
@@ -364,8 +397,8 @@ def report(out: Path, seeds: list[int] | None = None, spread: Callable[[str], fl
         lines.append("")
     lines += bars(wins, problems, practical_frame(records, spread))
     text = "\n".join(lines) + "\n"
-    (out / "report.md").write_text(text)
-    figures(by_problem, problems, methods, out)
+    (report_dir / "report.md").write_text(text)
+    figures(by_problem, problems, methods, report_dir)
     return text
 
 
@@ -446,8 +479,11 @@ def figures(by_problem: dict, problems: list[str], methods: list[str], out: Path
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("runs/practical"))
-    parser.add_argument("--seeds", default="0-9", help="e.g. 0-9 (report) or 100-104 (development)")
+    parser.add_argument("--out", type=Path, default=Path("runs/practical"), help="full run files (scratch, not committed)")
+    parser.add_argument("--records", type=Path, default=RECORDS, help="the study records (default benchmarks/results/practical)")
+    parser.add_argument("--report-dir", type=Path, default=None, help="where --report writes report.md and figures (default OUT)")
+    parser.add_argument("--seeds", default=None, help="e.g. 0-9 (report, the default) or 100-104 (development); "
+                        "with --report, the seeds reported (default: all present)")
     parser.add_argument("--problems", default=",".join(PROBLEMS))
     parser.add_argument("--methods", default=";".join(METHODS), help="';'-separated method specs")
     parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1)))
@@ -457,18 +493,18 @@ def main() -> None:
                         help="only apply the rule for making an option a default (e.g. search=torch) to the files "
                              "present, for --methods (without the option), --problems and --seeds")
     args = parser.parse_args()
-    seeds = parse_seeds(args.seeds)
+    seeds = parse_seeds(args.seeds if args.seeds is not None else "0-9")
     if args.decide is not None:
         methods = [m for m in args.methods.split(";") if m]
-        decision = option_decision(load(args.out), args.decide, methods, args.problems.split(","), seeds)
+        decision = option_decision(load(args.out, record_store(args.records)), args.decide, methods, args.problems.split(","), seeds)
         print(decision_table(decision, args.decide))
         return
     if not args.report:
         methods = [m for m in args.methods.split(";") if m]
         for m in methods:
             parse_method(m)
-        sweep(args.out, args.problems.split(","), methods, seeds, args.workers, args.threads)
-    print(report(args.out, seeds if not args.report else None))
+        sweep(args.out, args.problems.split(","), methods, seeds, args.workers, args.threads, record_store(args.records))
+    print(report(args.out, seeds if (args.seeds is not None or not args.report) else None, store=record_store(args.records), report_dir=args.report_dir))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ far below a 2-SE comparison of seeded runs.
 
 A record enters the store only whole: :meth:`RecordStore.add` rewrites its file to a temporary
 name and renames it over the old one, so a killed sweep loses only the runs in flight and a
-committed store resumes on a fresh clone (:meth:`RecordStore.has`). A study's tables are
+committed store resumes on a fresh clone (:meth:`RecordStore.has`). It reads the file again under
+an exclusive lock (``fcntl.flock`` on a hidden ``.lock`` file beside it, where the platform has
+it), so that several sweeps may add to one study at once. A study's tables are
 computed from the store alone.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from contextlib import contextmanager
 import math
 import os
 import re
@@ -54,6 +57,22 @@ def rounded(value: Any, digits: int = SIGNIFICANT) -> Any:
 def config_key(config: Mapping[str, Any], fields: Iterable[str]) -> str:
     r"""The identity of a run: its ``fields`` of ``config`` as canonical JSON."""
     return json.dumps({f: config.get(f) for f in fields}, sort_keys=True)
+
+
+@contextmanager
+def _locked(lock: Path) -> Iterator[None]:
+    r"""An exclusive lock on the file ``lock`` for the block (no lock where ``fcntl`` is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: one sweep at a time
+        yield
+        return
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class RecordStore:
@@ -118,14 +137,16 @@ class RecordStore:
         path = self.path(group, method)
         key = self.key(config)
         new = {"format": RECORDS_FORMAT, "version": RECORDS_VERSION, **rounded(dict(record))}
-        records = [r for r in self._read(path) if self.key(r["config"]) != key] + [new]
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        # mtime=0: the same records give the same bytes, so a rerun changes no committed file.
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
-            handle.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode())
-        os.replace(tmp, path)
-        self._cache[path] = records
+        with _locked(path.with_name(f".{path.name}.lock")):
+            self._cache.pop(path, None)  # another sweep may have added to the file since it was read
+            records = [r for r in self._read(path) if self.key(r["config"]) != key] + [new]
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            # mtime=0: the same records give the same bytes, so a rerun changes no committed file.
+            with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+                handle.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode())
+            os.replace(tmp, path)
+            self._cache[path] = records
         return path
 
     def size_bytes(self) -> int:

@@ -1,0 +1,87 @@
+import gzip
+import json
+
+import pytest
+
+from botorch_unknown_hypers.benchmarks.records import RECORDS_FORMAT, RecordStore, label_file_name, rounded
+
+
+def _record(problem, seed, regret):
+    return {"config": {"problem": problem, "method": "m[a=1]", "seed": seed, "extra": [1.0]},
+            "simple_regret": [regret + 1.0, regret], "final_simple_regret": regret}
+
+
+def test_records_round_trip_replace_by_key_and_survive_a_new_store(tmp_path):
+    store = RecordStore(tmp_path, ("problem", "method", "seed"))
+    path = store.add("d2", "m[a=1]", _record("p", 0, 0.1234567891234))
+    assert path == tmp_path / "d2" / "m_a=1_.jsonl.gz" and label_file_name("m[a=1]") == "m_a=1_"
+    store.add("d2", "m[a=1]", _record("p", 1, 2.0))
+    store.add("d2", "m[a=1]", _record("p", 0, 0.5))  # the same key replaces the stored run
+    fresh = RecordStore(tmp_path, ("problem", "method", "seed"))  # a fresh clone reads the files alone
+    records = list(fresh.records())
+    assert [(r["config"]["seed"], r["final_simple_regret"]) for r in records] == [(1, 2.0), (0, 0.5)]
+    assert all(r["format"] == RECORDS_FORMAT and r["version"] == 1 for r in records)
+    assert fresh.has("d2", "m[a=1]", {"problem": "p", "method": "m[a=1]", "seed": 1, "extra": "ignored"})
+    assert not fresh.has("d2", "m[a=1]", {"problem": "p", "method": "m[a=1]", "seed": 2})
+    assert not fresh.has("d5", "m[a=1]", {"problem": "p", "method": "m[a=1]", "seed": 1})
+    lines = gzip.open(path, "rt").read().splitlines()
+    assert len(lines) == 2 and all(json.loads(line)["config"]["problem"] == "p" for line in lines)
+    assert not list(tmp_path.glob("*/.*.tmp"))  # the temporary file was renamed over the record file
+
+
+def test_same_records_give_the_same_bytes_and_floats_keep_seven_digits(tmp_path):
+    a, b = RecordStore(tmp_path / "a", ("problem",)), RecordStore(tmp_path / "b", ("problem",))
+    for store in (a, b):
+        store.add("g", "m", {"config": {"problem": "p"}, "r": [1 / 3, float("inf"), 7, "x", {"z": 2 / 3}]})
+    assert a.path("g", "m").read_bytes() == b.path("g", "m").read_bytes()
+    assert next(a.records())["r"] == [0.3333333, float("inf"), 7, "x", {"z": 0.6666667}]
+    assert rounded(123456789.0) == 123456800.0 and rounded(True) is True
+    assert a.size_bytes() == a.path("g", "m").stat().st_size
+
+
+def test_refusals_name_the_argument(tmp_path):
+    with pytest.raises(ValueError, match="key_fields"):
+        RecordStore(tmp_path, ())
+    store = RecordStore(tmp_path, ("problem", "seed"))
+    with pytest.raises(ValueError, match="record: expected a 'config' with the fields"):
+        store.add("g", "m", {"config": {"problem": "p"}})
+    assert not store.files()  # nothing written on refusal
+
+
+def test_bbob_sweep_records_resume_and_report_from_the_store(tmp_path):
+    from botorch_unknown_hypers.benchmarks.bbob import grid, pending_specs, record_store, sweep
+    from botorch_unknown_hypers.benchmarks.bbob_report import load_runs
+    from botorch_unknown_hypers.executors import LocalExecutor
+
+    specs = grid(functions=[1, 2], instances=[1], dims=[2], methods=["random"], noise=(False, True))
+    store = record_store(tmp_path)
+    done = list(sweep(specs[:3], None, LocalExecutor(threads=1), progress=False, store=store))
+    assert all(path is not None for _, path in done)
+    assert pending_specs(specs, None, record_store(tmp_path)) == specs[3:]  # a fresh store resumes from the files
+    runs = load_runs(tmp_path)
+    assert sorted(r["config"]["problem"] for r in runs) == sorted(s.problem for s in specs[:3])
+    assert {p.parent.name for p in store.files()} == {"d2", "d2-noisy"}
+    run = runs[0]
+    assert len(run["simple_regret"]) == 4 + 20 and "x" not in run and "cpu_s" in run
+    assert load_runs(tmp_path, instances=[2]) == []
+    with pytest.raises(ValueError, match="out and store"):
+        list(sweep(specs, None, LocalExecutor(threads=1), progress=False))
+
+
+def _add_many(root, start):
+    store = RecordStore(root, ("problem",))
+    for k in range(start, start + 20):
+        store.add("g", "m", {"config": {"problem": f"p{k}"}})
+
+
+def test_two_processes_adding_to_one_file_lose_no_record(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_add_many, args=(tmp_path, start)) for start in (0, 100)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=120)
+    keys = sorted(r["config"]["problem"] for r in RecordStore(tmp_path, ("problem",)).records())
+    assert keys == sorted([f"p{k}" for k in range(20)] + [f"p{k}" for k in range(100, 120)])
