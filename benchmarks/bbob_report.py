@@ -24,6 +24,12 @@ Usage::
     python benchmarks/bbob_report.py --out runs/bbob-dev --decide lb-gp-ucb-auto \
         --variants 'lb-gp-ucb-auto[growth=1.01&restart=true];lb-gp-ucb-auto[acquisition=lognei]'
     python benchmarks/bbob_report.py --out runs/bbob-report --bars
+    python benchmarks/bbob_report.py --out benchmarks/results/bbob --instances 1-5 --dims 2 \
+        --admissible qlognei --variants 'auto;auto[probe=0.1]'
+
+``--out`` may be a folder of run files or a study's record store (``benchmarks/results/bbob``);
+``--instances`` and ``--dims`` keep only those runs. ``--admissible REFERENCE --variants A;B``
+prints the ``auto`` decision rule of ``docs/bbob.md`` (``admissible_variants``).
 """
 
 from __future__ import annotations
@@ -32,7 +38,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from botorch_unknown_hypers.benchmarks.bbob_report import load_runs, report_bars, runs_frame, variant_decision, write_report
+from botorch_unknown_hypers.benchmarks.bbob_report import (
+    admissible_variants,
+    load_runs,
+    report_bars,
+    runs_frame,
+    variant_decision,
+    write_report,
+)
+from botorch_unknown_hypers.benchmarks.study import parse_ids
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,9 +58,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", default="", help="';'-separated variant labels for --decide")
     p.add_argument("--expected", type=int, default=240, help="problems of the development grid (default 240)")
     p.add_argument("--bars", action="store_true", help="print only the bars of the presets against the peers")
+    p.add_argument("--admissible", default=None, metavar="REFERENCE",
+                   help="print the auto rule (admissible variants against REFERENCE) for --variants")
+    p.add_argument("--instances", default=None, help="only these instances, e.g. 1-5 or 16-25")
+    p.add_argument("--dims", default=None, help="only these dimensions, e.g. 2 or 2,5")
     args = p.parse_args(argv)
+    try:
+        instances = parse_ids(args.instances) if args.instances is not None else None
+        dims = set(parse_ids(args.dims)) if args.dims is not None else None
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    def frame_of_runs():
+        runs = load_runs(args.out, instances=instances)
+        if dims is not None:
+            runs = [r for r in runs if r["config"]["dim"] in dims]
+        return runs_frame(runs)
+
+    if args.admissible is not None:
+        variants = [v for v in args.variants.split(";") if v]
+        frame = frame_of_runs()
+        if not variants or frame.empty:
+            print("error: --admissible needs --variants and runs under --out", file=sys.stderr)
+            return 2
+        table, kept = admissible_variants(frame, args.admissible, variants, expected_pairs=args.expected)
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(f"kept: {kept}" if kept is not None else f"kept: not decided (fewer than {args.expected} paired problems)")
+        return 0
     if args.bars:
-        frame = runs_frame(load_runs(args.out))
+        frame = frame_of_runs()
         bars = report_bars(frame) if not frame.empty else frame
         if bars.empty:
             print(f"error: out: no group under {args.out} has a preset and a peer with common runs.", file=sys.stderr)
@@ -58,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         if not variants:
             print("error: --decide needs --variants", file=sys.stderr)
             return 2
-        frame = runs_frame(load_runs(args.out))
+        frame = frame_of_runs()
         if frame.empty:
             print(f"error: out: no complete BBOB run files under {args.out}.", file=sys.stderr)
             return 2

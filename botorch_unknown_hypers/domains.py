@@ -305,8 +305,9 @@ def check_points(domain: Domain, X: Any, name: str = "X", allow_empty: bool = Fa
     r"""``q x d`` points of ``domain``, converted to the domain's dtype and device.
 
     Conversion follows :func:`as_tensor`; then the points must be finite, of width ``d``, and
-    inside the bounds (a box) or pool points (a pool), to the rounding of the given precision
-    (a float32 copy of a float64 pool point is that point).
+    inside the bounds (a box) or pool points (a pool), to the rounding of the given precision;
+    on a pool, each row is returned as the pool point it matches (a float32 copy of a float64
+    pool point is that point, bit for bit).
 
     Args:
         domain: The domain.
@@ -345,7 +346,13 @@ def _point_flags(domain: Domain, X: Any, name: str, allow_empty: bool) -> tuple[
         raise ValueError(f"{name} must hold at least one point, got shape {tuple(X.shape)}.")
     finite = torch.isfinite(X).all(dim=-1)
     atol = (tol * domain.bounds.abs().max().clamp_min(1.0)).clamp_min(1e-9)  # a tensor: no host read
-    inside = domain.contains(torch.where(finite.unsqueeze(-1), X, domain.bounds[0]), atol=atol)
+    clean = torch.where(finite.unsqueeze(-1), X, domain.bounds[0])
+    if isinstance(domain, FiniteDomain):  # a row within the tolerance of a pool point is that point
+        index = domain.index_of(clean, atol=atol)
+        inside = index >= 0
+        X = torch.where(inside.unsqueeze(-1), domain.points[index.clamp_min(0)], X)
+        return X, finite, inside
+    inside = domain.contains(clean, atol=atol)
     return X, finite, inside
 
 

@@ -304,11 +304,10 @@ def test_restarts_sobol_points_uniform_points_and_the_best_outside_make_no_wait(
 
 
 @pytest.mark.parametrize("method", ["lb-gp-ucb", "he-gp-ucb-auto"])
-def test_a_data_check_deferred_to_the_rounds_first_copy_works_on_cuda(method: str) -> None:
-    r"""On CUDA a rule that defers its data check (the verdict on the device, copied with the
-    round's first copy) proposes what the same rule reading the check at once proposes, refuses
-    NaN data by name with its state unchanged, and starts its caches again on data that do not
-    extend the last round's (a fresh rule's point)."""
+def test_refused_data_leave_a_cuda_rule_as_it_was(method: str) -> None:
+    r"""On CUDA a rule reads its data check before its round: it refuses NaN data by name with its
+    state and generator unchanged, proposes a resumed twin's point next, and starts its caches
+    again on data that do not extend the last round's (a fresh rule's point)."""
     import json
     import math
 
@@ -320,21 +319,20 @@ def test_a_data_check_deferred_to_the_rounds_first_copy_works_on_cuda(method: st
     def make():
         return make_policy(method, domain, seed=0, device="cuda", search="torch", num_restarts=2, raw_samples=32)
 
-    policy, eager = make(), make()
-    eager.defers_input_check = False
-    points = []
-    for rule in (policy, eager):
-        x = rule.suggest(X[:30], Y[:30])
-        rule.observe(x, Y[:1])
-        data = (torch.cat([X[:30], x]), torch.cat([Y[:30], Y[:1]]))
-        saved = json.dumps(rule.state_dict(), sort_keys=True)
-        points.append(rule.suggest(*data))
-        rule.load_state_dict(json.loads(saved))
-    assert points[0].device.type == "cuda"
-    torch.testing.assert_close(points[0], points[1], rtol=0, atol=0)
+    policy = make()
+    x = policy.suggest(X[:30], Y[:30])
+    policy.observe(x, Y[:1])
+    data = (torch.cat([X[:30], x]), torch.cat([Y[:30], Y[:1]]))
+    saved, drawn = json.dumps(policy.state_dict(), sort_keys=True), policy.generator.get_state()
     with pytest.raises(ValueError, match=r"^train_Y must be finite"):
         policy.suggest(data[0], torch.cat([data[1][:-1], torch.full_like(data[1][:1], math.nan)]))
-    assert json.dumps(policy.state_dict(), sort_keys=True) == saved
+    assert json.dumps(policy.state_dict(), sort_keys=True) == saved and torch.equal(policy.generator.get_state(), drawn)
+    twin = make()
+    twin.load_state_dict(json.loads(saved))
+    point = policy.suggest(*data)
+    assert point.device.type == "cuda"
+    torch.testing.assert_close(point, twin.suggest(*data), rtol=0, atol=0)
+    policy.load_state_dict(json.loads(saved))
     moved = data[0].clone()
     moved[0, 0] = (moved[0, 0] + 0.1) % 1.0
     fresh = make()

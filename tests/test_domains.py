@@ -420,3 +420,26 @@ def test_check_training_data():
     for args, message in cases:
         with pytest.raises(ValueError, match=message):
             check_training_data(*args)
+
+
+def test_a_float32_copy_of_a_pool_point_is_that_point_for_checks_and_every_pool_rule():
+    from botorch_unknown_hypers import make_policy
+    from botorch_unknown_hypers.domains import check_observations, check_points
+
+    points = torch.rand(40, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 7.0 - 3.0
+    pool = FiniteDomain(points)
+    copy32 = points[[3, 17, 5]].to(torch.float32)
+    assert not torch.equal(copy32.double(), points[[3, 17, 5]])  # the copy differs from the point ...
+    assert torch.equal(check_points(pool, copy32), points[[3, 17, 5]])  # ... and is taken as the point, bit for bit
+    X, Y = check_observations(pool, copy32, torch.ones(3, dtype=torch.float32))
+    assert torch.equal(X, points[[3, 17, 5]]) and Y.dtype == torch.float64
+    with pytest.raises(ValueError, match="must be points of the pool"):
+        check_points(pool, copy32 + 1e-3)  # beyond the float32 rounding: still refused
+    X64 = points[:8]
+    Y64 = -(X64 - 0.5).square().sum(-1, keepdim=True)
+    for name in ("he-gp-ucb", "lb-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto", "mle-gp-ucb", "random"):
+        a = make_policy(name, pool, seed=0, num_restarts=2, raw_samples=16)
+        b = make_policy(name, pool, seed=0, num_restarts=2, raw_samples=16)
+        x = a.suggest(X64.to(torch.float32), Y64.to(torch.float32))
+        assert torch.equal(x, b.suggest(X64, Y64)), name
+        a.observe(x.to(torch.float32), torch.zeros(1, dtype=torch.float32))  # observe accepts the copy too

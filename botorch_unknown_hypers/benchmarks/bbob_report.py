@@ -253,6 +253,67 @@ def variant_decision(
     return table, (str(winners.sort_values("mean_diff")["variant"].iloc[0]) if len(winners) else baseline)
 
 
+ADMISSIBLE = {"worse": 2, "tie_se": 1.0}
+r"""The ``auto`` rule of ``docs/bbob.md``: at most ``worse`` functions significantly worse per
+noise setting; a tie with H1 within ``tie_se`` SE goes to H1 (the first variant listed)."""
+
+
+def admissible_variants(frame: pd.DataFrame, reference: str, variants: Sequence[str],
+                        expected_pairs: int | None = None) -> tuple[pd.DataFrame, str | None]:
+    r"""The ``auto`` decision rule of ``docs/bbob.md``, applied as written.
+
+    Per variant and noise setting (``group``), over the problems it and ``reference`` both ran,
+    the paired score difference :math:`d = s_\text{variant} - s_\text{reference}`
+    (:func:`run_scores`): mean, SE and the functions significantly better / worse (per function
+    over its instances, 2 SE). A variant is **admissible** when in every group it is
+    significantly worse on at most ``ADMISSIBLE["worse"]`` functions and its mean is not above
+    2 SE. Of the admissible ones the lowest mean over all pairs is kept, the first variant
+    (H1) winning a tie within ``ADMISSIBLE["tie_se"]`` SE of it; with none admissible, the first.
+
+    Returns:
+        ``(table, kept)``: one row per (variant, group) and one per variant over all groups
+        (``group = "all"``), with ``pairs``, ``mean_diff``, ``se``, ``functions_better``,
+        ``functions_worse`` and ``admissible``; ``kept`` is ``None`` while a variant has fewer
+        than ``expected_pairs`` pairs.
+    """
+    scored = frame.assign(score=run_scores(frame))
+    rows, complete, totals = [], True, {}
+    for variant in variants:
+        both = scored[scored["method"].isin([reference, variant])]
+        wide = both.pivot_table(index=["function", "instance", "group", "seed"], columns="method", values="score").dropna()
+        if variant not in wide.columns or reference not in wide.columns:
+            wide = pd.DataFrame(columns=[reference, variant], dtype=float)
+        diff = (wide[variant] - wide[reference]) if len(wide) else pd.Series(dtype=float)
+        ok = len(diff) > 0
+        for group in sorted(set(diff.index.get_level_values("group"))) if len(diff) else []:
+            d = diff.xs(group, level="group", drop_level=False)
+            m = len(d)
+            mean, se = float(d.mean()), (float(d.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan"))
+            better, worse = _significant(d, ["function"])
+            good = bool(m > 1 and worse <= ADMISSIBLE["worse"] and not mean > 2 * se)
+            ok = ok and good
+            rows.append({"variant": variant, "group": group, "pairs": m, "mean_diff": mean, "se": se,
+                         "functions_better": better, "functions_worse": worse, "admissible": good})
+        m = len(diff)
+        mean = float(diff.mean()) if m else float("nan")
+        se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan")
+        totals[variant] = (mean, se, ok)
+        complete = complete and (expected_pairs is None or m >= expected_pairs)
+        rows.append({"variant": variant, "group": "all", "pairs": m, "mean_diff": mean, "se": se,
+                     "functions_better": None, "functions_worse": None, "admissible": ok})
+    table = pd.DataFrame(rows)
+    if not complete or not variants:
+        return table, None
+    good = [v for v in variants if totals[v][2]]
+    if not good:
+        return table, variants[0]
+    best = min(good, key=lambda v: totals[v][0])
+    first = variants[0]
+    if first in good and totals[first][0] - totals[best][0] <= ADMISSIBLE["tie_se"] * totals[first][1]:
+        return table, first
+    return table, best
+
+
 PRESETS = ("lb-gp-ucb-auto", "he-gp-ucb-auto")
 r"""The methods the report's bars judge (:func:`report_bars`)."""
 
@@ -428,11 +489,13 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
 
 
 __all__ = [
+    "ADMISSIBLE",
     "BARS",
     "PEERS",
     "PRESETS",
     "SCORE_FLOOR",
     "TARGETS",
+    "admissible_variants",
     "auc",
     "average_ranks",
     "common_runs",

@@ -89,7 +89,7 @@ from botorch_unknown_hypers.policies.balancing_policy import BalancingPolicy, Ba
 from botorch_unknown_hypers.policies.candidate_set import XI_DELTA_SPLIT
 
 ACQUISITIONS = ("logei", "lognei", "ucb")
-HE_REDUCTIONS = ("max", "evidence")
+HE_REDUCTIONS = ("max", "evidence", "map")
 LB_DEFAULTS: dict[str, object] = {"ard": False}
 r"""LB-auto's defaults that differ from those of :class:`AutoSettings`: one shared MAP length scale,
 chosen on development seeds 102-111 (``docs/choosing-a-method.md``)."""
@@ -125,6 +125,10 @@ class AutoSettings:
             ``growth``). It keeps its index and its plays (recorded at the hyperparameters it
             had when it played), is never retired by ``restart``, and leaves the set only by the
             rule's test; once eliminated it stays out and is no longer refitted.
+        probe: With HE's ``reduction="map"``: the share of rounds that play the doubly optimistic
+            pair over the survivors although the MAP candidate survives (round :math:`t` probes
+            when :math:`\lfloor t p\rfloor > \lfloor (t-1) p\rfloor`: every ``1/probe``-th round,
+            the same rounds for every seed); 0 (default): MAP until the test rejects it.
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -135,6 +139,7 @@ class AutoSettings:
     growth: float = AUTO_GROWTH
     restart: bool = False
     standing: bool = False
+    probe: float = 0.0
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -168,6 +173,8 @@ class AutoSettings:
             raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
         if not (self.growth > 1 and math.isfinite(self.growth)):
             raise ValueError(f"growth must be a finite number > 1, got {self.growth}.")
+        if isinstance(self.probe, bool) or not isinstance(self.probe, (int, float)) or not 0 <= self.probe < 1:
+            raise ValueError(f"probe must be a number in [0, 1), got {self.probe!r}.")
         check_positive("B", self.B)
         check_positive("R", self.R)
         check_probability("delta", self.delta)
@@ -433,23 +440,40 @@ class AcquisitionSlots(Selector):
     r"""LogEI, LogNEI or practical UCB of the survivors (:func:`acquisition`), maximised from the
     incumbent and the most likely survivor's posterior-mean maximiser as extra starts.
     ``"max"``: the doubly optimistic pair, the candidate attaining the max at the maximiser;
-    ``"evidence"``: the survivor of highest log marginal likelihood and its maximiser."""
+    ``"evidence"``: the survivor of highest log marginal likelihood and its maximiser;
+    ``"map"``: the standing candidate (BoTorch's MAP model, refitted every round) while it
+    survives, and the doubly optimistic pair of the survivors once the test has eliminated it
+    (and on the probing rounds of ``settings.probe``)."""
 
     settings: AutoSettings
     reduction: str
 
+    def standing(self, rule: Policy, data: RoundData) -> int | None:
+        r"""``"map"``: the standing candidate's position among the round's candidates, ``None``
+        once it has left the set (or for the other reductions)."""
+        standing = getattr(rule.state, "standing", None)
+        if self.reduction != "map" or standing is None or standing not in data.candidates:
+            return None
+        p = self.settings.probe
+        if math.floor(data.t * p) > math.floor((data.t - 1) * p):  # a probing round: the survivors' pair
+            return None
+        return data.candidates.index(standing)
+
     def start(self, rule: Policy, data: RoundData) -> tuple[int, Tensor | None]:
-        r"""The most likely survivor and the extra starts (computed once per batch)."""
-        with torch.no_grad():  # read with the round's widths and scaler
-            (best,), = data.host(data.model.log_marginal_likelihood().argmax())
-        best = int(best)
+        r"""The candidate whose mean gives the extra starts (the standing one under ``"map"``
+        while it survives, else the most likely survivor) and those starts, once per batch."""
+        best = self.standing(rule, data)
+        if best is None:
+            with torch.no_grad():  # read with the round's widths and scaler
+                (best,), = data.host(data.model.log_marginal_likelihood().argmax())
+            best = int(best)
         return best, extra_starts(rule, data.model, best, data.train_X, data.train_Y)
 
     def __call__(
         self, rule: Policy, data: RoundData, prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         best, starts = prepared
-        if self.reduction == "max":
+        if self.reduction == "max" or (self.reduction == "map" and self.standing(rule, data) is None):
             acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, policy=rule)
             x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
             with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x (read by the ledger)
@@ -493,16 +517,19 @@ class HEGPUCBAuto(EngineRule, Policy):
             survivors. ``"evidence"``: :math:`u_t` is the survivor of highest log marginal
             likelihood on :math:`D_{t-1}` and :math:`x_t = \arg\max_x a^{u_t}(x)`; elimination
             still tests every played candidate, so a survivor whose prequential residuals
-            exceed its widths hands over to the next most likely one.
+            exceed its widths hands over to the next most likely one. ``"map"`` (needs
+            ``standing=True``): :math:`u_t` is the standing candidate while it survives (MAP
+            until the data reject it), then ``"max"`` over the survivors.
         options: The :class:`AutoSettings`.
     """
 
     max_batch_size = None
     r"""Any batch (slots filled one at a time, as :class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`)."""
     supports_pending = True
-    defers_input_check = True  # the round's first copy: the choice's or the factor caches'
 
     name = "he-gp-ucb-auto"
+    defaults: ClassVar[dict[str, object]] = {}
+    r"""Options that differ from :class:`AutoSettings`' defaults (none for HE-auto)."""
 
     def __init__(
         self,
@@ -516,9 +543,11 @@ class HEGPUCBAuto(EngineRule, Policy):
         reduction: str = "max",
         **options: object,
     ) -> None:
-        settings = AutoSettings.from_options(**options)
+        settings = AutoSettings.from_options(**{**self.defaults, **options})
         if reduction not in HE_REDUCTIONS:
             raise ValueError(f"reduction must be one of {HE_REDUCTIONS}, got {reduction!r}.")
+        if reduction == "map" and not settings.standing:
+            raise ValueError("reduction: 'map' plays the standing candidate, so it needs standing=true; got standing=false.")
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         self.settings = settings
         self.reduction = reduction
@@ -537,4 +566,42 @@ class HEGPUCBAuto(EngineRule, Policy):
             raise ValueError(f"state['state']['candidates'] has length scales of the wrong dimension for d = {self.domain.dim}.")
 
 
-__all__ = ["ACQUISITIONS", "HE_REDUCTIONS", "AUTO_SHRINK", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]
+AUTO_DEFAULTS: dict[str, object] = {"standing": True, "acquisition": "lognei"}
+r"""``auto``'s settings that differ from HE-auto's (hypothesis H1 of ``docs/bbob.md``)."""
+
+
+class Auto(HEGPUCBAuto):
+    r"""``auto``, the package's recommended method: **MAP until the data reject it**.
+
+    Every round the acquisition is BoTorch's qLogNEI on BoTorch's MAP model (the standing
+    candidate, refitted on all data), as BoTorch's default loop plays. Beside it stand HE-auto's
+    proposed candidates (the MAP length scales times :math:`1, \tfrac12, \tfrac14`, re-proposed as
+    the data double), and HE's prequential test (Alg. 1 lines 10-12) checks every played
+    candidate each round: the MAP model is eliminated once its residuals
+    :math:`|\sum_{S^u}\eta|/s_t` exceed :math:`\sqrt{\xi_t|S^u|} + \sum_{S^u} w/s_t`. From then on the
+    survivors play HE-auto's doubly optimistic pair. Where MAP is right this costs one test per
+    round; where it is wrong, the data say so. It is :class:`HEGPUCBAuto` with ``standing=True``,
+    ``acquisition="lognei"`` and ``reduction="map"`` (:data:`AUTO_DEFAULTS`); any of them, and
+    every other option, may be given (``probe``: a share of rounds that play the survivors' pair
+    while MAP survives, hypothesis H2).
+    """
+
+    name = "auto"
+    defaults: ClassVar[dict[str, object]] = AUTO_DEFAULTS
+
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float64,
+        num_restarts: int = 10,
+        raw_samples: int = 512,
+        search: str = DEFAULT_SEARCH,
+        reduction: str = "map",
+        **options: object,
+    ) -> None:
+        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search, reduction=reduction, **options)
+
+
+__all__ = ["ACQUISITIONS", "AUTO_DEFAULTS", "HE_REDUCTIONS", "AUTO_SHRINK", "Auto", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]

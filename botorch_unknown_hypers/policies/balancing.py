@@ -123,7 +123,6 @@ class AGPUCB(LengthScalePolicy):
 
     max_batch_size = 1
     r"""Proposes one point per round."""
-    defers_input_check = False  # one length scale, no factor cache, no choice to copy: it reads the check at once
     supports_pending = False
 
     name = "a-gp-ucb"

@@ -106,9 +106,7 @@ class LeastSuspectedBound(Choice):
         deferred = DeferredChecks()  # the bounds' checks, read with the choice
         bounds = rule.suspected_bounds(counts, defer=deferred)
         k = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
-        (k,), counts, bounds, (holds,), *data = host_values(k, counts, bounds, deferred.verdict(bounds), *rule.input_check())  # one host copy
-        if data:  # the round's data check, the round's first copy (Policy.defers_input_check)
-            rule.settle_input_check(data[0][0])
+        (k,), counts, bounds, (holds,) = host_values(k, counts, bounds, deferred.verdict(bounds))  # one host copy
         deferred.settle(holds)
         k = int(k)
         return [k], {

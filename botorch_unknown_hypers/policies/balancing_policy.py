@@ -153,7 +153,6 @@ class BalancingPolicy(EngineRule, Policy):
     max_batch_size = None
     r"""Any batch: the rule's candidate, then each slot conditioned on the earlier ones."""
     supports_pending = True
-    defers_input_check = True  # the round's first copy: the choice's or the factor caches'
 
     state_type: ClassVar[type[BalancingState]] = BalancingState
     engine: CandidateSetRound

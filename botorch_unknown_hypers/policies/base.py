@@ -16,10 +16,9 @@ was. Nothing is pickled.
 
 Randomness comes only from the policy's own ``torch.Generator`` (seeded at construction, part
 of the state), never from the caller's global RNG, so runs are deterministic given a seed.
-Inputs are checked once, here, at the boundary (:func:`~botorch_unknown_hypers.domains.check_observations`).
-A rule whose round copies values to the host before it changes or decides anything on the data
-(:attr:`Policy.defers_input_check`) settles that check with its round's first copy instead of a
-read of its own; failing data raise the same named error either way, with the rule unchanged.
+Inputs are checked once, here, at the boundary (:func:`~botorch_unknown_hypers.domains.check_observations`),
+and the check is read before the rule's round begins: data it refuses raise its named error
+before anything of the rule changes.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import typing
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generator, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
@@ -59,11 +58,6 @@ selection) and 3 (each rule family its own pending dataclass) are upgraded on lo
 UPGRADABLE = (2, 3)
 
 _STATE_KEYS = {"version", "name", "seed", "generator", "num_observed", "selected", "n_candidates", "state"}
-
-
-class _PrefixWithdrawn(Exception):
-    r"""The round's data turned out not to extend the last round's inputs after the factor caches
-    were started on that assumption: they are dropped and started again."""
 
 
 @dataclass
@@ -157,10 +151,6 @@ class Policy(ABC):
     r"""The largest ``q`` :meth:`suggest` accepts (``None``: any)."""
     supports_pending: ClassVar[bool] = False
     r"""Whether :meth:`suggest` conditions on ``X_pending`` (points still being evaluated)."""
-    defers_input_check: ClassVar[bool] = False
-    r"""Whether the round's first host copy settles the check of ``suggest``'s data
-    (:meth:`input_check`, :meth:`settle_input_check`): ``True`` only for a rule whose round copies
-    it, with the verdict, before anything is changed or decided on the data."""
     KEPT_MODULE_SETS: ClassVar[int] = 4
     r"""How many recent candidate sets :meth:`candidate_modules` keeps the modules of."""
 
@@ -202,7 +192,6 @@ class Policy(ABC):
         self._unit_points: tuple[Tensor, Tensor] | None = None  # derived: points, their unit-cube image
         self._modules: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}  # derived: candidate_modules
         self._round_inputs: list[Tensor | None] | None = None  # derived: _checked_inputs, unit_inputs
-        self._pending_check: tuple[Tensor, Tensor, list[Tensor | None] | None] | None = None  # derived: _checked_inputs
 
     # ------------------------------------------------------------------ public
     def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1, X_pending: Tensor | None = None) -> Tensor:
@@ -237,12 +226,8 @@ class Policy(ABC):
         self.X_pending = pending
         try:
             X = self._suggest(train_X, train_Y, q)
-        except Exception:
-            self.settle_input_check()  # data that fail their unread check explain the failure: their named error
-            raise
         finally:
             self.X_pending = None
-        self.settle_input_check()  # a read of its own only for a round that did not copy it
         if X.shape != (q, self.domain.dim):
             raise RuntimeError(f"{type(self).__name__} returned shape {tuple(X.shape)}, expected ({q}, {self.domain.dim}).")
         if len(self.selected) != q:
@@ -253,10 +238,7 @@ class Policy(ABC):
         r"""``check_observations`` of the round's data; and, in the same host read, whether their
         unit-cube image extends the last round's (kept by :meth:`unit_inputs`), so that the factor
         caches need not compare them again (a second read only when the data are not an extension).
-
-        A rule that :attr:`defers_input_check` makes no read here when the data may extend the last
-        round's: the verdict waits, unread, for the round's first copy (:meth:`input_check`)."""
-        self._pending_check = None
+        The check is read here, before the round: refused data leave the rule as it was."""
         held = self._round_inputs
         last = None if held is None else held[1]
         X, Y, valid = observation_checks(self.domain, train_X, train_Y, "train_X", "train_Y", allow_empty=True)
@@ -264,45 +246,12 @@ class Policy(ABC):
         if valid is not None and last is not None and X.shape[0] >= last.shape[0]:
             unit = self._unit(X)
             verdict = valid & (unit[: last.shape[0]] == last).all()
-            if self.defers_input_check:
-                self._round_inputs = [X, unit, last]  # vouched for until the verdict says otherwise
-                self._pending_check = (verdict, Y, held)
-                return X, Y
             if bool(verdict):
                 self._round_inputs = [X, unit, last]  # this round's data, their unit image, the prefix checked
                 return X, Y
         X, Y = check_observations(self.domain, X, Y, "train_X", "train_Y", allow_empty=True)
         self._round_inputs = [X, unit, None]
         return X, Y
-
-    def input_check(self) -> tuple[Tensor, ...]:
-        r"""The unread verdict of this round's data check (a ``0-d`` flag: valid and an extension
-        of the last round's inputs), for the round's first copy to the host, which hands the
-        copied number to :meth:`settle_input_check`; ``()`` when there is none to settle."""
-        return () if self._pending_check is None else (self._pending_check[0],)
-
-    def settle_input_check(self, holds: float | None = None) -> bool:
-        r"""Settle :meth:`input_check` with its copied value ``holds`` (read here when ``None``).
-
-        Returns whether the last round's inputs still vouch for this round's prefix (``True``
-        also when nothing was pending). Data that fail the check raise :func:`check_observations`'
-        named ``ValueError``, with the derived inputs as they were before the round; valid data
-        that do not extend the last round's leave no prefix vouched for (:meth:`unit_inputs`)."""
-        pending = self._pending_check
-        if pending is None:
-            return True
-        self._pending_check = None
-        verdict, Y, before = pending
-        if (float(verdict) if holds is None else holds) == 1.0:
-            return True
-        X, unit = self._round_inputs[0], self._round_inputs[1]
-        try:
-            check_observations(self.domain, X, Y, "train_X", "train_Y", allow_empty=True)
-        except ValueError:
-            self._round_inputs = before
-            raise
-        self._round_inputs = [X, unit, None]
-        return False
 
     def unit_inputs(self, train_X: Tensor) -> tuple[Tensor, Tensor | None]:
         r"""``(U, prefix)``: ``train_X`` in unit-cube coordinates, computed once per round for the
@@ -465,24 +414,8 @@ class Policy(ABC):
         def build(one: CandidateSpec, one_keys: list[str]) -> tuple[Any, Any, Any] | None:
             return self.candidate_modules(one, one_keys, train_X)
 
-        check = self.input_check()  # the round's data check, on the caches' first copy
         steps = [cache.factor_steps(spec, unit, keep, keys=keys, build=build, prefix=prefix) for cache in caches]
-        if not check:
-            return read_together(steps)
-
-        def settle() -> Generator[Tensor, list[float], None]:
-            (holds,) = yield check[0]
-            if not self.settle_input_check(holds) and prefix is not None:
-                raise _PrefixWithdrawn  # before a cache waiting for the copy takes its values
-            return None
-
-        try:
-            return read_together([settle(), *steps])[1:]
-        except _PrefixWithdrawn:  # a cache with nothing to read has finished on the prefix: all start again
-            for cache in caches:
-                cache.drop("data not an extension")
-            unit, prefix = self.unit_inputs(train_X)
-            return read_together([cache.factor_steps(spec, unit, keep, keys=keys, build=build, prefix=prefix) for cache in caches])
+        return read_together(steps)
 
     @staticmethod
     def candidate_keys(spec: CandidateSpec) -> list[str] | None:

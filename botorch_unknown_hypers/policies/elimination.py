@@ -95,7 +95,6 @@ class HEGPUCB(EngineRule, CandidateSetPolicy):
     max_batch_size = None
     r"""Any batch (slots filled one at a time)."""
     supports_pending = True
-    defers_input_check = True  # the round's first copy: the choice's or the factor caches'
 
     min_observations = 1
     r"""One observation at least (the candidates' factor path has no empty-data case), as every candidate-set rule."""

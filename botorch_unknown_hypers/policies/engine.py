@@ -342,7 +342,6 @@ class CandidateSetRound:
         keep = None if chosen == indices else every.subset(indices)
         spec = every if self.model.whole_set else every.subset(chosen)
         model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
-        rule.settle_input_check()  # read here only when no copy so far carried it
         deferred = DeferredChecks()
         betas = self.widths.of(rule, model, info, st.round + 1, chosen, defer=deferred)
         scaler = getattr(model, "outcome_transform", None)  # its values and the widths: read with the first decision

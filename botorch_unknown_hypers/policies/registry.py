@@ -37,6 +37,7 @@ METHOD_PATHS: dict[str, str] = {
     "hb-gp-ucb": f"{_POLICIES}.hyperparameter_balancing:HyperparameterBalancing",
     "he-gp-ucb": f"{_POLICIES}.elimination:HEGPUCB",
     "he-gp-ucb-auto": f"{_POLICIES}.auto:HEGPUCBAuto",
+    "auto": f"{_POLICIES}.auto:Auto",
     "mle-candidates": f"{_POLICIES}.candidate_baselines:MLECandidates",
     "expected-ucb": f"{_POLICIES}.candidate_baselines:ExpectedUCB",
     "he-stableopt": f"{_POLICIES}.stableopt:HEStableOpt",

@@ -295,3 +295,37 @@ def test_command_line_and_report_give_the_bars(tmp_path, records, capsys):
     assert "holds" in out and "lower_fraction" in out and "optuna-gp" in out
     text = write_report(tmp_path / "runs").read_text()
     assert "## The bars" in text and (tmp_path / "runs" / "report" / "bars.csv").exists()
+
+
+def test_admissible_variants_applies_the_auto_rule_per_noise_setting():
+    from botorch_unknown_hypers.benchmarks.bbob_report import admissible_variants
+
+    rng = np.random.default_rng(5)
+    # decades added to the reference's normalised regret, per (function, noisy)
+    shifts = {
+        "h1": lambda f, z: 0.0,                                   # level everywhere: admissible
+        "h2-better": lambda f, z: -0.5 if f <= 2 else 0.0,        # better on two functions: admissible, lower mean
+        "h2-worse-noisy": lambda f, z: 0.7 if (z and f <= 3) else -1.0,  # best mean, but worse on 3 noisy functions
+        "h2-slightly": lambda f, z: -0.001,                       # within a tie of h1
+    }
+    recs = []
+    for function, instance, noisy in itertools.product([1, 2, 3, 4, 5], range(1, 6), [False, True]):
+        base = _record(function, instance, 0, "ref", rng, noisy=noisy, spread=1.0)
+        base["final_simple_regret"] = 10 ** float(rng.uniform(-6, -1))
+        recs.append(base)
+        for name, by in shifts.items():
+            r = json.loads(json.dumps(base))
+            r["config"]["method"] = name
+            r["final_simple_regret"] = base["final_simple_regret"] * 10 ** (by(function, noisy) + 0.05 * (instance - 3))
+            recs.append(r)
+    frame = runs_frame(recs)
+    table, kept = admissible_variants(frame, "ref", ["h1", "h2-better", "h2-worse-noisy"], expected_pairs=50)
+    rows = table.set_index(["variant", "group"])
+    assert rows.loc[("h2-worse-noisy", "d2-noisy"), "functions_worse"] == 3
+    assert not rows.loc[("h2-worse-noisy", "all"), "admissible"] and rows.loc[("h2-worse-noisy", "d2"), "admissible"]
+    assert rows.loc[("h2-better", "d2"), "functions_better"] == 2 and rows.loc[("h2-better", "all"), "pairs"] == 50
+    assert rows.loc[("h2-better", "all"), "mean_diff"] == pytest.approx(-0.2)
+    assert kept == "h2-better"  # admissible, and below h1 by more than 1 SE of h1's difference
+    assert admissible_variants(frame, "ref", ["h1", "h2-slightly"], expected_pairs=50)[1] == "h1"  # a tie goes to h1
+    assert admissible_variants(frame, "ref", ["h2-worse-noisy"], expected_pairs=50)[1] == "h2-worse-noisy"  # none admissible
+    assert admissible_variants(frame, "ref", ["h1"], expected_pairs=51)[1] is None  # a pair missing: no decision

@@ -1,3 +1,4 @@
+import json
 import math
 
 import pytest
@@ -10,7 +11,7 @@ from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies.auto import MIN_NOISE, HEGPUCBAuto, LBGPUCBAuto, due
 from botorch_unknown_hypers.policies.pieces import UnitCubeModel
-from botorch_unknown_hypers.policies.registry import method_limits
+from botorch_unknown_hypers.policies.registry import list_methods, method_limits
 
 FAST = {"num_restarts": 2, "raw_samples": 64}
 AUTOS = ("lb-gp-ucb-auto", "he-gp-ucb-auto")
@@ -473,3 +474,55 @@ def test_he_auto_lognei_plays_the_candidate_attaining_the_joint_max(monkeypatch)
         assert torch.equal(x[j], policy.domain.points[flat // values.shape[1]])
         assert policy.state.pending[j].candidate == flat % values.shape[1]
     assert built[0].seed != built[1].seed  # each slot's samples seeded afresh from the policy's generator
+
+
+def _auto_round(policy, X, f):
+    x = policy.suggest(X, f(X))
+    policy.observe(x, f(x))
+    return torch.cat([X, x])
+
+
+def test_auto_plays_the_map_model_until_the_test_eliminates_it_then_the_survivors_pair():
+    r"""``auto`` is HE-auto with the standing MAP candidate, qLogNEI and ``reduction="map"``: while
+    the standing candidate survives it is the one played; once the test has eliminated it, the
+    round is HE-auto's doubly optimistic pair over the survivors (the same point and candidate as
+    ``he-gp-ucb-auto[standing=true&acquisition=lognei]`` from the same state)."""
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
+    policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16)
+    assert (policy.name, policy.reduction, policy.settings.standing, policy.settings.acquisition) == ("auto", "map", True, "lognei")
+    X = box.sample(6, seed=0)
+    for _ in range(3):
+        X = _auto_round(policy, X, f)
+        assert policy.diagnostics["played"] == policy.state.standing == 0
+    policy.state.alive[0] = False  # the test has rejected MAP
+    saved = json.dumps(policy.state_dict())
+    he = make_policy("he-gp-ucb-auto", box, seed=0, num_restarts=2, raw_samples=16, standing=True, acquisition="lognei")
+    he.load_state_dict({**json.loads(saved), "name": "he-gp-ucb-auto"})  # the same state under HE-auto's name
+    x = policy.suggest(X, f(X))
+    assert policy.diagnostics["played"] != 0 and torch.equal(x, he.suggest(X, f(X)))
+    assert policy.diagnostics["played"] == he.diagnostics["played"]
+
+
+def test_auto_probes_on_a_fixed_share_of_rounds_and_refuses_bad_options():
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
+    probing = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, probe=0.5)
+    X = box.sample(6, seed=0)
+    for t in range(1, 5):  # with p = 1/2, floor(t/2) grows at t = 2 and 4: the probing rounds
+        he = make_policy("he-gp-ucb-auto", box, seed=0, num_restarts=2, raw_samples=16, standing=True, acquisition="lognei")
+        he.load_state_dict({**json.loads(json.dumps(probing.state_dict())), "name": "he-gp-ucb-auto"})
+        x = probing.suggest(X, f(X))
+        if t % 2 == 0:  # the survivors' doubly optimistic pair, as HE-auto plays it
+            assert torch.equal(x, he.suggest(X, f(X))) and probing.diagnostics["played"] == he.diagnostics["played"]
+        else:
+            assert probing.diagnostics["played"] == 0
+        probing.observe(x, f(x))
+        X = torch.cat([X, x])
+    with pytest.raises(ValueError, match="standing=true"):
+        make_policy("auto", box, standing=False)
+    with pytest.raises(ValueError, match=r"probe must be a number in \[0, 1\), got 1"):
+        make_policy("auto", box, probe=1)
+    with pytest.raises(ValueError, match="probe must be a number"):
+        make_policy("auto", box, probe=True)
+    assert "auto" in list_methods()

@@ -611,18 +611,21 @@ def test_candidate_factor_sets_read_both_caches_together_with_the_factors_of_eac
     assert fresh.factor_caches == {}
 
 
-DEFERRING = ("lb-gp-ucb", "lnb-gp-ucb", "hb-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb", "he-gp-ucb-auto")
+CHECKED_FIRST = ("lb-gp-ucb", "lnb-gp-ucb", "hb-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb", "he-gp-ucb-auto", "a-gp-ucb")
 
 
-@pytest.mark.parametrize("name", DEFERRING)
-def test_a_deferring_rule_settles_its_data_check_with_its_first_copy_and_a_failed_one_leaves_it_as_it_was(name, monkeypatch):
-    r"""A rule that ``defers_input_check`` reads the check of ``suggest``'s data with its round's
-    first copy: one read fewer than the same rule reading it at once, the same point. NaN values
-    and a point outside the box raise their named errors with the generator and the saved state
-    unchanged, and the next point is a resumed twin's; valid data that do not extend the last
-    round's give a fresh policy's point, with no prefix vouched for."""
-    from tests.host_reads import record_reads
+def _everything(rule):
+    r"""What a user can see of a rule: its saved state, its generator and its public attributes."""
+    public = {k: repr(v) for k, v in vars(rule).items() if not k.startswith("_") and k not in ("generator", "state")}
+    return json.dumps(rule.state_dict(), sort_keys=True), rule.generator.get_state(), public, sorted(map(repr, rule.factor_caches))
 
+
+@pytest.mark.parametrize("name", CHECKED_FIRST)
+def test_refused_data_leave_the_rule_as_it_was_and_its_round_never_starts(name, monkeypatch):
+    r"""NaN values, an infinite value and a point outside the box raise their named errors before
+    the rule's round starts (``_suggest`` is never called), with the saved state, the generator
+    and every public attribute unchanged; the next point is a resumed twin's. Valid data that do
+    not extend the last round's give a fresh policy's point, with no prefix vouched for."""
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
 
     def make():
@@ -630,38 +633,32 @@ def test_a_deferring_rule_settles_its_data_check_with_its_first_copy_and_a_faile
 
     X = torch.rand(8, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
     Y = (X - 0.3).square().sum(-1, keepdim=True).neg()
-    policy, eager = make(), make()
-    assert type(policy).defers_input_check
-    eager.defers_input_check = False  # the same rule, the check read at once
-    for rule in (policy, eager):
-        x = rule.suggest(X, Y)
-        rule.observe(x, torch.tensor([[-0.5]], dtype=torch.float64))
+    policy = make()
+    x = policy.suggest(X, Y)
+    policy.observe(x, torch.tensor([[-0.5]], dtype=torch.float64))
     X, Y = torch.cat([X, x]), torch.cat([Y, torch.tensor([[-0.5]], dtype=torch.float64)])
-    counts = []
-    for rule in (policy, eager):
-        state = json.dumps(rule.state_dict())
-        reads = record_reads(monkeypatch)
-        point = rule.suggest(X, Y)
-        monkeypatch.undo()
-        counts.append((len(reads), point))
-        rule.load_state_dict(json.loads(state))  # back to before this round
-    assert counts[0][0] == counts[1][0] - 1 and torch.equal(counts[0][1], counts[1][1])
-    saved, drawn = json.dumps(policy.state_dict(), sort_keys=True), policy.generator.get_state()
+    saved = json.dumps(policy.state_dict(), sort_keys=True)
+    before = _everything(policy)
     outside = X.clone()
     outside[-1, 0] = 1.5
     nan = torch.cat([Y[:-1], torch.full_like(Y[:1], math.nan)])
-    for bad_X, bad_Y, match in ((X, nan, r"^train_Y must be finite"), (outside, Y, r"^train_X")):
-        with pytest.raises(ValueError, match=match):
-            policy.suggest(bad_X, bad_Y)
-        assert torch.equal(policy.generator.get_state(), drawn)
-        assert json.dumps(policy.state_dict(), sort_keys=True) == saved
+    inf = torch.cat([torch.full_like(Y[:1], math.inf), Y[1:]])
+    rounds = []
+    with monkeypatch.context() as m:
+        m.setattr(type(policy), "_suggest", lambda self, *args: rounds.append(args))
+        for bad_X, bad_Y, match in ((X, nan, r"^train_Y must be finite"), (X, inf, r"^train_Y must be finite"),
+                                    (outside, Y, r"^train_X must lie in the box")):
+            with pytest.raises(ValueError, match=match):
+                policy.suggest(bad_X, bad_Y)
+            after = _everything(policy)
+            assert after[0] == before[0] and torch.equal(after[1], before[1]) and after[2:] == before[2:]
+    assert rounds == []
     twin = make()
     twin.load_state_dict(json.loads(saved))
     assert torch.equal(policy.suggest(X, Y), twin.suggest(X, Y))
     moved = X.clone()
     moved[0, 0] = (moved[0, 0] + 0.1) % 1.0  # valid data that do not extend the last round's
     extra = torch.tensor([[0.25, 0.75]], dtype=torch.float64)
-    # as many rows as the last round (a cache with nothing to read finishes before the copy), and one more
     for new_X, new_Y in ((moved, Y), (torch.cat([moved, extra]), torch.cat([Y, Y[:1]]))):
         policy.load_state_dict(json.loads(saved))
         fresh = make()
@@ -669,20 +666,3 @@ def test_a_deferring_rule_settles_its_data_check_with_its_first_copy_and_a_faile
         assert torch.equal(policy.suggest(new_X, new_Y), fresh.suggest(new_X, new_Y))
         assert policy.unit_inputs(new_X)[1] is None
         policy.suggest(X, Y)  # the last round's inputs again
-
-
-def test_a_rule_that_does_not_defer_its_data_check_reads_it_at_once(monkeypatch):
-    r"""A-GP-UCB's round has no copy to carry the check (one length scale, no factor cache): it
-    reads the check in ``suggest`` before its round, as every rule that does not defer it."""
-    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
-    X = torch.rand(8, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
-    Y = (X - 0.3).square().sum(-1, keepdim=True).neg()
-    policy = make_policy("a-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
-    policy.observe(policy.suggest(X, Y), torch.tensor([[-0.5]], dtype=torch.float64))
-    X = torch.cat([X, torch.tensor([[0.5, 0.5]], dtype=torch.float64)])
-    Y = torch.cat([Y, torch.tensor([[math.nan]], dtype=torch.float64)])
-    rounds = []
-    monkeypatch.setattr(type(policy), "_suggest", lambda self, *args: rounds.append(args))
-    with pytest.raises(ValueError, match=r"^train_Y must be finite"):
-        policy.suggest(X, Y)
-    assert not policy.defers_input_check and rounds == [] and policy.input_check() == ()
