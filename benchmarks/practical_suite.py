@@ -133,7 +133,8 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
     problem = get_problem(problem_name)
     T = T_POOL if isinstance(problem.domain, FiniteDomain) else T_BOX
     if name in PEERS:  # another library's optimiser, with its defaults (Optuna's INFO line per trial silenced)
-        import_optuna().logging.set_verbosity(logging.WARNING)
+        if name == "optuna-gp":
+            import_optuna().logging.set_verbosity(logging.WARNING)
         policy = PEERS[name](problem.domain, seed=seed, **options)
     else:
         policy = make_policy(name, problem.domain, seed=seed, **options)

@@ -16,6 +16,12 @@ run through its library's own public API with that library's defaults, so that t
   widths), as a practitioner who asks Optuna for features measures the closest sample at hand;
   the asked trial is failed and the measured point added as a completed trial.
 
+- ``fb-qlognei`` (:class:`FullyBayesianQLogNEI`): BoTorch's qLogNEI on BoTorch's fully Bayesian
+  ``FullyBayesianSingleTaskGP`` (dimension-scaled priors, NUTS in NumPyro every round with the
+  budget :data:`~botorch_unknown_hypers.models.fitted.NUTS_BUDGET`; ``pip install
+  "botorch-unknown-hypers[fullybayes]"``): averaging over the hyperparameter posterior done by
+  the book, the anchor the ``auto`` method's averaging is judged against.
+
 BoTorch's own default (``qlognei``) and random search (``random``) are registered rules
 already. HEBO is not wrapped: its last release on PyPI (0.3.6) requires ``numpy < 1.25``,
 which this package's dependencies exclude, and 0.3.2, the newest release that installs
@@ -38,6 +44,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.batch_baselines import QLogNEI
 
 OPTUNA_INSTALL_HINT = 'pip install "botorch-unknown-hypers[optuna]"'
 
@@ -187,7 +194,19 @@ class OptunaGPPolicy(Policy):
         raise NotImplementedError("optuna-gp keeps Optuna's study in memory; no state can be loaded.")
 
 
-PEERS: dict[str, type[Policy]] = {"optuna-gp": OptunaGPPolicy}
+class FullyBayesianQLogNEI(QLogNEI):
+    r"""``qlognei`` on BoTorch's fully Bayesian GP: :class:`~botorch_unknown_hypers.policies.batch_baselines.QLogNEI`
+    with ``surrogate="fully-bayesian"`` (the module docstring; every other option as ``qlognei``'s).
+    BoTorch's acquisition averages qLogNEI's improvement over the NUTS samples' GPs."""
+
+    name: ClassVar[str] = "fb-qlognei"
+
+    def __init__(self, domain: Domain, seed: int = 0, device: torch.device | str | None = None,
+                 dtype: torch.dtype = torch.float64, surrogate: str = "fully-bayesian", **options: Any) -> None:
+        super().__init__(domain, seed=seed, device=device, dtype=dtype, surrogate=surrogate, **options)
+
+
+PEERS: dict[str, type[Policy]] = {"optuna-gp": OptunaGPPolicy, "fb-qlognei": FullyBayesianQLogNEI}
 r"""Peer name -> policy class (registered as methods by the benchmark harness)."""
 
-__all__ = ["OPTUNA_INSTALL_HINT", "OptunaGPPolicy", "PEERS", "import_optuna"]
+__all__ = ["OPTUNA_INSTALL_HINT", "FullyBayesianQLogNEI", "OptunaGPPolicy", "PEERS", "import_optuna"]

@@ -8,6 +8,10 @@ r"""Single-output GPs fitted by maximum marginal likelihood, as the baselines us
 - :func:`fit_default_single_task_gp`: BoTorch's default ``SingleTaskGP`` (its priors, fitted ARD
   length scales, output scale and noise, ``Normalize`` and ``Standardize``), what practitioners
   run with qLogNEI.
+- :func:`fit_fully_bayesian_single_task_gp`: BoTorch's ``FullyBayesianSingleTaskGP`` (Matern-5/2,
+  the dimension-scaled priors of Hvarfner et al. 2024, ``Normalize`` and ``Standardize``), its
+  hyperparameters sampled by NUTS (:data:`NUTS_BUDGET`; BoTorch 0.18 runs NUTS in NumPyro on
+  JAX, an optional extra: ``pip install "botorch-unknown-hypers[fullybayes]"``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import math
 
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
+from botorch.models.model import Model
 from botorch.models.transforms import Normalize, Standardize
 from botorch.models.utils.gpytorch_modules import SQRT2, SQRT3
 from gpytorch.constraints import GreaterThan
@@ -26,6 +31,12 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_unknown_hypers.models.fixed_gp import scaled_kernel_and_likelihood
+
+NUTS_BUDGET = {"warmup_steps": 256, "num_samples": 128, "thinning": 8}
+r"""The NUTS budget of :func:`fit_fully_bayesian_single_task_gp`: half BoTorch's warm-up (512) and
+samples (256) at half its thinning (16), so the same 16 posterior samples are kept at about half
+the sampling cost (``docs/bbob.md`` gives the measured cost)."""
+FULLY_BAYESIAN_INSTALL_HINT = 'pip install "botorch-unknown-hypers[fullybayes]"'
 
 
 def fit_single_task_gp(
@@ -94,4 +105,40 @@ def fit_default_single_task_gp(train_X: Tensor, train_Y: Tensor, bounds: Tensor,
         outcome_transform=Standardize(m=1),
     )
     fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    return model.eval()
+
+
+def fit_fully_bayesian_single_task_gp(
+    train_X: Tensor, train_Y: Tensor, bounds: Tensor, seed: int = 0, **budget: int
+) -> Model:
+    r"""BoTorch's ``FullyBayesianSingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``) with
+    its hyperparameters sampled by ``fit_fully_bayesian_model_nuts`` (JAX key ``seed``), in eval
+    mode: a batch of :math:`S` GPs, one per kept sample, whose posterior is their mixture.
+
+    ``budget`` overrides :data:`NUTS_BUDGET` (``warmup_steps``, ``num_samples``, ``thinning``).
+
+    Raises:
+        ImportError: naming the extra to install, when NumPyro or JAX is missing.
+        ValueError: for an unknown budget key or a non-positive budget.
+    """
+    unknown = sorted(set(budget) - set(NUTS_BUDGET))
+    if unknown:
+        raise ValueError(f"budget: unknown NUTS setting(s) {unknown}; valid: {sorted(NUTS_BUDGET)}.")
+    settings = {**NUTS_BUDGET, **budget}
+    bad = {k: v for k, v in settings.items() if isinstance(v, bool) or not isinstance(v, int) or v < 1}
+    if bad:
+        raise ValueError(f"budget: NUTS settings must be positive integers, got {bad}.")
+    try:
+        import jax  # noqa: F401
+        import numpyro  # noqa: F401
+    except ImportError as e:
+        raise ImportError(f"the fully Bayesian GP needs NumPyro and JAX, an optional extra: {FULLY_BAYESIAN_INSTALL_HINT} ({e}).") from None
+    from botorch.fit import fit_fully_bayesian_model_nuts
+    from botorch.models.fully_bayesian import FullyBayesianSingleTaskGP
+
+    d = train_X.shape[-1]
+    model = FullyBayesianSingleTaskGP(
+        train_X, train_Y, input_transform=Normalize(d=d, bounds=bounds), outcome_transform=Standardize(m=1)
+    )
+    fit_fully_bayesian_model_nuts(model, disable_progbar=True, seed=seed, **settings)
     return model.eval()

@@ -12,6 +12,10 @@ in :mod:`~botorch_unknown_hypers.policies.batch`, the batch baselines in
 - ``"fitted"``: BoTorch's default ``SingleTaskGP`` (inputs normalised to the unit
   cube, targets standardised, BoTorch's default priors) fitted every round by
   ``fit_gpytorch_mll``, what practitioners use;
+- ``"fully-bayesian"``: BoTorch's ``FullyBayesianSingleTaskGP`` (the same transforms and
+  dimension-scaled priors, Matern-5/2), its hyperparameters sampled by NUTS every round
+  (:func:`~botorch_unknown_hypers.models.fitted.fit_fully_bayesian_single_task_gp`, the JAX key
+  drawn from the policy's generator);
 - ``"auto"`` (default): ``"paper"`` when a spec is known, else ``"fitted"``.
 """
 
@@ -26,13 +30,13 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp
+from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp, fit_fully_bayesian_single_task_gp
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.state import JSONValue
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
-SURROGATES = ("auto", "paper", "fitted")
+SURROGATES = ("auto", "paper", "fitted", "fully-bayesian")
 
 
 @dataclass
@@ -55,7 +59,7 @@ class SurrogatePolicy(Policy):
     Args:
         domain: Box or pool.
         seed, device, dtype: As :class:`Policy`.
-        surrogate: ``"auto"``, ``"paper"`` or ``"fitted"`` (module docstring).
+        surrogate: ``"auto"``, ``"paper"``, ``"fitted"`` or ``"fully-bayesian"`` (module docstring).
         surrogate_spec: Fixed hyperparameters (a :class:`SurrogateSpec` or its dict);
             overrides the problem's ``metadata["paper_surrogate"]``.
         num_restarts, raw_samples, search: Multi-start settings and refinement of box
@@ -108,6 +112,11 @@ class SurrogatePolicy(Policy):
                 )
             self.last_label = self.spec.label()
             return fixed_hyperparameter_gp(train_X, train_Y, self.spec)
+        if mode == "fully-bayesian":
+            seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.generator))
+            model = fit_fully_bayesian_single_task_gp(train_X, train_Y, self.domain.bounds, seed=seed)
+            self.last_label = "fully-bayesian:" + ";".join(f"{v:.4g}" for v in model.median_lengthscale.tolist())
+            return model
         model = fit_default_single_task_gp(train_X, train_Y, self.domain.bounds)
         ls = model.covar_module.lengthscale.detach().flatten().tolist()
         self.last_label = "fitted:" + ";".join(f"{v:.4g}" for v in ls)
