@@ -25,14 +25,14 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from practical_suite import code_version, fmt, mean_se, parse_method, parse_seeds  # noqa: E402
+from botorch_unknown_hypers.benchmarks.practical import fmt, mean_se, parse_method
+from botorch_unknown_hypers.benchmarks.study import code_version
+from botorch_unknown_hypers.benchmarks.study import parse_ids as parse_seeds
 
 PROBLEMS = ("hartmann6", "ackley5", "agnp", "michalewicz5")
 METHODS = (

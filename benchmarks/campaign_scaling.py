@@ -66,6 +66,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 import warnings
 from dataclasses import replace
 
@@ -287,11 +288,11 @@ def exponent(points: list[tuple[int, float]]) -> float:
 def _child(args: argparse.Namespace, payload: dict) -> dict:
     r"""Run one measurement in a fresh interpreter (isolated peak memory and caches)."""
     code = (
-        "import json, sys, torch; sys.path.insert(0, 'benchmarks');"
+        "import json, runpy, torch;"
         f"torch.set_num_threads({args.threads}) if {args.threads} > 0 else None;"
-        "import campaign_scaling as c;"
+        f"c = runpy.run_path({json.dumps(str(Path(__file__).resolve()))});"
         f"p = json.loads({json.dumps(json.dumps(payload))});"
-        "f = getattr(c, p.pop('fn'));"
+        "f = c[p.pop('fn')];"
         "print('RESULT ' + json.dumps(f(**p)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

@@ -127,16 +127,15 @@ def adam_refine(values, num_candidates, bounds, starts, cand):
 
 def campaigns(rounds: int, quick: bool, device: str = "cpu") -> list[tuple[str, object]]:
     r"""``(label, thunk)`` per campaign; each thunk runs one campaign with the public ``run``."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tests.golden.cases import CASES, ROUNDS, SEEDS
+    import runpy
 
     from botorch_unknown_hypers import make_policy, run
+    from botorch_unknown_hypers.benchmarks.practical import N_INIT, PROBLEMS
     from botorch_unknown_hypers.domains import BoxDomain
     from botorch_unknown_hypers.problems.registry import get_problem
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from practical_suite import N_INIT, PROBLEMS
+    golden_cases = runpy.run_path(str(ROOT / "tests" / "golden" / "cases.py"))  # the golden traces' cases, read as data
+    CASES, ROUNDS, SEEDS = golden_cases["CASES"], golden_cases["ROUNDS"], golden_cases["SEEDS"]
 
     out = []
     golden = [c for c in CASES if not c.pool and (not quick or c.key == "he-gp-ucb@bird2")]
@@ -197,8 +196,10 @@ def count_call_syncs(n: int, device: str, seed: int = 0) -> list[dict]:
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from round_profile import count_syncs, he_lengthscales
+    import runpy
+
+    profile_helpers = runpy.run_path(str(ROOT / "benchmarks" / "round_profile.py"))
+    count_syncs, he_lengthscales = profile_helpers["count_syncs"], profile_helpers["he_lengthscales"]
 
     from botorch_unknown_hypers.acquisition import multistart
     from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at

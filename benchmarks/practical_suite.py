@@ -50,39 +50,26 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from botorch_unknown_hypers.benchmarks.practical import (  # noqa: F401  (the suite's definition, re-exported)
+    BASE_OPTIONS,
+    METHODS,
+    N_INIT,
+    PROBLEMS,
+    T_BOX,
+    T_POOL,
+    fmt,
+    mean_se,
+    parse_method,
+)
 from botorch_unknown_hypers.benchmarks.records import RecordStore
 from botorch_unknown_hypers.benchmarks.study import code_version, parse_ids
 
-PROBLEMS = (
-    "branin",
-    "rosenbrock4",
-    "ackley5",
-    "hartmann6",
-    "griewank8",
-    "michalewicz5",
-    "berkenkamp",
-    "gp-rbf3",
-    "agnp",
-    "crossed-barrel",
-)
-METHODS = ("lb-gp-ucb-auto", "he-gp-ucb-auto", "lb-gp-ucb", "he-gp-ucb", "mle-gp-ucb", "qlognei", "optuna-gp", "random")
-BASE_OPTIONS: dict[str, dict[str, Any]] = {"qlognei": {"surrogate": "fitted"}}
-r"""Options every run of a method gets (BoTorch's default model for ``qlognei`` everywhere)."""
-T_BOX, T_POOL, N_INIT = 60, 50, 10
 DIFFERENCES = (("qlognei", "final_simple_regret"), ("qlognei", "cumulative_regret"), ("optuna-gp", "final_simple_regret"),
                ("mle-gp-ucb", "final_simple_regret"))
 r"""The paired differences of the report's table (reference, quantity), in its column order."""
 BAR_CUMULATIVE = 0.6
 r"""The practical suite's own bar: the cumulative regret at most ``qlognei``'s on this fraction of
 the problems (6 of the suite's 10); the others are BBOB's (``bbob_report.BARS``)."""
-
-
-def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
-    r"""``"name[k=v&...]"`` -> ``(name, options)`` with JSON-decoded values, on top of :data:`BASE_OPTIONS`."""
-    from botorch_unknown_hypers.policies.registry import parse_method_spec
-
-    name, options = parse_method_spec(spec)
-    return name, {**BASE_OPTIONS.get(name, {}), **options}
 
 
 RECORDS = Path(__file__).resolve().parent / "results" / "practical"
@@ -214,19 +201,6 @@ def load(out: Path | None, store: RecordStore | None = None) -> list[dict[str, A
     if store is not None:
         runs += [r for r in store.records() if (r["problem"], r["method"], r["seed"]) not in seen]
     return runs
-
-
-def mean_se(values: list[float]) -> tuple[float, float]:
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    return mean, math.sqrt(var / n)
-
-
-def fmt(mean: float, se: float) -> str:
-    return f"{mean:.3g} ± {se:.2g}"
 
 
 def paired(runs: dict[tuple[str, int], dict], method: str, ref: str, key: str) -> tuple[float, float, int] | None:

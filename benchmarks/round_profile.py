@@ -400,14 +400,14 @@ def copied_bytes(n: int, k: int, device_name: str, seed: int = 0, search: str = 
 def child(fn: str, threads: int, **kwargs) -> dict:
     r"""``fn(**kwargs)`` of this script in a fresh interpreter (its own peak memory and caches)."""
     code = (
-        "import json, sys, torch; sys.path.insert(0, sys.argv[1]);"
+        "import json, runpy, sys, torch;"
         "torch.set_num_threads(int(sys.argv[2]));"
-        "import round_profile as r;"
-        "print('RESULT ' + json.dumps(getattr(r, sys.argv[3])(**json.loads(sys.argv[4]))))"
+        "r = runpy.run_path(sys.argv[1]);"
+        "print('RESULT ' + json.dumps(r[sys.argv[3]](**json.loads(sys.argv[4]))))"
     )
     from pathlib import Path
 
-    argv = [sys.executable, "-c", code, str(Path(__file__).resolve().parent), str(threads), fn, json.dumps(kwargs)]
+    argv = [sys.executable, "-c", code, str(Path(__file__).resolve()), str(threads), fn, json.dumps(kwargs)]
     out = subprocess.run(argv, capture_output=True, text=True, check=False)
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):

@@ -314,7 +314,7 @@ def admissible_variants(frame: pd.DataFrame, reference: str, variants: Sequence[
     return table, best
 
 
-PRESETS = ("lb-gp-ucb-auto", "he-gp-ucb-auto")
+PRESETS = ("lb-gp-ucb-auto", "he-gp-ucb-auto", "auto")
 r"""The methods the report's bars judge (:func:`report_bars`)."""
 
 PEERS = ("qlognei", "optuna-gp")
@@ -324,6 +324,13 @@ BARS = {"lower": 0.6, "worse": 0.1, "pairs": 10}
 r"""The bars of the report, fixed before its runs: a preset has the lower mean final simple regret
 than the peer on at least ``lower`` of the functions and is significantly worse (paired, 2 SE) on at
 most ``worse`` of them, from at least ``pairs`` (instance, seed) pairs per function."""
+
+
+AUTO_BARS = {"worse": 0.1, "pairs": 10}
+r"""The bars of ``auto``'s report (fixed with its hypotheses, before its runs): a higher ECDF area
+than the peer, significantly worse (paired, 2 SE) on at most ``worse`` of the functions,
+significantly better on more functions than significantly worse, at least ``pairs`` pairs per
+function, and a median proposal time per run at most ``qlognei``'s (``holds_auto``)."""
 
 
 def report_bars(
@@ -364,6 +371,7 @@ def report_bars(
             mine = table[table["method"] == preset]
             k = len(mine)
             lower, worse = int((mine["mean_diff"] < 0).sum()), int((mine["significant"] == "worse").sum())
+            better = int((mine["significant"] == "better").sum())
             worse_functions = ",".join(str(f) for f in mine[mine["significant"] == "worse"]["function"])
             timed = common_runs(sub, [preset, time_reference]) if time_reference in ran else sub.iloc[:0]
             t_preset = float(timed[timed["method"] == preset]["wall_time_s"].median()) if len(timed) else float("nan")
@@ -371,6 +379,7 @@ def report_bars(
             row = {
                 "group": group, "preset": preset, "peer": peer, "functions": k, "min_pairs": int(mine["pairs"].min()),
                 "auc_preset": auc(curves[preset]), "auc_peer": auc(curves[peer]), "lower": lower, "worse": worse,
+                "better": better,
                 "lower_fraction": lower / k, "worse_fraction": worse / k, "worse_functions": worse_functions,
                 "median_time_preset": t_preset, "median_time_reference": t_reference,
             }
@@ -380,6 +389,13 @@ def report_bars(
                 and row["worse_fraction"] <= BARS["worse"]
                 and row["min_pairs"] >= BARS["pairs"]
                 and t_preset <= t_reference  # False where either is missing (nan)
+            )
+            row["holds_auto"] = bool(  # AUTO_BARS: no share of lower means, more better than worse
+                row["auc_preset"] > row["auc_peer"]
+                and row["worse_fraction"] <= AUTO_BARS["worse"]
+                and better > worse
+                and row["min_pairs"] >= AUTO_BARS["pairs"]
+                and t_preset <= t_reference
             )
             rows.append(row)
     return pd.DataFrame(rows)
@@ -423,7 +439,8 @@ def plot_ecdfs(frame: pd.DataFrame, group: str, out: Path, targets: np.ndarray =
     return paths
 
 
-def _markdown(table: pd.DataFrame, floatfmt: str = ".3g") -> str:
+def markdown_table(table: pd.DataFrame, floatfmt: str = ".3g") -> str:
+    r"""``table`` as a Markdown table (floats formatted with ``floatfmt``, NaN as an empty cell)."""
     cols = list(table.columns)
     lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
     for _, row in table.iterrows():
@@ -458,11 +475,11 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
             "median proposal time per run (s)": [float(common[common["method"] == m]["wall_time_s"].median()) for m in sorted(curves)],
             "median CPU time per run (s)": [float(pd.to_numeric(common[common["method"] == m]["cpu_s"]).median()) for m in sorted(curves)],
         })
-        lines += [_markdown(summary), ""]
+        lines += [markdown_table(summary), ""]
         ranks = average_ranks(common)
         ranks.to_csv(report_dir / f"ranks_{group}.csv")
         lines += ["Average rank of the final simple regret (1 = best):", "",
-                  _markdown(ranks.reset_index().rename(columns=str), ".2f"), ""]
+                  markdown_table(ranks.reset_index().rename(columns=str), ".2f"), ""]
         table = paired_table(common, reference)
         table.to_csv(report_dir / f"paired_{group}.csv", index=False)
         if "mean_diff" in table.columns:
@@ -472,7 +489,7 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
                 better_worse=[("" if pd.isna(b) else f"{int(b)}/{int(w)}") for b, w in zip(table["better"], table["worse"])],
             )[["function", "name", "method", "runs", "mean_final_regret", "diff", "better_worse"]]
             lines += [f"Final simple regret per function; diff = mean paired difference against `{reference}` ± 2 SE; "
-                      "better/worse = pairs where the method's regret is lower/higher:", "", _markdown(shown), ""]
+                      "better/worse = pairs where the method's regret is lower/higher:", "", markdown_table(shown), ""]
         for path in plot_ecdfs(common, group, report_dir, targets):
             lines.append(f"![{path.stem}]({path.name})")
     bars = report_bars(frame, targets=targets)
@@ -482,7 +499,7 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
                   f"Each preset against each peer over the pairs both ran (`report_bars`): AUC higher, lower mean final "
                   f"simple regret on at least {BARS['lower']:.0%} of the functions, significantly worse (2 SE) on at most "
                   f"{BARS['worse']:.0%}, at least {BARS['pairs']} pairs per function, median proposal time per run at "
-                  "most `qlognei`'s.", "", _markdown(bars)]
+                  "most `qlognei`'s.", "", markdown_table(bars)]
     path = report_dir / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -490,6 +507,7 @@ def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | 
 
 __all__ = [
     "ADMISSIBLE",
+    "AUTO_BARS",
     "BARS",
     "PEERS",
     "PRESETS",
@@ -502,6 +520,7 @@ __all__ = [
     "ecdf_evaluations",
     "ecdf_time",
     "load_runs",
+    "markdown_table",
     "method_colors",
     "paired_table",
     "plot_ecdfs",

@@ -1,0 +1,159 @@
+r"""The docs' study tables, computed from the committed study records alone.
+
+Every table of a study in ``docs/`` sits between two markers,
+
+.. code-block:: markdown
+
+    <!-- table: bbob-d2-dev -->
+    ...
+    <!-- end table -->
+
+and is the output of the function :data:`TABLES` names for it, computed from the records under
+``benchmarks/results/`` (:mod:`~botorch_unknown_hypers.benchmarks.records`) without running
+anything. :func:`regenerate` rewrites every marked table of the docs (``benchmarks/tables.py``),
+or, with ``check=True``, only reports the tables whose text differs from what the records give,
+so that a test can hold the docs to the records.
+
+The tables:
+
+- ``bbob-d{d}-dev`` / ``bbob-d{d}-report``: per noise setting, every method on the (problem,
+  seed) pairs that every method ran (instances 1-5, resp. 16-25): the number of runs, the area
+  under the ECDF of targets against evaluations, the average rank of the final simple regret,
+  and the median proposal and CPU time per run
+  (:mod:`~botorch_unknown_hypers.benchmarks.bbob_report` defines each).
+- ``bbob-d{d}-auto-decision``: the ``auto`` decision rule of ``docs/bbob.md`` on the
+  development instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.admissible_variants`).
+- ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
+  ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+
+import pandas as pd
+
+from botorch_unknown_hypers.benchmarks.bbob_report import (
+    admissible_variants,
+    auc,
+    average_ranks,
+    common_runs,
+    ecdf_evaluations,
+    load_runs,
+    markdown_table,
+    report_bars,
+    runs_frame,
+)
+from botorch_unknown_hypers.problems.bbob import DEV_INSTANCES
+
+REPORT_INSTANCES = tuple(range(16, 26))
+r"""The instances of the ``auto`` report (6-15 were read by an earlier report and choose nothing)."""
+AUTO_VARIANTS = ("auto", "auto[probe=0.1]", "auto[probe=0.25]")
+r"""The variants of the ``auto`` decision rule, H1 first (``docs/bbob.md``)."""
+MARKER = re.compile(r"(<!-- table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
+
+
+def bbob_frame(results: Path, dim: int, instances: Sequence[int]) -> pd.DataFrame:
+    r"""The BBOB records under ``results/bbob`` at dimension ``dim`` on ``instances``, as
+    :func:`~botorch_unknown_hypers.benchmarks.bbob_report.runs_frame` rows."""
+    runs = [r for r in load_runs(Path(results) / "bbob", instances=instances) if r["config"]["dim"] == dim]
+    return runs_frame(runs)
+
+
+def summary(frame: pd.DataFrame, methods: Sequence[str] | None = None) -> str:
+    r"""Per noise setting: runs, ECDF area, average rank, median proposal and CPU time of
+    ``methods`` (default: all), on the pairs every one of them ran."""
+    if frame.empty:
+        return "No records yet.\n"
+    blocks = []
+    for group, sub in frame.groupby("group"):
+        present = [m for m in (methods or sorted(sub["method"].unique())) if m in set(sub["method"])]
+        common = common_runs(sub, present)
+        if common.empty:
+            blocks.append(f"**{group}**: no problem run by every method yet.\n")
+            continue
+        curves = ecdf_evaluations(common)
+        ranks = average_ranks(common)["all"]
+        rows = [{
+            "method": f"`{m}`",
+            "runs": int((common["method"] == m).sum()),
+            "ECDF area": auc(curves[m]),
+            "average rank": float(ranks[m]),
+            "median proposal s/run": float(common[common["method"] == m]["wall_time_s"].median()),
+            "median CPU s/run": float(pd.to_numeric(common[common["method"] == m]["cpu_s"]).median()),
+        } for m in present]
+        blocks.append(f"**{group}** ({common['problem'].nunique()} problems, every method on each):\n\n"
+                      + markdown_table(pd.DataFrame(rows)) + "\n")
+    return "\n".join(blocks)
+
+
+def bbob_summary(results: Path, dim: int, instances: Sequence[int], methods: Sequence[str] | None = None) -> str:
+    return summary(bbob_frame(results, dim, instances), methods)
+
+
+def auto_decision(results: Path, dim: int) -> str:
+    r"""The ``auto`` rule's table and verdict on the development instances at ``dim``."""
+    frame = bbob_frame(results, dim, DEV_INSTANCES)
+    expected = 24 * len(DEV_INSTANCES) * 2
+    if frame.empty or "qlognei" not in set(frame["method"]):
+        return "No records yet.\n"
+    table, kept = admissible_variants(frame, "qlognei", list(AUTO_VARIANTS), expected_pairs=expected)
+    table = table.assign(variant=[f"`{v}`" for v in table["variant"]])
+    verdict = f"kept: `{kept}`" if kept is not None else f"not decided yet (a variant has fewer than {expected} pairs)"
+    return markdown_table(table) + f"\n\nDecision: {verdict}.\n"
+
+
+def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
+    r"""The presets' and ``auto``'s bars against ``qlognei`` and ``optuna-gp`` on ``instances``."""
+    frame = bbob_frame(results, dim, instances)
+    bars = report_bars(frame) if not frame.empty else frame
+    if bars.empty:
+        return "No records yet.\n"
+    shown = bars[["group", "preset", "peer", "functions", "min_pairs", "auc_preset", "auc_peer", "lower", "better", "worse",
+                  "worse_functions", "median_time_preset", "median_time_reference", "holds", "holds_auto"]]
+    return markdown_table(shown) + "\n"
+
+
+TABLES: dict[str, Callable[[Path], str]] = {
+    "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
+    "bbob-d2-auto-decision": partial(auto_decision, dim=2),
+    "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES),
+    "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
+}
+r"""Table name (the docs' marker) -> its function of the results folder."""
+
+
+def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> list[str]:
+    r"""Rewrite every marked table of the Markdown files under ``docs`` from the records under
+    ``results``; with ``check``, write nothing. Returns ``"file: table"`` for each table whose
+    text changed (would change).
+
+    Raises:
+        ValueError: naming the file, for a marker whose table is not in :data:`TABLES`.
+    """
+    changed = []
+    for path in sorted(Path(docs).rglob("*.md")):
+        text = path.read_text()
+        cache: dict[str, str] = {}
+
+        def table(match: re.Match[str], path: Path = path, cache: dict[str, str] = cache) -> str:
+            name = match.group("name")
+            if name not in TABLES:
+                raise ValueError(f"{path}: table {name!r} is not one of {sorted(TABLES)}.")
+            if name not in cache:
+                cache[name] = TABLES[name](Path(results))
+            if cache[name] != match.group("body"):
+                changed.append(f"{path.name}: {name}")
+            return match.group(1) + cache[name] + match.group(4)
+
+        new = MARKER.sub(table, text)
+        if new != text and not check:
+            path.write_text(new)
+    return changed
+
+
+__all__ = ["AUTO_VARIANTS", "REPORT_INSTANCES", "TABLES", "auto_decision", "bbob_bars", "bbob_frame", "bbob_summary",
+           "regenerate", "summary"]

@@ -1,0 +1,50 @@
+from pathlib import Path
+
+import pytest
+
+from botorch_unknown_hypers.benchmarks.bbob import record_store
+from botorch_unknown_hypers.benchmarks.tables import TABLES, bbob_summary, regenerate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _record(function, instance, method, regret, noisy=False):
+    problem = f"bbob-f{function}-i{instance}-d2" + ("-noisy" if noisy else "")
+    return {
+        "config": {"problem": problem, "function": function, "instance": instance, "dim": 2, "noisy": noisy, "seed": 0,
+                   "method": method, "spread": 1.0, "f_star": 0.0, "n_init": 4, "iterations": 1, "batch_size": 1,
+                   "options": {}, "function_name": "f"},
+        "simple_regret": [1.0, regret], "final_simple_regret": regret, "cumulative_time_s": [0.0, 2.0], "cpu_s": 3.0,
+    }
+
+
+def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
+    store = record_store(tmp_path / "results" / "bbob")
+    for instance in (1, 2):
+        store.add("d2", "qlognei", _record(1, instance, "qlognei", 1e-3))
+        store.add("d2", "random", _record(1, instance, "random", 1e-1))
+    store.add("d2", "random", _record(1, 3, "random", 1e-1))  # qlognei lacks instance 3: out of the table
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "page.md"
+    page.write_text("intro\n<!-- table: bbob-d2-dev -->\nstale\n<!-- end table -->\noutro\n")
+    assert regenerate(docs, tmp_path / "results", check=True) == ["page.md: bbob-d2-dev"]
+    assert "stale" in page.read_text()  # check writes nothing
+    assert regenerate(docs, tmp_path / "results") == ["page.md: bbob-d2-dev"]
+    text = page.read_text()
+    assert text.startswith("intro\n<!-- table: bbob-d2-dev -->\n**d2** (2 problems") and text.endswith("<!-- end table -->\noutro\n")
+    rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| `")}
+    assert set(rows) == {"| `qlognei`", "| `random`"} and "| 2 |" in rows["| `random`"]  # 2 common runs, not 3
+    assert regenerate(docs, tmp_path / "results", check=True) == []
+    assert text == page.read_text()
+    assert bbob_summary(tmp_path / "results", 2, (16,)) == "No records yet.\n"
+    page.write_text("<!-- table: nope -->\n<!-- end table -->\n")
+    with pytest.raises(ValueError, match="table 'nope' is not one of"):
+        regenerate(docs, tmp_path / "results")
+
+
+def test_the_docs_tables_are_the_committed_records_tables():
+    r"""Every marked table in ``docs/`` is what ``benchmarks/tables.py`` computes from
+    ``benchmarks/results/`` (run it after new records land)."""
+    assert set(TABLES) >= {"bbob-d2-dev", "bbob-d2-auto-decision"}
+    assert regenerate(ROOT / "docs", ROOT / "benchmarks" / "results", check=True) == []
