@@ -30,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from botorch_unknown_hypers.benchmarks.practical import fmt, mean_se, parse_method
+from botorch_unknown_hypers.benchmarks.practical_suite import fmt, mean_se, parse_method
 from botorch_unknown_hypers.benchmarks.study import code_version
 from botorch_unknown_hypers.benchmarks.study import parse_ids as parse_seeds
 

@@ -130,7 +130,7 @@ def campaigns(rounds: int, quick: bool, device: str = "cpu") -> list[tuple[str, 
     import runpy
 
     from botorch_unknown_hypers import make_policy, run
-    from botorch_unknown_hypers.benchmarks.practical import N_INIT, PROBLEMS
+    from botorch_unknown_hypers.benchmarks.practical_suite import N_INIT, PROBLEMS
     from botorch_unknown_hypers.domains import BoxDomain
     from botorch_unknown_hypers.problems.registry import get_problem
 

@@ -50,7 +50,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from botorch_unknown_hypers.benchmarks.practical import (  # noqa: F401  (the suite's definition, re-exported)
+from botorch_unknown_hypers.benchmarks.practical_suite import (  # noqa: F401  (the suite's definition, re-exported)
     BASE_OPTIONS,
     METHODS,
     N_INIT,

@@ -350,7 +350,7 @@ def _point_flags(domain: Domain, X: Any, name: str, allow_empty: bool) -> tuple[
     if isinstance(domain, FiniteDomain):  # a row within the tolerance of a pool point is that point
         index = domain.index_of(clean, atol=atol)
         inside = index >= 0
-        X = torch.where(inside.unsqueeze(-1), domain.points[index.clamp_min(0)], X)
+        X = torch.where((inside & finite).unsqueeze(-1), domain.points[index.clamp_min(0)], X)  # a NaN row stays NaN
         return X, finite, inside
     inside = domain.contains(clean, atol=atol)
     return X, finite, inside

@@ -1,4 +1,4 @@
-r"""The package's architecture: the import-layers contract, module sizes, one place per idea.
+r"""The package's architecture: the import-layers contract, no import cycle, one place per idea.
 
 The layers (``pyproject.toml``, ``[tool.importlinter]``) point down only:
 ``domains`` -> ``candidates``/``confidence`` -> ``models`` -> ``acquisition`` -> ``policies``
@@ -166,9 +166,49 @@ def _modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
-def test_no_module_is_over_600_lines():
-    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in _modules()}
-    assert {p: n for p, n in sizes.items() if n > 600} == {}
+def _import_graph() -> dict[str, set[str]]:
+    r"""Module -> the package modules it imports anywhere in its file (top level, functions and
+    ``TYPE_CHECKING`` blocks alike)."""
+    import ast
+
+    names = {}
+    for path in _modules():
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {m: set() for m in names}
+    for module, path in names.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            graph[module].update(t for t in targets if t in names and t != module)
+    return graph
+
+
+def test_no_import_cycle_in_the_package():
+    r"""No module imports, however indirectly, a module that imports it (a depth-first search for
+    a back edge over every import statement, deferred or not)."""
+    graph = _import_graph()
+    colour: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        colour[module] = 1
+        for target in sorted(graph[module]):
+            if colour.get(target) == 1:
+                cycles.append(path[path.index(target):] + [target] if target in path else [module, target])
+            elif target not in colour:
+                visit(target, path + [target])
+        colour[module] = 2
+
+    for module in sorted(graph):
+        if module not in colour:
+            visit(module, [module])
+    assert cycles == []
+    assert "botorch_unknown_hypers.policies.base" in graph["botorch_unknown_hypers.policies.pieces"]  # the graph is read
 
 
 def test_policies_never_branch_on_the_domain_type():

@@ -443,3 +443,15 @@ def test_a_float32_copy_of_a_pool_point_is_that_point_for_checks_and_every_pool_
         x = a.suggest(X64.to(torch.float32), Y64.to(torch.float32))
         assert torch.equal(x, b.suggest(X64, Y64)), name
         a.observe(x.to(torch.float32), torch.zeros(1, dtype=torch.float32))  # observe accepts the copy too
+
+
+def test_a_nan_row_is_refused_on_a_pool_whose_corner_is_a_point():
+    from botorch_unknown_hypers.domains import check_observations, check_points
+
+    grid = torch.stack(torch.meshgrid(torch.linspace(0, 1, 3), torch.linspace(0, 1, 3), indexing="ij"), -1).reshape(-1, 2)
+    pool = FiniteDomain(grid.double())  # its bounding box's lower corner (0, 0) is a pool point
+    bad = torch.tensor([[float("nan"), 0.0], [0.5, 0.5]], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"X must be finite, got NaN or inf in rows \[0\]"):
+        check_points(pool, bad)
+    with pytest.raises(ValueError, match=r"train_X must be finite"):
+        check_observations(pool, bad, torch.zeros(2, dtype=torch.float64), "train_X", "train_Y")

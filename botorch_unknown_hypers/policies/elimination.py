@@ -34,52 +34,21 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 from torch import Tensor
 
 from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, elimination_xi
 from botorch_unknown_hypers.policies.engine import CandidateSetRound, EngineRule
-from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.policies.pieces import (
     CandidateSetWidths,
     DoublyOptimisticUCB,
+    EliminationState,
     FixedCandidates,
     PrequentialElimination,
     UnitCubeModel,
 )
-
-
-@dataclass
-class EliminationState(SurvivorState):
-    r"""HE-GP-UCB's memory: the surviving set and, per played round, the candidate, the
-    prequential residual :math:`\eta` and the recorded width; the selections awaiting their
-    observations, and the candidates recorded but not yet tested (a batch is tested once all its
-    values have arrived); on a box, the seed of the campaign's raw points (``None`` on a pool, or
-    before the first suggestion)."""
-
-    play_candidate: list[int] = field(default_factory=list)
-    play_eta: list[float] = field(default_factory=list)
-    play_width: list[float] = field(default_factory=list)
-    round: int = 0
-    pending: list[PendingPlay] = field(default_factory=list)
-    untested: list[int] = field(default_factory=list)
-    test_scale: float = 1.0
-    raw_seed: int | None = None
-
-    def check(self) -> None:
-        super().check()
-        if self.raw_seed is not None and not 0 <= self.raw_seed < 2**63:
-            raise ValueError(f"raw_seed must be None or an int in [0, 2**63), got {self.raw_seed}.")
-        n = len(self.alive)
-        if not len(self.play_candidate) == len(self.play_eta) == len(self.play_width) == self.round:
-            raise ValueError("play_candidate, play_eta and play_width must hold one entry per round.")
-        if not all(0 <= u < n for u in [*self.play_candidate, *(p.candidate for p in self.pending), *self.untested]):
-            raise ValueError(f"candidate indices must lie in [0, {n}).")
-        if not self.test_scale > 0:
-            raise ValueError(f"test_scale must be > 0, got {self.test_scale}.")
 
 
 class HEGPUCB(EngineRule, CandidateSetPolicy):

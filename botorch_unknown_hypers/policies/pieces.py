@@ -20,8 +20,8 @@ module, which names the paper's line it implements:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
 
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
@@ -34,12 +34,9 @@ from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import SurvivorState, elimination_xi
 from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Widths
-from botorch_unknown_hypers.policies.pending_plays import play_record, take_observed_plays
-
-if TYPE_CHECKING:
-    from botorch_unknown_hypers.policies.elimination import EliminationState
+from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
 
 
 @dataclass(frozen=True)
@@ -162,8 +159,38 @@ class DoublyOptimisticUCB(Selector):
         return {"sigma": float(sigma) if isinstance(sigma, Tensor) else sigma}
 
 
+@dataclass
+class EliminationState(SurvivorState):
+    r"""HE-GP-UCB's memory: the surviving set and, per played round, the candidate, the
+    prequential residual :math:`\eta` and the recorded width; the selections awaiting their
+    observations, and the candidates recorded but not yet tested (a batch is tested once all its
+    values have arrived); on a box, the seed of the campaign's raw points (``None`` on a pool, or
+    before the first suggestion)."""
+
+    play_candidate: list[int] = field(default_factory=list)
+    play_eta: list[float] = field(default_factory=list)
+    play_width: list[float] = field(default_factory=list)
+    round: int = 0
+    pending: list[PendingPlay] = field(default_factory=list)
+    untested: list[int] = field(default_factory=list)
+    test_scale: float = 1.0
+    raw_seed: int | None = None
+
+    def check(self) -> None:
+        super().check()
+        if self.raw_seed is not None and not 0 <= self.raw_seed < 2**63:
+            raise ValueError(f"raw_seed must be None or an int in [0, 2**63), got {self.raw_seed}.")
+        n = len(self.alive)
+        if not len(self.play_candidate) == len(self.play_eta) == len(self.play_width) == self.round:
+            raise ValueError("play_candidate, play_eta and play_width must hold one entry per round.")
+        if not all(0 <= u < n for u in [*self.play_candidate, *(p.candidate for p in self.pending), *self.untested]):
+            raise ValueError(f"candidate indices must lie in [0, {n}).")
+        if not self.test_scale > 0:
+            raise ValueError(f"test_scale must be > 0, got {self.test_scale}.")
+
+
 def record_plays(
-    state: "EliminationState", X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float], checked: bool = True
+    state: EliminationState, X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float], checked: bool = True
 ) -> dict[str, Any]:
     r"""Lines 10-12 for observed rows ``(X, Y)``: each row that matches a pending selection
     (:func:`~botorch_unknown_hypers.policies.pending_plays.match_pending`) records
@@ -240,6 +267,7 @@ class PrequentialElimination(EliminationTest):
 __all__ = [
     "CandidateSetWidths",
     "DoublyOptimisticUCB",
+    "EliminationState",
     "EliminationTest",
     "FixedCandidates",
     "FrequentistWidths",

@@ -124,11 +124,12 @@ def test_command_line_counts_the_grid_and_refuses_report_instances(tmp_path, cap
     from tests.benchmark_loader import load_benchmark
 
     cli = load_benchmark("bbob")
-    assert cli.main(["--out", str(tmp_path), "--dims", "2,5", "--functions", "1-3", "--noise", "both", "--dry-run"]) == 0
+    own = ["--records", str(tmp_path / "records")]
+    assert cli.main(["--out", str(tmp_path), *own, "--dims", "2,5", "--functions", "1-3", "--noise", "both", "--dry-run"]) == 0
     assert "180 runs in the grid, 180 to do" in capsys.readouterr().out  # 3 functions x 5 instances x 2 dims x 2 noises x 3 methods
-    assert cli.main(["--out", str(tmp_path), "--instances", "6-15", "--dry-run"]) == 2
+    assert cli.main(["--out", str(tmp_path), *own, "--instances", "6-15", "--dry-run"]) == 2
     assert "--allow-report-instances" in capsys.readouterr().err
-    assert cli.main(["--out", str(tmp_path), "--instances", "6", "--allow-report-instances", "--dry-run"]) == 0
+    assert cli.main(["--out", str(tmp_path), *own, "--instances", "6", "--allow-report-instances", "--dry-run"]) == 0
     assert not any(tmp_path.iterdir())  # a dry run writes nothing
 
 
@@ -154,8 +155,24 @@ def test_command_line_splits_methods_outside_brackets(tmp_path, capsys):
 
     cli = load_benchmark("bbob")
     assert cli.split_methods("random, qlognei[shrink=[1.0,0.5]&a=b],x[]") == ["random", "qlognei[shrink=[1.0,0.5]&a=b]", "x[]"]
-    argv = ["--out", str(tmp_path), "--functions", "1", "--instances", "1", "--dry-run"]
+    argv = ["--out", str(tmp_path), "--records", str(tmp_path / "records"), "--functions", "1", "--instances", "1", "--dry-run"]
     assert cli.main(argv + ["--methods", "random,random[note=[1,2]]"]) == 0
     assert "2 runs in the grid" in capsys.readouterr().out
     assert cli.main(argv + ["--methods", "random[note]"]) == 2
     assert "key=value" in capsys.readouterr().err
+
+
+def test_a_fresh_clone_resumes_from_the_committed_records(tmp_path, capsys):
+    r"""With the default ``--records`` (``benchmarks/results/bbob``), every run the committed records
+    hold is skipped: a dry run of the d = 2 development grid of the peers counts only what is missing."""
+    from tests.benchmark_loader import load_benchmark
+
+    from botorch_unknown_hypers.benchmarks.bbob import record_store
+
+    cli = load_benchmark("bbob")
+    argv = ["--dims", "2", "--functions", "1-24", "--instances", "1-5", "--noise", "both", "--methods", "qlognei", "--dry-run"]
+    assert cli.main(argv) == 0
+    stored = {r["config"]["problem"] for r in record_store(cli.RECORDS).records()
+              if r["config"]["method"] == "qlognei" and r["config"]["instance"] <= 5 and r["config"]["dim"] == 2}
+    assert len(stored) > 0
+    assert f"240 runs in the grid, {240 - len(stored)} to do" in capsys.readouterr().out

@@ -86,7 +86,7 @@ def _cases() -> list[Case]:
     cases: list[Case] = []
     both = ("bird2", "golden-pool")
     for method in ("lb-gp-ucb", "a-gp-ucb", "lnb-gp-ucb", "hb-gp-ucb", "he-gp-ucb", "mle-candidates",
-                   "expected-ucb", "mle-gp-ucb", "ec-gp-ucb", "regret-balancing", "lb-gp-ucb-auto", "he-gp-ucb-auto"):
+                   "expected-ucb", "mle-gp-ucb", "ec-gp-ucb", "regret-balancing", "lb-gp-ucb-auto", "he-gp-ucb-auto", "auto"):
         cases += [Case(method, p, 1, dict(FAST)) for p in both]
     cases += [Case("phased-gp-us", p, 1, {}) for p in both]
     cases += [Case("nuts-gp-ucb", p, 1, {**FAST, "num_samples": 12, "warmup_steps": 12}) for p in both]
