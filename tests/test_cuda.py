@@ -278,12 +278,13 @@ def test_restarts_sobol_points_uniform_points_and_the_best_outside_make_no_wait(
         box, finite = BoxDomain(bounds.to(device)), FiniteDomain(pool.to(device))
         Xd, vd = X.to(device), v.to(device)
         fallback = torch.full((1, 3), 0.5, dtype=torch.float64, device=device)
+        on_device = values.to(device)  # the test's own copy to the device, before the watch starts
         if device == "cuda":
             torch.cuda.synchronize()
             torch.cuda.set_sync_debug_mode("error")
         try:
             out = [
-                select_restarts(values.to(device), 8, 2.0, 5),
+                select_restarts(on_device, 8, 2.0, 5),
                 sobol_points(box.bounds, 16, seed=4),
                 sobol_points(box.bounds, 4, seed=4, batch=3),
                 box.sample_uniform(5, torch.Generator().manual_seed(1)),

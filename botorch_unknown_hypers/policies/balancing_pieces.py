@@ -218,6 +218,8 @@ class BalancingElimination(Test):
     or the active ones (``xi_count``), :math:`\delta_B = \delta/` ``xi_delta_split``; then
     :math:`a(t)` of ``source``. The observations are checked in the match's read."""
 
+    reads: ClassVar[tuple[type[Ledger], ...]] = (PlayLedger,)
+
     checks_observations: ClassVar[bool] = True
 
     R: float
@@ -279,6 +281,8 @@ class BalancingElimination(Test):
 @dataclass(frozen=True)
 class CountRounds(Test):
     r"""No test: each observed batch is one more round (A-GP-UCB's schedule :math:`g(t)`)."""
+
+    reads: ClassVar[tuple[type[Ledger], ...]] = (Ledger,)  # reads no record: any ledger
 
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
         rule.state.round += 1

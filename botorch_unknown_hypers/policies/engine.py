@@ -311,6 +311,9 @@ class Test(ABC):
     """
 
     checks_observations: ClassVar[bool] = False
+    reads: ClassVar[tuple[type[Ledger], ...]] = (PredictionLedger,)
+    r"""The ledgers whose records the test reads (a prequential test reads :math:`\mu` and
+    :math:`w`, :class:`PredictionLedger`): :class:`CandidateSetRound` refuses any other pairing."""
 
     @abstractmethod
     def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
@@ -330,6 +333,13 @@ class CandidateSetRound:
     test: Test
     choice: Choice = AllCandidates()
     ledger: Ledger = PredictionLedger()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ledger, self.test.reads):
+            wanted = " or ".join(t.__name__ for t in self.test.reads)
+            raise ValueError(
+                f"ledger: {type(self.test).__name__} reads the records of {wanted}, got {type(self.ledger).__name__}."
+            )
 
     def suggest(self, rule: Policy, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         r"""Round :math:`t`'s ``q x d`` batch; records its plays and sets the rule's ``selected``,

@@ -210,7 +210,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     from botorch_unknown_hypers.confidence import frequentist_beta
     from botorch_unknown_hypers.domains import BoxDomain
     from botorch_unknown_hypers.policies import make_policy
-    from botorch_unknown_hypers.policies.engine import Ledger, RoundData, Widths
+    from botorch_unknown_hypers.policies.engine import PredictionLedger, RoundData, Widths
     from tests.host_reads import record_reads
 
     class NaNWidths(Widths):
@@ -225,7 +225,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     policy.observe(policy.suggest(X, Y), torch.tensor([[0.0]], dtype=torch.float64))
     engine = policy.engine
 
-    class FailingLedger(Ledger):
+    class FailingLedger(PredictionLedger):  # a prediction ledger, as the elimination test reads
         def record(self, rule, data, slots):
             data.y_std  # the round's values are read
             raise ValueError("the ledger failed")
@@ -295,3 +295,24 @@ def test_the_prediction_ledger_reads_a_slot_position_left_on_the_device_with_its
         assert reads == ["tolist"] and type(slot.local) is int and slot.local == 2
         recorded.append((slot, rule.state.pending))
     assert recorded[0] == recorded[1] and recorded[0][1][0].candidate == 6
+
+
+def test_a_test_and_a_ledger_that_do_not_pair_are_refused_by_name():
+    r"""A prequential test reads :math:`\mu` and :math:`w` (the prediction ledger's records);
+    balancing's test reads the play ledger's: the round refuses a pairing that would run without
+    an error and test the wrong numbers."""
+    from botorch_unknown_hypers.policies.balancing_pieces import BalancingElimination, CountRounds, NoRecord, PlayLedger
+    from botorch_unknown_hypers.policies.engine import CandidateSetRound, PredictionLedger
+    from botorch_unknown_hypers.policies.pieces import (
+        DoublyOptimisticUCB, FixedCandidates, FrequentistWidths, PrequentialElimination, UnitCubeModel)
+
+    parts = dict(source=FixedCandidates(), model=UnitCubeModel(), widths=FrequentistWidths(1.0, 0.1, 0.01, noise=0.01),
+                 selector=DoublyOptimisticUCB())
+    CandidateSetRound(**parts, test=PrequentialElimination(0.1, 0.01))  # the default ledger pairs with it
+    with pytest.raises(ValueError, match="ledger: PrequentialElimination reads the records of PredictionLedger, got PlayLedger"):
+        CandidateSetRound(**parts, test=PrequentialElimination(0.1, 0.01), ledger=PlayLedger())
+    balancing = BalancingElimination(0.1, 0.01, 2.0, "introduced", 2.0, FixedCandidates())
+    with pytest.raises(ValueError, match="reads the records of PlayLedger, got PredictionLedger"):
+        CandidateSetRound(**parts, test=balancing, ledger=PredictionLedger())
+    CandidateSetRound(**parts, test=balancing, ledger=PlayLedger())
+    CandidateSetRound(**parts, test=CountRounds(), ledger=NoRecord())  # a test that reads nothing takes any ledger
