@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kept: {kept}" if kept is not None else f"kept: not decided (fewer than {args.expected} paired problems)")
         return 0
     try:
-        path = write_report(args.out, reference=args.reference, report_dir=args.report_dir)
+        path = write_report(args.out, reference=args.reference, report_dir=args.report_dir, instances=instances,
+                            dims=sorted(dims) if dims is not None else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -450,12 +450,17 @@ def markdown_table(table: pd.DataFrame, floatfmt: str = ".3g") -> str:
 
 
 def write_report(out: str | Path, reference: str = "qlognei", report_dir: str | Path | None = None,
-                 targets: np.ndarray = TARGETS) -> Path:
-    r"""Read the runs under ``out`` and write ``report.md``, the tables as CSV and the ECDF plots
-    (per group: dimension and noise) to ``report_dir`` (default ``out/report``)."""
+                 targets: np.ndarray = TARGETS, instances: Sequence[int] | None = None,
+                 dims: Sequence[int] | None = None) -> Path:
+    r"""Read the runs under ``out`` (run files or study records; only ``instances`` and ``dims``
+    when given) and write ``report.md``, the tables as CSV and the ECDF plots (per group:
+    dimension and noise) to ``report_dir`` (default ``out/report``)."""
     report_dir = Path(report_dir) if report_dir is not None else Path(out) / "report"
+    runs = load_runs(out, instances=instances)
+    if dims is not None:
+        runs = [r for r in runs if r["config"]["dim"] in set(dims)]
+    frame = runs_frame(runs)
     report_dir.mkdir(parents=True, exist_ok=True)
-    frame = runs_frame(load_runs(out))
     if frame.empty:
         raise ValueError(f"out: no complete BBOB run files under {out}.")
     lines = [f"# BBOB report ({len(frame)} runs)", "",
