@@ -9,6 +9,7 @@ BoTorch's ``UpperConfidenceBound(beta=b)`` needs ``b = beta**2``. The exception 
 - :func:`bayesian_beta_finite`, :func:`bayesian_beta_continuous`: Srinivas et al. (2010), Thms 1, 2,
   :math:`\sqrt{2\log(|X|t^2\pi^2/(6\delta))}` and the continuous form (a discretisation
   :math:`\tau_t = t^2 d b r\sqrt{\log(4da/\delta)}` per axis, at least 1);
+- :func:`theorem_beta`: Thm 4.1's :math:`\beta_t` of LB-GP-UCB and HE-GP-UCB, :func:`frequentist_beta` at :math:`\delta/2`;
 - :func:`frequentist_beta`: IGP-UCB (Chowdhury & Gopalan 2017, Thm 2),
   :math:`B + R\sqrt{2(I_{t-1} + 1 + \ln(1/\delta))}`;
 - :func:`practical_beta`: the scaled-down Srinivas rate :math:`\sqrt{0.2\,d\log(2t)}` of
@@ -61,6 +62,7 @@ from botorch_unknown_hypers.host import as_device_tensor
 
 __all__ = [
     "Number",
+    "theorem_beta",
     "upper_confidence_bound",
     "bayesian_beta_finite",
     "bayesian_beta_continuous",
@@ -234,6 +236,21 @@ def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Numb
     )
     log_term = torch.log(1.0 / v["delta"])
     return v["B"] + v["R"] * torch.sqrt(2.0 * (v["information_gain"] + 1.0 + log_term))
+
+
+def theorem_beta(information_gain: Number, B: Number, R: Number, delta: Number, defer: DeferredChecks | None = None) -> Tensor:
+    r""":math:`\beta_t` of Thm 4.1 of both Ziomek et al. papers (LB-GP-UCB and HE-GP-UCB): the
+    IGP-UCB width (:func:`frequentist_beta`) at :math:`\delta_A = \delta/2`,
+    :math:`B + R\sqrt{2(I_{t-1} + 1 + \ln(2/\delta))}`; the other half of :math:`\delta` is the
+    candidate test's. Arguments and checks as :func:`frequentist_beta` (``delta`` the rule's
+    whole :math:`\delta`)."""
+    if isinstance(delta, (int, float)):  # the rule's delta, before it is halved: checked on the host, no read
+        if isinstance(delta, bool) or not 0 < delta < 1:
+            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        return frequentist_beta(information_gain, B=B, R=R, delta=delta / 2, defer=defer)
+    v = as_tensors(delta=delta)
+    check_all_entries(("delta", v["delta"], PROBABILITY), defer=defer)
+    return frequentist_beta(information_gain, B=B, R=R, delta=v["delta"] / 2, defer=defer)
 
 
 def practical_beta(t: Number, dim: int) -> Tensor:

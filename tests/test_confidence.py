@@ -292,3 +292,18 @@ def test_elimination_statistics_are_the_index_add_sums_bit_for_bit_and_read_noth
         elimination_statistics([0, 6], [0.1, 0.2], [0.1, 0.1], 6, xi_t)
     with pytest.raises(ValueError, match=r"^played must hold candidate indices in \[0, 2\), got \[-1\]\.$"):
         elimination_statistics([-1], [0.1], [0.1], 2, xi_t)
+
+
+def test_theorem_beta_is_the_igp_ucb_width_at_half_delta():
+    import math
+
+    import torch
+
+    from botorch_unknown_hypers.confidence import frequentist_beta, theorem_beta
+
+    gains = torch.tensor([0.0, 1.5, 40.0], dtype=torch.float64)
+    expected = [2.0 + 0.1 * math.sqrt(2 * (g + 1 + math.log(2 / 0.01))) for g in gains.tolist()]
+    assert torch.allclose(theorem_beta(gains, B=2.0, R=0.1, delta=0.01), torch.tensor(expected, dtype=torch.float64), rtol=1e-14)
+    assert torch.equal(theorem_beta(gains, 2.0, 0.1, 0.01), frequentist_beta(gains, 2.0, 0.1, 0.005))
+    with pytest.raises(ValueError, match="delta"):
+        theorem_beta(gains, 2.0, 0.1, 1.5)

@@ -34,7 +34,7 @@ from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import DeferredChecks, check_probability
-from botorch_unknown_hypers.confidence import balancing_keep, frequentist_beta
+from botorch_unknown_hypers.confidence import balancing_keep, theorem_beta
 from botorch_unknown_hypers.host import host_tensor, host_values, split_rows
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
@@ -155,7 +155,7 @@ class BalancingWidths(Widths):
         gains = rule.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
         norms = rule.state.norms
         norms = norms.index_select(0, host_tensor(candidates, torch.long, norms.device)).to(gains)  # a list index waits
-        return frequentist_beta(gains, B=norms, R=self.R, delta=self.delta / 2, defer=defer)  # all K at once, on the device
+        return theorem_beta(gains, B=norms, R=self.R, delta=self.delta, defer=defer)  # all K at once, on the device
 
 
 @dataclass(frozen=True)

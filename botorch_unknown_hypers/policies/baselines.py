@@ -41,7 +41,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.checks import check_bool, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.acquisition.thompson import thompson_maximizers
-from botorch_unknown_hypers.confidence import frequentist_beta
+from botorch_unknown_hypers.confidence import theorem_beta
 from botorch_unknown_hypers.regret_bounds import information_gain_of_model
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.kernels import check_kernel
@@ -165,7 +165,7 @@ class MLEGPUCB(FittedGPPolicy):
         if self.beta is not None:
             return float(self.beta)
         info = information_gain_of_model(model)
-        return float(frequentist_beta(info, B=self.B, R=self.R, delta=self.delta / 2))
+        return float(theorem_beta(info, B=self.B, R=self.R, delta=self.delta))
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
         model = self.fit_model(train_X, train_Y)

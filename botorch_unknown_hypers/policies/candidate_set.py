@@ -38,7 +38,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_nonnegative, check_pair, check_probability
-from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, frequentist_beta, xi, xi_number
+from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, theorem_beta, xi, xi_number
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.base import Policy
@@ -186,7 +186,7 @@ class CandidateSetPolicy(Policy):
             return torch.full((K,), self.beta, dtype=self.dtype, device=self.device)
         if self.beta == "frequentist":
             info = self.information_gain(model).reshape(K)
-            return frequentist_beta(info, B=self.B, R=self.noise_std, delta=self.delta / 2, defer=defer).to(self.dtype)
+            return theorem_beta(info, B=self.B, R=self.noise_std, delta=self.delta, defer=defer).to(self.dtype)
         if self.beta == "bayesian-finite":
             value = bayesian_beta_finite(t, self.domain.size, self.delta / 2)
         else:

@@ -29,7 +29,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import DeferredChecks, check_probability
-from botorch_unknown_hypers.confidence import elimination_statistics, frequentist_beta
+from botorch_unknown_hypers.confidence import elimination_statistics, theorem_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
@@ -135,7 +135,7 @@ class FrequentistWidths(Widths):
         self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
     ) -> Tensor:
         gain = rule.information_gain(model, info, self.noise)
-        return frequentist_beta(gain, B=self.B, R=self.R, delta=self.delta / 2, defer=defer).to(gain)
+        return theorem_beta(gain, B=self.B, R=self.R, delta=self.delta, defer=defer).to(gain)
 
 
 @dataclass(frozen=True)
