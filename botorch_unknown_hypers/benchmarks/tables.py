@@ -51,8 +51,11 @@ from botorch_unknown_hypers.problems.bbob import DEV_INSTANCES
 
 REPORT_INSTANCES = tuple(range(16, 26))
 r"""The instances of the ``auto`` report (6-15 were read by an earlier report and choose nothing)."""
-AUTO_VARIANTS = ("auto", "auto[probe=0.1]", "auto[probe=0.25]")
-r"""The variants of the ``auto`` decision rule, H1 first (``docs/bbob.md``)."""
+AUTO_VARIANTS = ("auto[probe=0]", "auto[probe=0.1]", "auto[probe=0.25]")
+r"""The variants of the ``auto`` decision rule, H1 first (``docs/bbob.md``; H1 ran as ``auto`` when
+``probe = 0`` was its default, and its records carry the explicit label)."""
+REPORT_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "optuna-gp", "fb-qlognei", "random")
+r"""The methods of the report's tables (``docs/bbob.md``): ``auto`` as shipped, the presets and the peers."""
 MARKER = re.compile(r"(<!-- table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
 
 
@@ -109,6 +112,7 @@ def auto_decision(results: Path, dim: int) -> str:
 def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
     r"""The presets' and ``auto``'s bars against ``qlognei`` and ``optuna-gp`` on ``instances``."""
     frame = bbob_frame(results, dim, instances)
+    frame = frame[frame["method"].isin(REPORT_METHODS)] if not frame.empty else frame
     bars = report_bars(frame) if not frame.empty else frame
     if bars.empty:
         return "No records yet.\n"
@@ -120,7 +124,7 @@ def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
-    "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES),
+    "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
 }
 r"""Table name (the docs' marker) -> its function of the results folder."""
@@ -155,5 +159,5 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "REPORT_INSTANCES", "TABLES", "auto_decision", "bbob_bars", "bbob_frame", "bbob_summary",
+__all__ = ["AUTO_VARIANTS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "bbob_frame", "bbob_summary",
            "regenerate", "summary"]

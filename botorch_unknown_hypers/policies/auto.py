@@ -566,8 +566,10 @@ class HEGPUCBAuto(EngineRule, Policy):
             raise ValueError(f"state['state']['candidates'] has length scales of the wrong dimension for d = {self.domain.dim}.")
 
 
-AUTO_DEFAULTS: dict[str, object] = {"standing": True, "acquisition": "lognei"}
-r"""``auto``'s settings that differ from HE-auto's (hypothesis H1 of ``docs/bbob.md``)."""
+AUTO_DEFAULTS: dict[str, object] = {"standing": True, "acquisition": "lognei", "probe": 0.1}
+r"""``auto``'s settings that differ from HE-auto's: H1 of ``docs/bbob.md`` (the standing MAP
+candidate with qLogNEI) and, kept by the rule written there before the runs, H2's ``probe = 0.1``
+(every 10th round plays the survivors' pair)."""
 
 
 class Auto(HEGPUCBAuto):
@@ -579,11 +581,13 @@ class Auto(HEGPUCBAuto):
     the data double), and HE's prequential test (Alg. 1 lines 10-12) checks every played
     candidate each round: the MAP model is eliminated once its residuals
     :math:`|\sum_{S^u}\eta|/s_t` exceed :math:`\sqrt{\xi_t|S^u|} + \sum_{S^u} w/s_t`. From then on the
-    survivors play HE-auto's doubly optimistic pair. Where MAP is right this costs one test per
-    round; where it is wrong, the data say so. It is :class:`HEGPUCBAuto` with ``standing=True``,
-    ``acquisition="lognei"`` and ``reduction="map"`` (:data:`AUTO_DEFAULTS`); any of them, and
-    every other option, may be given (``probe``: a share of rounds that play the survivors' pair
-    while MAP survives, hypothesis H2).
+    survivors play HE-auto's doubly optimistic pair. Every 10th round (``probe = 0.1``) plays that
+    pair although MAP survives: a bounded search for what MAP cannot see. Where MAP is right this
+    costs one test per round and a tenth of the rounds; where it is wrong, the data say so. It is
+    :class:`HEGPUCBAuto` with ``standing=True``, ``acquisition="lognei"``, ``probe=0.1`` and
+    ``reduction="map"`` (:data:`AUTO_DEFAULTS`, chosen by the rule of ``docs/bbob.md`` on the d = 2
+    development grid); any of them, and every other option, may be given (``probe=0``: MAP until
+    the test rejects it, H1).
     """
 
     name = "auto"

@@ -491,13 +491,15 @@ def test_auto_plays_the_map_model_until_the_test_eliminates_it_then_the_survivor
     f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
     policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16)
     assert (policy.name, policy.reduction, policy.settings.standing, policy.settings.acquisition) == ("auto", "map", True, "lognei")
+    assert policy.settings.probe == 0.1  # kept by the decision rule of docs/bbob.md: rounds 10, 20, ... probe
     X = box.sample(6, seed=0)
     for _ in range(3):
         X = _auto_round(policy, X, f)
         assert policy.diagnostics["played"] == policy.state.standing == 0
     policy.state.alive[0] = False  # the test has rejected MAP
     saved = json.dumps(policy.state_dict())
-    he = make_policy("he-gp-ucb-auto", box, seed=0, num_restarts=2, raw_samples=16, standing=True, acquisition="lognei")
+    he = make_policy("he-gp-ucb-auto", box, seed=0, num_restarts=2, raw_samples=16, standing=True, acquisition="lognei",
+                     probe=0.1)
     he.load_state_dict({**json.loads(saved), "name": "he-gp-ucb-auto"})  # the same state under HE-auto's name
     x = policy.suggest(X, f(X))
     assert policy.diagnostics["played"] != 0 and torch.equal(x, he.suggest(X, f(X)))
