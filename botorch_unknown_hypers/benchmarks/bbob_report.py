@@ -200,6 +200,16 @@ def _significant(diff: pd.Series, levels: list[str]) -> tuple[int, int]:
     return better, worse
 
 
+def score_differences(scored: pd.DataFrame, reference: str, variant: str) -> pd.Series:
+    r""":math:`s_\text{variant} - s_\text{reference}` over the runs both have, indexed by
+    (function, instance, group, seed); ``scored`` holds :func:`run_scores` as ``score``."""
+    both = scored[scored["method"].isin([reference, variant])]
+    wide = both.pivot_table(index=["function", "instance", "group", "seed"], columns="method", values="score").dropna()
+    if variant not in wide.columns or reference not in wide.columns or not len(wide):
+        return pd.Series(dtype=float)
+    return wide[variant] - wide[reference]
+
+
 def variant_decision(
     frame: pd.DataFrame, baseline: str, variants: Sequence[str], expected_pairs: int | None = None
 ) -> tuple[pd.DataFrame, str | None]:
@@ -231,11 +241,7 @@ def variant_decision(
     scored = frame.assign(score=run_scores(frame))
     rows, complete = [], True
     for variant in variants:
-        both = scored[scored["method"].isin([baseline, variant])]
-        wide = both.pivot_table(index=["function", "instance", "group", "seed"], columns="method", values="score").dropna()
-        if variant not in wide.columns or baseline not in wide.columns:
-            wide = pd.DataFrame(columns=[baseline, variant], dtype=float)
-        diff = (wide[variant] - wide[baseline]) if len(wide) else pd.Series(dtype=float)
+        diff = score_differences(scored, baseline, variant)
         m = len(diff)
         mean = float(diff.mean()) if m else float("nan")
         se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan")
@@ -279,11 +285,7 @@ def admissible_variants(frame: pd.DataFrame, reference: str, variants: Sequence[
     scored = frame.assign(score=run_scores(frame))
     rows, complete, totals = [], True, {}
     for variant in variants:
-        both = scored[scored["method"].isin([reference, variant])]
-        wide = both.pivot_table(index=["function", "instance", "group", "seed"], columns="method", values="score").dropna()
-        if variant not in wide.columns or reference not in wide.columns:
-            wide = pd.DataFrame(columns=[reference, variant], dtype=float)
-        diff = (wide[variant] - wide[reference]) if len(wide) else pd.Series(dtype=float)
+        diff = score_differences(scored, reference, variant)
         ok = len(diff) > 0
         for group in sorted(set(diff.index.get_level_values("group"))) if len(diff) else []:
             d = diff.xs(group, level="group", drop_level=False)
@@ -532,6 +534,7 @@ __all__ = [
     "report_bars",
     "run_scores",
     "runs_frame",
+    "score_differences",
     "variant_decision",
     "write_report",
 ]

@@ -530,6 +530,8 @@ class HEGPUCBAuto(EngineRule, Policy):
     name = "he-gp-ucb-auto"
     defaults: ClassVar[dict[str, object]] = {}
     r"""Options that differ from :class:`AutoSettings`' defaults (none for HE-auto)."""
+    default_reduction: ClassVar[str] = "max"
+    r"""The reduction when none is given (``"max"``, the paper's pair, for HE-auto)."""
 
     def __init__(
         self,
@@ -540,9 +542,10 @@ class HEGPUCBAuto(EngineRule, Policy):
         num_restarts: int = 10,
         raw_samples: int = 512,
         search: str = DEFAULT_SEARCH,
-        reduction: str = "max",
+        reduction: str | None = None,
         **options: object,
     ) -> None:
+        reduction = self.default_reduction if reduction is None else reduction
         settings = AutoSettings.from_options(**{**self.defaults, **options})
         if reduction not in HE_REDUCTIONS:
             raise ValueError(f"reduction must be one of {HE_REDUCTIONS}, got {reduction!r}.")
@@ -592,20 +595,6 @@ class Auto(HEGPUCBAuto):
 
     name = "auto"
     defaults: ClassVar[dict[str, object]] = AUTO_DEFAULTS
-
-    def __init__(
-        self,
-        domain: Domain,
-        seed: int = 0,
-        device: torch.device | str | None = None,
-        dtype: torch.dtype = torch.float64,
-        num_restarts: int = 10,
-        raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
-        reduction: str = "map",
-        **options: object,
-    ) -> None:
-        super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search, reduction=reduction, **options)
-
+    default_reduction: ClassVar[str] = "map"
 
 __all__ = ["ACQUISITIONS", "AUTO_DEFAULTS", "HE_REDUCTIONS", "AUTO_SHRINK", "Auto", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]
