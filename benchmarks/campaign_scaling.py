@@ -89,7 +89,9 @@ def _make(rule: str, domain, seed: int, device, lb_k: int | None = None, he_k: i
         return make_policy(rule, domain, seed=seed, device=device, candidates=KernelCandidates.from_lengthscales(ls, noise=1e-4), **options)
     if rule == "lb-gp-ucb" and lb_k is not None:
         policy = make_policy(rule, domain, seed=seed, device=device, **options)
-        policy.constants = replace(policy.constants, g0=policy.constants.ratio ** (lb_k - 0.5))
+        constants = replace(policy.constants, g0=policy.constants.ratio ** (lb_k - 0.5))
+        policy.family = replace(policy.family, constants=constants)
+        policy.engine = policy.balancing_round(policy.candidate_source())  # the pieces take the family when built
         return policy
     if rule == "ts-rsr":
         width = (domain.bounds[1] - domain.bounds[0]).tolist()

@@ -35,7 +35,7 @@ measured. Three measurements:
 
 4. **Bytes copied by one HE round** (``--copies N [N ...]``, K = ``--he-k``, each ``n`` in a fresh
    process): the bytes written by ``aten::copy_`` (its destination) and ``aten::cat`` (its output)
-   in one warm round, split into the factors' upkeep (inside ``Policy.candidate_factor_sets``,
+   in one warm round, split into the factors' upkeep (inside ``RoundContext.candidate_factor_sets``,
    which appends the round's row to every candidate's factor and its fixed raw points' solves)
    and the rest (the acquisition's evaluations), against the factors' :math:`8Kn^2` bytes.
    Doubling ``n`` should about double the upkeep's bytes (:math:`O(Kn)` per appended row),
@@ -361,26 +361,26 @@ r"""Profiler label of :func:`copied_bytes`' factor upkeep."""
 
 def copied_bytes(n: int, k: int, device_name: str, seed: int = 0, search: str = "scipy") -> dict:
     r"""Bytes written by ``aten::copy_`` and ``aten::cat`` in one warm HE round with ``k``
-    candidates at ``n`` observations: ``upkeep`` within ``Policy.candidate_factor_sets`` (wrapped
+    candidates at ``n`` observations: ``upkeep`` within ``RoundContext.candidate_factor_sets`` (wrapped
     in this process under the label :data:`UPKEEP`) and ``rest``, with the factors' bytes."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    from botorch_unknown_hypers.policies.base import Policy
+    from botorch_unknown_hypers.policies.context import RoundContext
 
     problem, X, Y, policy, q = build("he-gp-ucb", n, device_name, seed, he_k=k, search=search)
     X, Y = one_round(problem, policy, X, Y, q)
-    factor_sets = Policy.candidate_factor_sets
+    factor_sets = RoundContext.candidate_factor_sets
 
     def labelled(self, *args, **kwargs):
         with record_function(UPKEEP):
             return factor_sets(self, *args, **kwargs)
 
-    Policy.candidate_factor_sets = labelled
+    RoundContext.candidate_factor_sets = labelled
     try:
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True) as prof:
             one_round(problem, policy, X, Y, q)
     finally:
-        Policy.candidate_factor_sets = factor_sets
+        RoundContext.candidate_factor_sets = factor_sets
     out = {"n": n, "k": k, "upkeep": 0, "rest": 0, "factor_bytes": 8 * k * n * n}
     for event in prof.events():
         if event.name == "aten::copy_":  # the destination's bytes (float64 in these rounds)

@@ -208,7 +208,20 @@ def test_no_import_cycle_in_the_package():
         if module not in colour:
             visit(module, [module])
     assert cycles == []
-    assert "botorch_unknown_hypers.policies.base" in graph["botorch_unknown_hypers.policies.pieces"]  # the graph is read
+    assert "botorch_unknown_hypers.policies.context" in graph["botorch_unknown_hypers.policies.engine"]  # the graph is read
+
+
+def test_no_piece_of_a_round_takes_its_rule():
+    r"""The pieces of a round receive the rule's context and state, never the rule: no method in
+    the package takes a ``rule`` argument after ``self``, and the engine and the pieces import
+    no policy base class."""
+    pattern = re.compile(r"def [a-z_]+\(self, rule")
+    found = [f"{path.relative_to(ROOT)}:{i}" for path in sorted(PACKAGE.rglob("*.py"))
+             for i, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    assert found == []
+    for name in ("engine", "pieces", "balancing_pieces", "prior_pieces", "context"):
+        source = (PACKAGE / "policies" / f"{name}.py").read_text()
+        assert "policies.base import" not in source, name
 
 
 def test_policies_never_branch_on_the_domain_type():

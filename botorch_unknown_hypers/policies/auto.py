@@ -75,6 +75,7 @@ from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.elimination import EliminationState
 from botorch_unknown_hypers.policies.engine import CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot
 from botorch_unknown_hypers.policies.pieces import FrequentistWidths, PrequentialElimination, UnitCubeModel
@@ -181,25 +182,25 @@ class AutoSettings:
         return self
 
 
-def propose_candidates(policy: Policy, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
-    r"""The ARD proposal on all data (MAP fit inside the policy's seeded RNG), noise floored."""
-    with policy.seeded():
+def propose_candidates(ctx: RoundContext, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
+    r"""The ARD proposal on all data (MAP fit inside the context's seeded RNG), noise floored."""
+    with ctx.seeded():
         candidates, _ = propose_ard_lengthscales(
-            train_X, train_Y, policy.domain.bounds, shrink=settings.shrink, isotropic=settings.isotropic, ard=settings.ard
+            train_X, train_Y, ctx.domain.bounds, shrink=settings.shrink, isotropic=settings.isotropic, ard=settings.ard
         )
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
-    return candidates.with_noise(noise).to(device=policy.device, dtype=policy.dtype)
+    return candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype)
 
 
 STANDING = {"shrink": (1.0,), "isotropic": (), "ard": True}
 r"""What makes :func:`propose_candidates` give the standing candidate: the MAP vector alone, ARD."""
 
 
-def standing_candidate(policy: Policy, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
+def standing_candidate(ctx: RoundContext, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
     r"""The standing candidate on all data: BoTorch's default model (ARD, its priors, fitted
     noise) fitted as :func:`propose_candidates` fits it, its MAP length scales alone, noise
     floored (one candidate; the fitted constant mean is not kept, as for every proposal)."""
-    return propose_candidates(policy, replace(settings, **STANDING), train_X, train_Y)
+    return propose_candidates(ctx, replace(settings, **STANDING), train_X, train_Y)
 
 
 def with_candidate(spec: KernelCandidates, index: int, new: KernelCandidates) -> KernelCandidates:
@@ -226,7 +227,7 @@ def acquisition(
     reduction: str,
     index: int | None = None,
     fixed: Tensor | None = None,
-    policy: Policy | None = None,
+    ctx: RoundContext | None = None,
 ) -> AcquisitionFunction:
     r"""LogEI, LogNEI or practical UCB of ``model``'s candidates.
 
@@ -235,14 +236,14 @@ def acquisition(
     ``model``'s variance is conditioned on; :func:`~botorch_unknown_hypers.acquisition.logei.believer_best_f`).
     LogNEI (:class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`) samples jointly at
     the observed points, ``fixed`` and ``x`` instead, on the model without the conditioning on
-    ``fixed`` (BoTorch's pending points), with a Sobol seed drawn from ``policy``'s generator.
+    ``fixed`` (BoTorch's pending points), with a Sobol seed drawn from ``ctx``'s generator.
     """
     if settings.acquisition == "lognei":
-        if policy is None:
-            raise ValueError("policy must be given for acquisition='lognei' (its generator seeds the samples).")
+        if ctx is None:
+            raise ValueError("ctx must be given for acquisition='lognei' (its generator seeds the samples).")
         observed = model if model.X_pending is None else model.condition_on_pending(None)
         return CandidateLogNEI(
-            observed, model.raw_train_X, policy.next_seed(), reduction=reduction, index=index, X_pending=fixed
+            observed, model.raw_train_X, ctx.next_seed(), reduction=reduction, index=index, X_pending=fixed
         )
     if settings.acquisition == "logei":
         best = believer_best_f(model, train_Y.max(), fixed)  # K
@@ -254,12 +255,13 @@ def acquisition(
     return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
 
 
-def extra_starts(policy: Policy, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
+def extra_starts(ctx: RoundContext, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
     r"""The incumbent and the maximiser of candidate ``index``'s posterior mean (``maximize`` uses
     extra starts on a box only; on a pool the mean maximiser is ``None``)."""
     incumbent = at_argmax(train_Y.reshape(-1), train_X)[2]  # on the device, no host read
+    o = ctx.options
     mean_max = posterior_mean_maximizer(
-        model.select(index), policy.domain, train_X, policy.generator, policy.num_restarts, policy.raw_samples, policy.search
+        model.select(index), ctx.domain, train_X, ctx.generator, o.num_restarts, o.raw_samples, o.search
     )
     return torch.cat([incumbent, mean_max.to(incumbent)]) if mean_max is not None else incumbent
 
@@ -325,37 +327,34 @@ class ProposedCandidates(CandidateSource):
     settings: AutoSettings
     norms: bool = False
 
-    def spec(self, rule: Policy) -> KernelCandidates:
-        return rule.state.candidates
-
-    def add(self, rule: Policy, spec: KernelCandidates) -> None:
+    def add(self, ctx: RoundContext, state: Any, spec: KernelCandidates) -> None:
         r"""Introduce ``spec``'s candidates into the set, in play (norm bound ``settings.B``)."""
-        st = rule.state
+        st = state
         if self.norms:
-            st.add(spec, torch.full((len(spec),), self.settings.B, dtype=rule.dtype, device=rule.device))
+            st.add(spec, torch.full((len(spec),), self.settings.B, dtype=ctx.dtype, device=ctx.device))
         else:
             st.candidates = spec if st.candidates is None else st.candidates.cat(spec)
             st.alive.extend([True] * len(spec))
 
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        st, n = rule.state, train_X.shape[0]
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, list[int]]:
+        st, n = state, train_X.shape[0]
         if self.settings.standing:  # the standing candidate on D_t, refitted while in the set
             if st.standing is None:
-                self.add(rule, standing_candidate(rule, self.settings, train_X, train_Y))
+                self.add(ctx, st, standing_candidate(ctx, self.settings, train_X, train_Y))
                 st.standing = len(st.alive) - 1
             elif st.alive[st.standing]:
-                fitted = standing_candidate(rule, self.settings, train_X, train_Y)
+                fitted = standing_candidate(ctx, self.settings, train_X, train_Y)
                 st.candidates = with_candidate(st.candidates, st.standing, fitted)
         if due(st.proposed_at, n, self.settings.growth):  # a(t) on D_t, as round t + 1 starts
-            spec = propose_candidates(rule, self.settings, train_X, train_Y)
+            spec = propose_candidates(ctx, self.settings, train_X, train_Y)
             if self.settings.restart:
                 retire(st.alive, st.retired_at, st.round, keep=st.standing)
-            self.add(rule, spec)
+            self.add(ctx, st, spec)
             st.proposed_at.append(n)
-        return [u for u, a in enumerate(st.alive) if a]
+        return st.candidates, [u for u, a in enumerate(st.alive) if a]
 
-    def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        st = rule.state
+    def diagnostics(self, ctx: RoundContext, state: Any) -> dict[str, Any]:
+        st = state
         out: dict[str, Any] = {"proposed_at": list(st.proposed_at)}
         if st.standing is not None:
             out["standing"] = st.standing
@@ -371,14 +370,14 @@ class PlayedAcquisition(Selector):
 
     settings: AutoSettings
 
-    def start(self, rule: Policy, data: RoundData) -> Tensor | None:
-        return extra_starts(rule, data.model, 0, data.train_X, data.train_Y)
+    def start(self, ctx: RoundContext, data: RoundData) -> Tensor | None:
+        return extra_starts(ctx, data.model, 0, data.train_X, data.train_Y)
 
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: Tensor | None, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData, prepared: Tensor | None, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
-        acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=0, fixed=fixed, policy=rule)
-        x, warm = rule.maximize_slot(acqf, fixed, prepared, warm)
+        acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=0, fixed=fixed, ctx=ctx)
+        x, warm = ctx.maximize_slot(acqf, fixed, prepared, warm)
         return Slot(x, 0), warm
 
 
@@ -418,7 +417,7 @@ class LBGPUCBAuto(BalancingPolicy):
         R2 = settings.R**2
         self.engine = CandidateSetRound(
             source=source,
-            choice=LeastSuspectedBound(),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
+            choice=LeastSuspectedBound(kernel_regret_bounds),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
             model=UnitCubeModel(standardise=True, info_noise=R2),  # u_t's GP on D_{t-1}, standardised
             widths=BalancingWidths(settings.R, settings.delta, R2),  # Thm 2.1's beta^u_t, for the test
             selector=PlayedAcquisition(settings),  # line 4 with LogEI / LogNEI / practical UCB
@@ -432,7 +431,7 @@ class LBGPUCBAuto(BalancingPolicy):
     def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
         r""":math:`R^u(|S^u| + 1)` (Thm 2.3 at each candidate's geometric-mean length scale);
         ``defer``: where its checks go instead of a read."""
-        return kernel_regret_bounds(self, counts, defer)
+        return kernel_regret_bounds(self.context, self.state, counts, defer)
 
 
 @dataclass(frozen=True)
@@ -448,10 +447,10 @@ class AcquisitionSlots(Selector):
     settings: AutoSettings
     reduction: str
 
-    def standing(self, rule: Policy, data: RoundData) -> int | None:
+    def standing(self, data: RoundData) -> int | None:
         r"""``"map"``: the standing candidate's position among the round's candidates, ``None``
         once it has left the set (or for the other reductions)."""
-        standing = getattr(rule.state, "standing", None)
+        standing = getattr(data.state, "standing", None)
         if self.reduction != "map" or standing is None or standing not in data.candidates:
             return None
         p = self.settings.probe
@@ -459,29 +458,29 @@ class AcquisitionSlots(Selector):
             return None
         return data.candidates.index(standing)
 
-    def start(self, rule: Policy, data: RoundData) -> tuple[int, Tensor | None]:
+    def start(self, ctx: RoundContext, data: RoundData) -> tuple[int, Tensor | None]:
         r"""The candidate whose mean gives the extra starts (the standing one under ``"map"``
         while it survives, else the most likely survivor) and those starts, once per batch."""
-        best = self.standing(rule, data)
+        best = self.standing(data)
         if best is None:
             with torch.no_grad():  # read with the round's widths and scaler
                 (best,), = data.host(data.model.log_marginal_likelihood().argmax())
             best = int(best)
-        return best, extra_starts(rule, data.model, best, data.train_X, data.train_Y)
+        return best, extra_starts(ctx, data.model, best, data.train_X, data.train_Y)
 
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData, prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         best, starts = prepared
-        if self.reduction == "max" or (self.reduction == "map" and self.standing(rule, data) is None):
-            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, policy=rule)
-            x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
+        if self.reduction == "max" or (self.reduction == "map" and self.standing(data) is None):
+            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, ctx=ctx)
+            x, warm = ctx.maximize_slot(acqf, fixed, starts, warm)
             with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x (read by the ledger)
                 local = acqf.candidate_values(x).reshape(-1).argmax()
         else:  # the most likely survivor
             local = best
-            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed, policy=rule)
-            x, warm = rule.maximize_slot(acqf, fixed, starts, warm)
+            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed, ctx=ctx)
+            x, warm = ctx.maximize_slot(acqf, fixed, starts, warm)
         return Slot(x, local), warm
 
 

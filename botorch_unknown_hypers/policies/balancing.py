@@ -86,14 +86,18 @@ class LBGPUCB(LengthScalePolicy):
 
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
         super().__init__(domain, **kwargs)
-        self.engine = self.balancing_round(LengthScaleLadder())
+        self.engine = self.balancing_round(self.candidate_source())
+
+    def candidate_source(self) -> BalancingCandidates:
+        r"""Lines 1-2 and 14-16: the ladder :math:`q(i) = \theta_0 r^{-i}` of the rule's family."""
+        return LengthScaleLadder(self.family)
 
     def balancing_round(self, source: BalancingCandidates) -> CandidateSetRound:
         r"""Alg. 1's round over the length scales of ``source`` (lines 1-2 and 14-16)."""
         R2 = self.constants.R**2  # I_t at noise variance R^2 (the code's sigma_N = R)
         return CandidateSetRound(
             source=source,
-            choice=LeastSuspectedBound(),  # line 3: argmin_theta R^theta(|S^theta| + 1), Thm 2.3
+            choice=LeastSuspectedBound(self.family.suspected_bounds),  # line 3: argmin_theta R^theta(|S^theta| + 1), Thm 2.3
             model=UnitCubeModel(standardise=True, info_noise=R2),  # theta_t's GP, factors kept for all
             widths=BalancingWidths(self.noise_std, self.delta, R2),  # line 4's beta_t (Thm 2.1)
             selector=PlayedUCB(),  # line 4: argmax_x UCB of theta_t, slot by slot
@@ -143,11 +147,11 @@ class AGPUCB(LengthScalePolicy):
             raise ValueError(f"snap must be a non-empty list of positive length scales, got {snap}.")
         super().__init__(domain, **kwargs)
         if growth_floor is not None:
-            self.constants = replace(self.constants, g0=float(growth_floor))
+            self.family = replace(self.family, constants=replace(self.constants, g0=float(growth_floor)))
         self.fixed_theta0 = None if theta0 is None else float(theta0)
         self.snap = None if snap is None else sorted(float(v) for v in snap)
         self.engine = CandidateSetRound(
-            source=ShrinkingLengthScale(self.fixed_theta0, None if self.snap is None else tuple(self.snap)),  # theta_t
+            source=ShrinkingLengthScale(self.family, self.fixed_theta0, None if self.snap is None else tuple(self.snap)),  # theta_t
             choice=SoleCandidate(),
             model=UnitCubeModel(standardise=True, cache=False),  # a new length scale each round: nothing to keep
             widths=BalancingWidths(self.noise_std, self.delta, self.constants.R**2),  # the LB preset's beta_t
@@ -158,7 +162,9 @@ class AGPUCB(LengthScalePolicy):
 
     def current_lengthscale(self, t: int) -> float:
         r""":math:`\theta_0 / g(t)`, snapped to the nearest candidate if ``snap`` is set."""
-        return self.engine.source.lengthscale(self, t)
+        source = self.engine.source
+        assert isinstance(source, ShrinkingLengthScale)
+        return source.lengthscale(self.state, t)
 
 
 __all__ = [

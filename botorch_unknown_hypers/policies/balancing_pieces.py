@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Optional
 
 import torch
 from torch import Tensor
@@ -38,7 +38,7 @@ from botorch_unknown_hypers.confidence import balancing_keep, theorem_beta
 from botorch_unknown_hypers.host import host_tensor, host_values, split_rows
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.candidate_set import elimination_xi
 from botorch_unknown_hypers.policies.engine import (
     CandidateSource,
@@ -55,21 +55,17 @@ from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 
 
 class BalancingCandidates(CandidateSource):
-    r"""The candidates introduced so far (``rule.state.candidates``), those still active in play;
+    r"""The candidates introduced so far (``state.candidates``), those still active in play;
     :meth:`start` gives :math:`a(0)` at the first round."""
 
     @abstractmethod
-    def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, Tensor]:
+    def start(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, Tensor]:
         r""":math:`a(0)`: the candidates and norm bounds the rule starts from."""
 
-    def spec(self, rule: Policy) -> CandidateSpec:
-        return rule.state.candidates
-
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        st = rule.state
-        if st.candidates is None:
-            st.add(*self.start(rule, train_X, train_Y))
-        return [u for u, a in enumerate(st.active) if a]
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, list[int]]:
+        if state.candidates is None:
+            state.add(*self.start(ctx, state, train_X, train_Y))
+        return state.candidates, [u for u, a in enumerate(state.active) if a]
 
 
 def effective_lengthscale(spec: CandidateSpec) -> Tensor:
@@ -82,41 +78,49 @@ def effective_lengthscale(spec: CandidateSpec) -> Tensor:
     return ls.log().mean(-1).exp()
 
 
-def kernel_regret_bounds(rule: Policy, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+SuspectedBounds = Callable[[RoundContext, Any, Tensor, Optional[DeferredChecks]], Tensor]
+r"""A suspected regret bound: ``(ctx, state, counts, defer) -> K`` values of :math:`R^u(|S^u| + 1)`
+for every candidate introduced (``counts``: :math:`|S^u|`, ``K``); ``defer``: where its checks go
+instead of a read."""
+
+
+def kernel_regret_bounds(ctx: RoundContext, state: Any, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
     r"""Thm 2.3's :math:`R^u(|S^u| + 1) = \sqrt T(B^u\sqrt{\gamma_T} + \gamma_T)` of every candidate
     introduced, :math:`\gamma_T` of the candidates' kernel at each one's (geometric-mean) length
-    scale; ``defer``: where the bound's checks go instead of a read."""
-    candidates = rule.state.candidates
+    scale (a :data:`SuspectedBounds`)."""
+    candidates = state.candidates
     kernel = getattr(candidates, "kernel", "matern52")
     return suspected_regret_bound(
-        counts + 1, effective_lengthscale(candidates), rule.domain.dim, kernel, rule.state.norms, defer=defer
+        counts + 1, effective_lengthscale(candidates), ctx.domain.dim, kernel, state.norms, defer=defer
     )
 
 
 @dataclass(frozen=True)
 class LeastSuspectedBound(Choice):
-    r"""Line 3: the active candidate of least ``rule.suspected_bounds(counts)``, the counts
-    :math:`|S^u|` with the plays still pending (first index on ties; :math:`R^u(1) = 0`, so a
-    fresh candidate is played next)."""
+    r"""Line 3: the active candidate of least suspected bound ``bounds(ctx, state, counts)``
+    (:data:`SuspectedBounds`), the counts :math:`|S^u|` with the plays still pending (first index
+    on ties; :math:`R^u(1) = 0`, so a fresh candidate is played next)."""
 
-    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
-        st = rule.state
-        active = host_tensor(st.active, device=rule.device)
-        counts = rule.counts(pending=True)
+    bounds: SuspectedBounds = kernel_regret_bounds
+
+    def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        st = state
+        active = host_tensor(st.active, device=ctx.device)
+        counts = st.counts(pending=True)
         deferred = DeferredChecks()  # the bounds' checks, read with the choice
-        bounds = rule.suspected_bounds(counts, defer=deferred)
-        k = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
-        (k,), counts, bounds, (holds,) = host_values(k, counts, bounds, deferred.verdict(bounds))  # one host copy
+        bounds = self.bounds(ctx, st, counts, deferred)
+        least = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
+        (k_value,), counted, bound_values, (holds,) = host_values(least, counts, bounds, deferred.verdict(bounds))  # one host copy
         deferred.settle(holds)
-        k = int(k)
+        k = int(k_value)
         return [k], {
             "played": k,
             "active": list(st.active),
-            "counts": counts,
-            "suspected_bounds": [v if math.isfinite(v) else None for v in bounds],
+            "counts": counted,
+            "suspected_bounds": [v if math.isfinite(v) else None for v in bound_values],
         }
 
-    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
         return {"beta": data.host_betas()[0]}
 
 
@@ -124,17 +128,17 @@ class LeastSuspectedBound(Choice):
 class SoleCandidate(Choice):
     r"""A set of one candidate (A-GP-UCB's :math:`\theta_0/g(t)`): nothing to choose."""
 
-    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+    def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         return indices, {}
 
-    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
         return {"beta": data.host_betas()[0]}
 
 
 @dataclass(frozen=True)
 class BalancingWidths(Widths):
     r"""Thm 2.1: :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
-    :math:`\delta_A = \delta/2`, :math:`B^u` the candidate's norm bound (``rule.state.norms``),
+    :math:`\delta_A = \delta/2`, :math:`B^u` the candidate's norm bound (``state.norms``),
     :math:`I^u_{t-1}` at the noise variance ``noise`` (the GP's own where ``None``)."""
 
     R: float
@@ -145,15 +149,10 @@ class BalancingWidths(Widths):
         check_probability("delta", self.delta)
 
     def __call__(
-        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
     ) -> Tensor:
-        return self.of(rule, model, info, t, list(range(model.num_candidates)), defer)
-
-    def of(
-        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
-    ) -> Tensor:
-        gains = rule.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
-        norms = rule.state.norms
+        gains = ctx.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
+        norms = state.norms
         norms = norms.index_select(0, host_tensor(candidates, torch.long, norms.device)).to(gains)  # a list index waits
         return theorem_beta(gains, B=norms, R=self.R, delta=self.delta, defer=defer)  # all K at once, on the device
 
@@ -165,10 +164,10 @@ class PlayedUCB(Selector):
     deferred checks are settled with the ledger's copy (:meth:`RoundData.host`)."""
 
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         acqf = CandidateUCB(view, beta=data.betas, reduction="select", index=0, check_beta=False)  # checked with the record
-        x, warm = rule.maximize_slot(acqf, fixed, prepared, warm)
+        x, warm = ctx.maximize_slot(acqf, fixed, prepared, warm)
         return Slot(x, 0), warm
 
 
@@ -180,7 +179,7 @@ class PlayLedger(Ledger):
 
     noisy_sigma: bool = False
 
-    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
         X = torch.cat([s.x for s in slots])
         local = [s.local for s in slots]
         with torch.no_grad():  # sigma on the data observed: a valid width for every slot
@@ -194,7 +193,7 @@ class PlayLedger(Ledger):
         d = X.shape[-1]
         for s, row in zip(slots, rows):
             beta = row[d]
-            rule.state.pending.append(
+            data.state.pending.append(
                 PendingPlay(data.candidates[s.local], row[:d], width=beta * row[d + 1] / data.y_std, beta=beta, y_mean=data.y_mean, y_std=data.y_std)
             )
         return slots
@@ -204,7 +203,7 @@ class PlayLedger(Ledger):
 class NoRecord(Ledger):
     r"""Nothing waits for its value (a rule without a test)."""
 
-    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
         return slots
 
 
@@ -232,16 +231,16 @@ class BalancingElimination(Test):
     def __post_init__(self) -> None:
         check_probability("delta", self.delta)
 
-    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for play, y in take_observed_plays(rule.state, X, Y, rule.domain, checked=False):  # one read: the match, Y and their checks
+        for play, y in take_observed_plays(state, X, Y, ctx.domain, checked=False):  # one read: the match, Y and their checks
             if play is not None:  # rows without a play enter D but no S^u
-                out.update(self.play(rule, play, y))
+                out.update(self.play(ctx, state, play, y))
         return out
 
-    def play(self, rule: Policy, pending: PendingPlay, y: float) -> dict[str, Any]:
+    def play(self, ctx: RoundContext, state: Any, pending: PendingPlay, y: float) -> dict[str, Any]:
         r"""One observed play: its record, the elimination test and :math:`a(t)`; the diagnostics."""
-        st = rule.state
+        st = state
         st.round += 1
         t = st.round
         candidate, observation, width = play_record(pending, y)  # balancing predicts nothing: the observation
@@ -254,19 +253,19 @@ class BalancingElimination(Test):
         if all(u in played for u, alive in enumerate(st.active) if alive):  # lines 9-11 once every current candidate was played
             # the host's lists go to the device without a wait, and the active rows are taken by
             # index_select (a boolean mask index reads its size on the host)
-            idx = host_tensor(st.play_candidate, torch.long, rule.device)
-            y_std = (host_tensor(st.play_y, rule.dtype, rule.device) - pending.y_mean) / pending.y_std
-            zeros = torch.zeros(len(st.active), dtype=rule.dtype, device=rule.device)
+            idx = host_tensor(st.play_candidate, torch.long, ctx.device)
+            y_std = (host_tensor(st.play_y, ctx.dtype, ctx.device) - pending.y_mean) / pending.y_std
+            zeros = torch.zeros(len(st.active), dtype=ctx.dtype, device=ctx.device)
             reward_sum = zeros.clone().index_add_(0, idx, y_std)
-            width_sum = zeros.clone().index_add_(0, idx, host_tensor(st.play_width, rule.dtype, rule.device))
+            width_sum = zeros.clone().index_add_(0, idx, host_tensor(st.play_width, ctx.dtype, ctx.device))
             count = sum(st.active) if self.xi_count == "active" else len(st.active)
             xi_t = elimination_xi(t, count, self.R, self.delta, self.xi_delta_split)
             active_idx = [i for i, alive in enumerate(st.active) if alive]
-            rows = host_tensor(active_idx, torch.long, rule.device)
-            keep, lower = balancing_keep(
-                reward_sum.index_select(0, rows), rule.counts().index_select(0, rows), width_sum.index_select(0, rows), xi_t, self.width_factor
+            rows = host_tensor(active_idx, torch.long, ctx.device)
+            keep_flags, lower_bounds = balancing_keep(
+                reward_sum.index_select(0, rows), st.counts().index_select(0, rows), width_sum.index_select(0, rows), xi_t, self.width_factor
             )
-            keep, lower = host_values(keep, lower)  # one copy for the decisions and the diagnostics
+            keep, lower = host_values(keep_flags, lower_bounds)  # one copy for the decisions and the diagnostics
             for j, i in enumerate(active_idx):
                 if not keep[j]:
                     st.active[i] = False
@@ -274,7 +273,7 @@ class BalancingElimination(Test):
             out["lower_bounds"] = dict(zip(active_idx, lower))
         out["xi"] = xi_t
         out["eliminated"] = {str(k): v for k, v in st.eliminated_at.items()}
-        self.source.propose(rule, t)  # line 13: optional proposals
+        self.source.propose(ctx, st, t)  # line 13: optional proposals
         return out
 
 
@@ -284,8 +283,8 @@ class CountRounds(Test):
 
     reads: ClassVar[tuple[type[Ledger], ...]] = (Ledger,)  # reads no record: any ledger
 
-    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        rule.state.round += 1
+    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        state.round += 1
         return {}
 
 
@@ -299,6 +298,7 @@ __all__ = [
     "PlayLedger",
     "PlayedUCB",
     "SoleCandidate",
+    "SuspectedBounds",
     "effective_lengthscale",
     "kernel_regret_bounds",
 ]

@@ -150,7 +150,7 @@ class BalancingPolicy(EngineRule, Policy):
             :func:`~botorch_unknown_hypers.policies.candidate_set.elimination_xi`.
     """
 
-    max_batch_size = None
+    max_batch_size: ClassVar[int | None] = None
     r"""Any batch: the rule's candidate, then each slot conditioned on the earlier ones."""
     supports_pending = True
 

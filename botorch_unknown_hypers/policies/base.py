@@ -28,28 +28,24 @@ import typing
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar, Iterator
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.models.transforms import Normalize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
-from botorch_unknown_hypers.acquisition.optimize import Restarts, fixed_raw_points, maximize, maximize_slot
+from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
-from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points, observation_checks
-from botorch_unknown_hypers.host import read_together
+from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
-from botorch_unknown_hypers.regret_bounds import information_gain_of_model
+from botorch_unknown_hypers.policies.context import RoundContext, SearchOptions
 from botorch_unknown_hypers.policies.pending_plays import upgrade_pending
 from botorch_unknown_hypers.policies.state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
-from botorch_unknown_hypers.rng import draw_seed, forked_rng
-from botorch_unknown_hypers.shared_constraints import constraints_on
 
 STATE_VERSION = 4
 r"""Version tag of :meth:`Policy.state_dict`. Versions 2 (a rule held at most one pending
@@ -140,8 +136,10 @@ class Policy(ABC):
         diagnostics: JSON-safe per-round diagnostics of the last round (empty by default).
         robust_point: For robust rules, the ``1 x d`` point whose worst case the rule optimised
             in the last round (the queried point may be a perturbation of it); else ``None``.
-        factor_caches: The rule's Cholesky factor caches, one per noise variance
-            (:meth:`candidate_factors`); derived data, not part of the state.
+        context: The rule's :class:`~botorch_unknown_hypers.policies.context.RoundContext`: its
+            domain, generator, search options, pending points and the derived data kept across
+            rounds (factor caches, modules, raw points), never saved. The pieces of a round
+            receive it instead of the rule.
     """
 
     name: ClassVar[str] = "policy"
@@ -151,8 +149,6 @@ class Policy(ABC):
     r"""The largest ``q`` :meth:`suggest` accepts (``None``: any)."""
     supports_pending: ClassVar[bool] = False
     r"""Whether :meth:`suggest` conditions on ``X_pending`` (points still being evaluated)."""
-    KEPT_MODULE_SETS: ClassVar[int] = 4
-    r"""How many recent candidate sets :meth:`candidate_modules` keeps the modules of."""
 
     def __init__(
         self,
@@ -176,22 +172,38 @@ class Policy(ABC):
         self.domain = domain.to(device=self.device, dtype=dtype)
         self.seed = seed
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
-        self.num_restarts = num_restarts
-        self.raw_samples = raw_samples
-        self.search = search
+        self.context = RoundContext(self.domain, self.generator, self.device, dtype, SearchOptions(num_restarts, raw_samples, search))
         self.num_observed = 0
         self.state: Any = NoState()
         self.selected: list[str] = []
         self.n_candidates = 0
         self.diagnostics: dict[str, Any] = {}
         self.robust_point: Tensor | None = None
-        self.factor_caches: dict[float | None, FactorCache] = {}
-        self.X_pending: Tensor | None = None
-        self._unit = Normalize(self.domain.dim, bounds=self.domain.bounds)
-        self._raw_points: tuple[tuple[int, int], Tensor | None] | None = None  # derived: (seed, raw_samples), points
-        self._unit_points: tuple[Tensor, Tensor] | None = None  # derived: points, their unit-cube image
-        self._modules: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}  # derived: candidate_modules
-        self._round_inputs: list[Tensor | None] | None = None  # derived: _checked_inputs, unit_inputs
+
+    @property
+    def num_restarts(self) -> int:
+        r"""Restarts refined per box maximisation (:class:`~botorch_unknown_hypers.policies.context.SearchOptions`)."""
+        return self.context.options.num_restarts
+
+    @property
+    def raw_samples(self) -> int:
+        r"""Raw points scored per box maximisation."""
+        return self.context.options.raw_samples
+
+    @property
+    def search(self) -> str:
+        r"""The refinement of every box maximisation (``"scipy"`` or ``"torch"``)."""
+        return self.context.options.search
+
+    @property
+    def X_pending(self) -> Tensor | None:
+        r"""``p x d`` points being evaluated while the rule proposes (``None`` otherwise)."""
+        return self.context.X_pending
+
+    @property
+    def factor_caches(self) -> dict[float | None, FactorCache]:
+        r"""The rule's Cholesky factor caches, one per noise variance (derived, never saved)."""
+        return self.context.factor_caches
 
     # ------------------------------------------------------------------ public
     def suggest(self, train_X: Tensor, train_Y: Tensor, q: int = 1, X_pending: Tensor | None = None) -> Tensor:
@@ -223,11 +235,11 @@ class Policy(ABC):
                 f"train_X must hold at least {self.min_observations} observation(s) for {self.name!r} "
                 f"(start from an initial design, e.g. domain.sample(n, seed)), got {train_X.shape[0]}."
             )
-        self.X_pending = pending
+        self.context.X_pending = pending
         try:
             X = self._suggest(train_X, train_Y, q)
         finally:
-            self.X_pending = None
+            self.context.X_pending = None
         if X.shape != (q, self.domain.dim):
             raise RuntimeError(f"{type(self).__name__} returned shape {tuple(X.shape)}, expected ({q}, {self.domain.dim}).")
         if len(self.selected) != q:
@@ -235,34 +247,13 @@ class Policy(ABC):
         return X
 
     def _checked_inputs(self, train_X: Tensor, train_Y: Tensor) -> tuple[Tensor, Tensor]:
-        r"""``check_observations`` of the round's data; and, in the same host read, whether their
-        unit-cube image extends the last round's (kept by :meth:`unit_inputs`), so that the factor
-        caches need not compare them again (a second read only when the data are not an extension).
-        The check is read here, before the round: refused data leave the rule as it was."""
-        held = self._round_inputs
-        last = None if held is None else held[1]
-        X, Y, valid = observation_checks(self.domain, train_X, train_Y, "train_X", "train_Y", allow_empty=True)
-        unit = None
-        if valid is not None and last is not None and X.shape[0] >= last.shape[0]:
-            unit = self._unit(X)
-            verdict = valid & (unit[: last.shape[0]] == last).all()
-            if bool(verdict):
-                self._round_inputs = [X, unit, last]  # this round's data, their unit image, the prefix checked
-                return X, Y
-        X, Y = check_observations(self.domain, X, Y, "train_X", "train_Y", allow_empty=True)
-        self._round_inputs = [X, unit, None]
-        return X, Y
+        r"""The round's data checked (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.checked_inputs`),
+        before the round: refused data leave the rule as it was."""
+        return self.context.checked_inputs(train_X, train_Y)
 
     def unit_inputs(self, train_X: Tensor) -> tuple[Tensor, Tensor | None]:
-        r"""``(U, prefix)``: ``train_X`` in unit-cube coordinates, computed once per round for the
-        round's data, and the unit inputs of the last round that ``U`` was checked to extend
-        (``None`` when not checked: other data, or the first round)."""
-        held = self._round_inputs
-        if held is None or held[0] is not train_X:
-            return self._unit(train_X), None
-        if held[1] is None:
-            held[1] = self._unit(train_X)
-        return held[1], held[2]
+        r""":meth:`~botorch_unknown_hypers.policies.context.RoundContext.unit_inputs`."""
+        return self.context.unit_inputs(train_X)
 
     def observe(self, X: Tensor, Y: Tensor) -> None:
         r"""Record the observations of the last batch (``q x d``, ``q`` or ``q x 1``).
@@ -361,147 +352,36 @@ class Policy(ABC):
         points: Tensor | None = None,
         keys: list[str] | None = None,
     ) -> CandidateFactor | None:
-        r"""Cholesky factors of ``spec``'s candidates on ``train_X`` in unit-cube coordinates.
-
-        They come from the rule's :class:`~botorch_unknown_hypers.models.factor_cache.FactorCache`
-        for ``noise`` (each candidate's own noise variance when ``None``), which keeps them across
-        rounds: new observations are appended by block updates, new candidates are factorised
-        once, absent ones dropped; the candidates of ``keep`` stay cached and are brought up to date
-        only when next asked for (a rule that uses one candidate per round). Derived data, never
-        saved. ``points`` (``m x d``, raw units): points fixed for the campaign at which the
-        factors also carry :math:`L_u^{-1}k_u(X, R)`, updated with them
-        (:meth:`~botorch_unknown_hypers.models.factor_cache.FactorCache.set_points`; a call
-        without ``points`` leaves the cache's points as they are). ``None`` for candidate families that
-        do not state their noise variances or cannot be identified by their JSON (a mean
-        function held as Python code): the model then factorises itself. ``keys``:
-        :meth:`candidate_keys` of ``spec`` when the caller holds them (and ``keep`` may be given by
-        its keys too).
-        """
-        factors = self.candidate_factor_sets(spec, train_X, [noise], keep, points, keys)
+        r"""Cholesky factors of ``spec``'s candidates on ``train_X`` at ``noise``, kept across rounds
+        (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.candidate_factor_sets`)."""
+        factors = self.context.candidate_factor_sets(spec, train_X, [noise], keep, points, keys)
         return None if factors is None else factors[0]
 
-    def candidate_factor_sets(
-        self,
-        spec: CandidateSpec,
-        train_X: Tensor,
-        noises: Sequence[float | None],
-        keep: CandidateSpec | list[str] | None = None,
-        points: Tensor | None = None,
-        keys: list[str] | None = None,
-    ) -> list[CandidateFactor] | None:
-        r""":meth:`candidate_factors` at each of ``noises`` (distinct), one cache each, with the
-        caches' reads made together (:func:`~botorch_unknown_hypers.host.read_together`: one
-        copy per round for a rule's GP noise and its information gain's, not one each); the
-        fixed ``points`` go to the first noise's cache. ``None`` where :meth:`candidate_keys` is."""
-        keys = self.candidate_keys(spec) if keys is None else keys
-        if keys is None:
-            return None
-        if len(set(noises)) != len(noises):
-            raise ValueError(f"noises must be distinct (one cache each), got {list(noises)!r}.")
-        caches = []
-        for noise in noises:
-            cache = self.factor_caches.get(noise)
-            if cache is None:
-                cache = self.factor_caches[noise] = FactorCache(noise=noise)
-            caches.append(cache)
-        if points is not None:
-            known = self._unit_points
-            if known is None or known[0] is not points or (known[1].dtype, known[1].device) != (train_X.dtype, train_X.device):
-                self._unit_points = (points, self._unit(points.to(train_X)))
-            caches[0].set_points(self._unit_points[1], raw=points)  # the model's transform of points is the policy's
-        unit, prefix = self.unit_inputs(train_X)
-
-        def build(one: CandidateSpec, one_keys: list[str]) -> tuple[Any, Any, Any] | None:
-            return self.candidate_modules(one, one_keys, train_X)
-
-        steps = [cache.factor_steps(spec, unit, keep, keys=keys, build=build, prefix=prefix) for cache in caches]
-        return read_together(steps)
-
-    @staticmethod
-    def candidate_keys(spec: CandidateSpec) -> list[str] | None:
-        r"""The identity of each of ``spec``'s candidates, its JSON
-        (:meth:`~botorch_unknown_hypers.models.factor_cache.FactorCache.keys`, one host copy), by
-        which the factors and the modules of a candidate set are kept across rounds; ``None`` for
-        families that do not state their noise variances or have no JSON."""
-        try:
-            spec.noise_variances()
-            return FactorCache.keys(spec)  # raises where there is no JSON
-        except ValueError:
-            return None
-
-    def candidate_modules(self, spec: CandidateSpec, keys: list[str] | None, like: Tensor) -> tuple[Any, Any, Any] | None:
-        r"""``spec.build(d)`` on ``like``'s device and dtype, built once per candidate set (its
-        ``keys``, :meth:`candidate_keys`) and handed out again while the set is one of the last
-        :attr:`KEPT_MODULE_SETS` asked for: the round's models share them (frozen, never written)
-        instead of building GPyTorch modules, and their constraints, every round. A new set shares
-        the constraints of a kept one on the same device and dtype. Derived, never saved. ``None``
-        without ``keys`` (the model builds its own)."""
-        if keys is None:
-            return None
-        memo = (tuple(keys), self.domain.dim, like.dtype, like.device)
-        modules = self._modules.pop(memo, None)
-        held = None if modules is None else next(modules[1].parameters(), None)  # moved by a model's .to()?
-        if held is None or (held.dtype, held.device) != (like.dtype, like.device):
-            shared = next(filter(None, (constraints_on(*kept[1:], like) for kept in reversed(self._modules.values()))), None)
-            modules = spec.to(device=like.device, dtype=like.dtype).build(dim=self.domain.dim, constraints=shared)
-        self._modules[memo] = modules  # the most recent last
-        while len(self._modules) > self.KEPT_MODULE_SETS:
-            del self._modules[next(iter(self._modules))]
-        return modules
-
     def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:
-        r""":math:`I = \tfrac12\log\det(I + s^{-1}K)` of every candidate of ``model`` (``K``): from
-        ``factor`` (the factors at noise ``s``, one per candidate of ``model``) when given, from the
-        model's own factors when ``noise`` is ``None``, else from a fresh factorisation."""
-        if factor is not None:
-            return factor.information_gain()
-        if noise is None and model.factor is not None:
-            return model.factor.information_gain()
-        variance = None if noise is None else torch.full((1,), float(noise), dtype=self.dtype, device=self.device)
-        return information_gain_of_model(model, noise_variance=variance).reshape(-1)
+        r""":math:`I = \tfrac12\log\det(I + s^{-1}K)` of every candidate of ``model``
+        (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.information_gain`)."""
+        return self.context.information_gain(model, factor, noise)
 
     def maximize(self, acqf: AcquisitionFunction, q: int = 1, **options: Any) -> Tensor:
-        r"""``q x d`` maximiser of ``acqf`` over the policy's domain (exhaustive on a pool,
-        multi-start L-BFGS-B on a box; :func:`~botorch_unknown_hypers.acquisition.optimize.maximize`)
-        with the policy's generator and its ``num_restarts`` / ``raw_samples``."""
-        X, _ = maximize(
-            acqf,
-            self.domain,
-            self.generator,
-            q=q,
-            num_restarts=self.num_restarts,
-            raw_samples=self.raw_samples,
-            search=self.search,
-            **options,
-        )
-        return X
+        r"""``q x d`` maximiser of ``acqf`` over the policy's domain with its generator and search
+        options (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.maximize`)."""
+        return self.context.maximize(acqf, q, **options)
 
     def maximize_slot(
         self, acqf: AcquisitionFunction, exclude: Tensor | None = None, initial_points: Tensor | None = None, warm: Restarts | None = None
     ) -> tuple[Tensor, Restarts | None]:
-        r"""One slot of a batch filled one point at a time, with the policy's generator and
-        multi-start settings: the ``1 x d`` point and the restarts that warm-start the next slot
-        (:func:`~botorch_unknown_hypers.acquisition.optimize.maximize_slot`)."""
-        return maximize_slot(
-            acqf, self.domain, self.generator, self.num_restarts, self.raw_samples, initial_points, exclude, warm, self.search
-        )
+        r"""One slot of a batch filled one point at a time
+        (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.maximize_slot`)."""
+        return self.context.maximize_slot(acqf, exclude, initial_points, warm)
 
     def campaign_raw_points(self, seed: int | None) -> Tensor | None:
-        r""":func:`~botorch_unknown_hypers.acquisition.optimize.fixed_raw_points` of the policy's
-        domain and ``raw_samples`` for ``seed`` (``None`` for ``None``), drawn once and then handed
-        out as the same tensor while the seed and ``raw_samples`` stay: derived data, never saved.
-        Handing out one tensor lets the factor cache see at no host read that the points are the
-        ones its solves carry."""
-        if seed is None:
-            return None
-        key = (seed, self.raw_samples)
-        if self._raw_points is None or self._raw_points[0] != key:
-            self._raw_points = (key, fixed_raw_points(self.domain, self.raw_samples, seed))
-        return self._raw_points[1]
+        r"""The campaign's fixed raw points for ``seed``
+        (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.campaign_raw_points`)."""
+        return self.context.campaign_raw_points(seed)
 
     def next_seed(self) -> int:
         r"""A fresh integer seed from the policy's generator (for BoTorch / Sobol calls)."""
-        return draw_seed(self.generator)
+        return self.context.next_seed()
 
     @contextmanager
     def seeded(self) -> Iterator[None]:
@@ -510,5 +390,5 @@ class Policy(ABC):
         For library calls that draw from the global RNG (pathwise sample paths, model fitting),
         so that the policy stays deterministic and the caller's RNG is untouched.
         """
-        with forked_rng(self.next_seed(), self.device):
+        with self.context.seeded():
             yield

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from botorch.models.transforms import Normalize
@@ -41,7 +42,10 @@ from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_nonneg
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, theorem_beta, xi, xi_number
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
+from botorch_unknown_hypers.policies.engine import Widths
 
 BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
 DEFAULT_LENGTHSCALES = (0.3, 0.4, 0.5, 0.7, 1.0)  # the paper's length-scale task (a)
@@ -106,6 +110,42 @@ class RoundState:
         if self.round < 0:
             raise ValueError(f"round must be >= 0, got {self.round}.")
 
+
+
+@dataclass(frozen=True)
+class CandidateSetWidths(Widths):
+    r""":math:`\beta^u_t` of a candidate set (a :class:`CandidateSetPolicy`'s ``beta`` option):
+    ``"frequentist"`` (Thm 4.1, :math:`B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
+    :math:`\delta_A = \delta/2`), ``"bayesian-finite"`` / ``"bayesian-continuous"`` (Thm 4.2 A / B
+    at :math:`\delta/2`, ``lipschitz`` the :math:`(a, b)` of Assumption B.1 on the unit cube) or a
+    number."""
+
+    beta: str | float
+    B: float
+    R: float
+    delta: float
+    lipschitz: tuple[float, float] = (1.0, 1.0)
+
+    def betas(self, ctx: RoundContext, model: CandidateGP, t: int, defer: DeferredChecks | None = None) -> Tensor:
+        r""":math:`\beta^u_t` of the model's candidates (``K``); ``defer``: where Thm 4.1's checks go
+        instead of a read (:func:`~botorch_unknown_hypers.confidence.theorem_beta`)."""
+        K = model.num_candidates
+        if not isinstance(self.beta, str):
+            return torch.full((K,), self.beta, dtype=ctx.dtype, device=ctx.device)
+        if self.beta == "frequentist":
+            info = ctx.information_gain(model).reshape(K)
+            return theorem_beta(info, B=self.B, R=self.R, delta=self.delta, defer=defer).to(ctx.dtype)
+        if self.beta == "bayesian-finite":
+            value = bayesian_beta_finite(t, ctx.domain.size, self.delta / 2)
+        else:
+            a, b = self.lipschitz  # of f on the unit cube the GPs see, so r = 1
+            value = bayesian_beta_continuous(t, ctx.domain.dim, self.delta / 2, a, b, 1.0)
+        return torch.full((K,), float(value), dtype=ctx.dtype, device=ctx.device)
+
+    def __call__(
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+    ) -> Tensor:
+        return self.betas(ctx, model, t, defer)
 
 
 class CandidateSetPolicy(Policy):
@@ -178,21 +218,14 @@ class CandidateSetPolicy(Policy):
             factor=self.candidate_factors(spec, train_X, points=points),
         )
 
+    def candidate_widths(self) -> CandidateSetWidths:
+        r"""The round's widths piece for the rule's ``beta`` option and constants."""
+        return CandidateSetWidths(self.beta, self.B, self.noise_std, self.delta, self.lipschitz)
+
     def _betas(self, model: CandidateGP, t: int, defer: DeferredChecks | None = None) -> Tensor:
-        r""":math:`\beta^u_t` of the model's candidates (``K``); ``defer``: where Thm 4.1's checks go
-        instead of a read (:func:`~botorch_unknown_hypers.confidence.frequentist_beta`)."""
-        K = model.num_candidates
-        if not isinstance(self.beta, str):
-            return torch.full((K,), self.beta, dtype=self.dtype, device=self.device)
-        if self.beta == "frequentist":
-            info = self.information_gain(model).reshape(K)
-            return theorem_beta(info, B=self.B, R=self.noise_std, delta=self.delta, defer=defer).to(self.dtype)
-        if self.beta == "bayesian-finite":
-            value = bayesian_beta_finite(t, self.domain.size, self.delta / 2)
-        else:
-            a, b = self.lipschitz  # of f on the unit cube the GPs see, so r = 1
-            value = bayesian_beta_continuous(t, self.domain.dim, self.delta / 2, a, b, 1.0)
-        return torch.full((K,), float(value), dtype=self.dtype, device=self.device)
+        r""":math:`\beta^u_t` of the model's candidates (``K``) under the rule's options
+        (:meth:`CandidateSetWidths.betas`)."""
+        return self.candidate_widths().betas(self.context, model, t, defer)
 
     def _labels(self, indices: list[int]) -> list[str]:
         labels = self.candidates.labels()
@@ -206,4 +239,4 @@ class CandidateSetPolicy(Policy):
             )
 
 
-__all__ = ["BETAS", "DEFAULT_LENGTHSCALES", "XI_DELTA_SPLIT", "CandidateSetPolicy", "RoundState", "SurvivorState", "elimination_xi"]
+__all__ = ["BETAS", "CandidateSetWidths", "DEFAULT_LENGTHSCALES", "XI_DELTA_SPLIT", "CandidateSetPolicy", "RoundState", "SurvivorState", "elimination_xi"]

@@ -42,7 +42,6 @@ from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, elimination_xi
 from botorch_unknown_hypers.policies.engine import CandidateSetRound, EngineRule
 from botorch_unknown_hypers.policies.pieces import (
-    CandidateSetWidths,
     DoublyOptimisticUCB,
     EliminationState,
     FixedCandidates,
@@ -74,9 +73,9 @@ class HEGPUCB(EngineRule, CandidateSetPolicy):
         super().__init__(domain, **kwargs)
         self.state = EliminationState(alive=[True] * len(self.candidates))
         self.engine = CandidateSetRound(
-            source=FixedCandidates(),  # line 1: the fixed set U; U_{t-1} its survivors
+            source=FixedCandidates(self.candidates),  # line 1: the fixed set U; U_{t-1} its survivors
             model=UnitCubeModel(fixed_raw_points=True),  # every survivor's GP on all of D_{t-1}, raw outputs
-            widths=CandidateSetWidths(),  # beta^u_t: Thm 4.1 / 4.2 A / 4.2 B or a number
+            widths=self.candidate_widths(),  # beta^u_t: Thm 4.1 / 4.2 A / 4.2 B or a number
             selector=DoublyOptimisticUCB(),  # line 7: (x_t, u_t) = argmax_{x, u} mu^u + beta^u sigma^u
             test=PrequentialElimination(self.noise_std, self.delta),  # lines 10-12, after line 8's record
         )

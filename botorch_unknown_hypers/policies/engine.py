@@ -28,6 +28,11 @@ independently with the pending points only excluded (``Selector.conditioned = Fa
 options of the same skeleton (prior elimination); a selector may record its own play
 (``Slot.record``, HE-StableOpt's pessimistic candidate).
 
+Every piece receives the rule's :class:`~botorch_unknown_hypers.policies.context.RoundContext`
+(domain, generator, search options, factor caches, pending points) and the rule's state (or the
+round's :class:`RoundData`, which holds it), never the rule; what configures a piece (the paper's
+constants, the candidate family) is given when the rule builds it.
+
 A rule is a configuration: a short module that picks one piece of each kind and names the
 paper's lines (:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`,
 :class:`~botorch_unknown_hypers.policies.auto.HEGPUCBAuto`, the balancing family of
@@ -42,7 +47,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, cast
 
 import torch
 from torch import Tensor
@@ -54,7 +59,7 @@ from botorch_unknown_hypers.domains import check_observations, observation_check
 from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.policies.slots import fill_slots
 
@@ -71,6 +76,8 @@ class RoundData:
         info: Their factors at the noise of the information gain (``None``: the model's own).
         raw_points: Raw samples fixed for the campaign (box only), else ``None``.
         betas: :math:`\beta^u_t` of the round's candidates (``K``).
+        state: The rule's state (its ``round``, ``pending`` plays and survivors), the one play log
+            the selectors read and the ledger appends to.
         scaler: The round model's outcome transform (its ``stdvs`` and ``means``), or ``None``
             (raw units).
         deferred: The widths' checks, settled with the round's first copy to the host (:meth:`host`).
@@ -86,6 +93,7 @@ class RoundData:
     info: CandidateFactor | None
     raw_points: Tensor | None
     betas: Tensor
+    state: Any
     scaler: Any = None
     deferred: DeferredChecks = field(default_factory=DeferredChecks)
     q: int = 1
@@ -131,7 +139,8 @@ class Slot(NamedTuple):
     tensors that the ledger copies to the host with its own values. ``record``: the play as the
     selector recorded it, for a rule that records more than one candidate at the point
     (HE-StableOpt's pessimistic :math:`v_t`; ``None``: the ledger records it); ``info``: what the
-    selector reports about the slot (``None``: nothing)."""
+    selector reports about the slot (``None``: nothing); ``robust``: the ``1 x d`` point whose
+    worst case a robust selector optimised (``None``: not robust)."""
 
     x: Tensor
     local: int | Tensor
@@ -139,24 +148,33 @@ class Slot(NamedTuple):
     sigma: float | Tensor | None = None
     record: PendingPlay | None = None
     info: dict[str, Any] | None = None
+    robust: Tensor | None = None
+
+
+class RoundReport(NamedTuple):
+    r"""What a round tells its rule: the label of each slot's candidate (``selected``), how many
+    candidates were in play (``n_candidates``), the round's JSON-safe ``diagnostics`` and, for a
+    robust selector, the ``1 x d`` point whose worst case it optimised (``robust_point``)."""
+
+    selected: list[str]
+    n_candidates: int
+    diagnostics: dict[str, Any]
+    robust_point: Tensor | None = None
 
 
 class CandidateSource(ABC):
     r"""Where the round's candidates come from."""
 
     @abstractmethod
-    def spec(self, rule: Policy) -> CandidateSpec:
-        r"""Every candidate of the rule's set, in index order."""
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, list[int]]:
+        r"""Update the set for round :math:`t` (e.g. add proposals); every candidate of the set, in
+        index order, and the indices in play."""
 
-    @abstractmethod
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        r"""Update the set for round :math:`t` (e.g. add proposals) and return the indices in play."""
-
-    def propose(self, rule: Policy, t: int) -> None:
+    def propose(self, ctx: RoundContext, state: Any, t: int) -> None:
         r"""The proposing function :math:`a(t)` after the observed play of round ``t`` (a test
         that runs per play calls it; default: nothing is added)."""
 
-    def diagnostics(self, rule: Policy) -> dict[str, Any]:
+    def diagnostics(self, ctx: RoundContext, state: Any) -> dict[str, Any]:
         return {}
 
 
@@ -164,11 +182,11 @@ class Choice(ABC):
     r"""Which of the survivors the round's model holds, chosen before the model is built."""
 
     @abstractmethod
-    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+    def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         r"""The chosen indices (a sub-list of ``indices``, the model's order) and the diagnostics
         of the choice."""
 
-    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
         r"""Diagnostics known once the slots are filled (default none)."""
         return {}
 
@@ -177,10 +195,10 @@ class Choice(ABC):
 class AllCandidates(Choice):
     r"""Every survivor (the selector chooses among them slot by slot, e.g. HE's joint argmax)."""
 
-    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
-        return indices, {"alive": list(rule.state.alive)}
+    def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        return indices, {"alive": list(state.alive)}
 
-    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
         return {"played": data.candidates[slots[0].local], "betas": data.host_betas()}
 
 
@@ -196,17 +214,12 @@ class RoundModel(ABC):
 
     @abstractmethod
     def __call__(
-        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor
+        self, ctx: RoundContext, state: Any, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
     ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
-        r"""The model of ``spec`` on the data, the factors of its information gain (``None``:
-        its own) and the campaign's fixed raw points (``None`` where there are none)."""
-
-    def build(
-        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
-    ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
-        r"""As :meth:`__call__`, with ``keep`` the survivors whose cached factors stay (``None``:
-        ``spec``'s own); a model without a factor cache ignores it (the default)."""
-        return self(rule, spec, train_X, train_Y)
+        r"""The model of ``spec`` on the data, the factors of its information gain (``None``: its
+        own) and the campaign's fixed raw points (``None`` where there are none); ``keep``: the
+        survivors whose cached factors stay (``None``: ``spec``'s own; a model without a factor
+        cache ignores it)."""
 
 
 class Widths(ABC):
@@ -218,16 +231,10 @@ class Widths(ABC):
 
     @abstractmethod
     def __call__(
-        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
     ) -> Tensor:
-        r"""``K`` widths multipliers."""
-
-    def of(
-        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
-    ) -> Tensor:
-        r"""As :meth:`__call__`, told the indices of the model's candidates in the rule's set
-        (widths that depend on a candidate's own constant, e.g. its norm bound, read them)."""
-        return self(rule, model, info, t, defer)
+        r"""``K`` width multipliers of the model's candidates, ``candidates`` their indices in the
+        rule's set (widths that depend on a candidate's own constant, e.g. its norm bound, read them)."""
 
 
 class Selector(ABC):
@@ -240,14 +247,14 @@ class Selector(ABC):
 
     conditioned: ClassVar[bool] = True
 
-    def start(self, rule: Policy, data: RoundData) -> Any:
+    def start(self, ctx: RoundContext, data: RoundData) -> Any:
         r"""Work done once per round, before the first slot (e.g. extra starts); what it returns
         is handed to every slot of the round (default ``None``)."""
         return None
 
     @abstractmethod
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         r"""One slot on ``view`` (conditioned on ``fixed``) and the warm start of the next;
         ``prepared`` is what :meth:`start` returned."""
@@ -260,10 +267,10 @@ class Ledger(ABC):
     r"""How each slot of the round waits for its value."""
 
     @abstractmethod
-    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
         r"""Append a :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay` per slot
-        to ``rule.state.pending``; the slots with :math:`\mu` and :math:`\sigma` filled in where
-        the ledger computed them."""
+        to ``data.state.pending`` (the plays awaiting their values); the slots with :math:`\mu` and
+        :math:`\sigma` filled in where the ledger computed them."""
 
 
 @dataclass(frozen=True)
@@ -272,30 +279,31 @@ class PredictionLedger(Ledger):
     :math:`\sigma`) on the data observed, in the units of the round's model (a prequential
     test's residual :math:`y - m`)."""
 
-    def record(self, rule: Policy, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
         out = []
         for s in slots:
             if s.record is not None:  # the selector's own record
-                rule.state.pending.append(s.record)
+                data.state.pending.append(s.record)
                 out.append(s)
                 continue
             on_device = isinstance(s.local, Tensor)  # a position still on the device: copied with the values
-            at = s.local.reshape(1) if on_device else host_tensor([s.local], torch.long, data.betas.device)
+            at = s.local.reshape(1) if isinstance(s.local, Tensor) else host_tensor([s.local], torch.long, data.betas.device)
             parts = [s.x[0], data.betas.index_select(0, at)]
             if s.mean is None:  # on the data observed, not on the fantasy
                 with torch.no_grad():
                     mean, variance = data.model.marginal_mean_variance(s.x.unsqueeze(0))
                 parts += [mean.index_select(0, at)[:, 0], variance.index_select(0, at)[:, 0].clamp_min(0).sqrt()]
-            elif isinstance(s.mean, Tensor):  # the selector's, still on the device
+            elif isinstance(s.mean, Tensor) and isinstance(s.sigma, Tensor):  # the selector's, still on the device
                 parts += [s.mean.reshape(1), s.sigma.reshape(1)]
             values = [v for part in data.host(*parts, *([at] if on_device else [])) for v in part]  # one host copy (the round's values too, the first time)
-            if on_device:
-                s = s._replace(local=int(values.pop()))
+            local = int(values.pop()) if on_device else int(s.local)
             d = s.x.shape[-1]
             x, beta = values[:d], values[d]
             if len(values) > d + 1:
                 s = s._replace(mean=values[d + 1], sigma=values[d + 2])
-            rule.state.pending.append(PendingPlay(data.candidates[s.local], x, s.mean, beta * s.sigma, beta, y_std=data.y_std))
+            s = s._replace(local=local)
+            mean_x, sigma_x = float(cast(float, s.mean)), float(cast(float, s.sigma))  # numbers by now
+            data.state.pending.append(PendingPlay(data.candidates[local], x, mean_x, beta * sigma_x, beta, y_std=data.y_std))
             out.append(s)
         return out
 
@@ -316,15 +324,18 @@ class Test(ABC):
     :math:`w`, :class:`PredictionLedger`): :class:`CandidateSetRound` refuses any other pairing."""
 
     @abstractmethod
-    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        r"""Match the rows to their plays, record and test; the diagnostics."""
+    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        r"""Match the rows to their plays, record and test (changing ``state``); the diagnostics."""
 
 
 @dataclass(frozen=True)
 class CandidateSetRound:
-    r"""The skeleton of a round (module docstring), run on a rule whose ``state`` has ``round``
-    and ``pending`` (a list of :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`)
-    and, for the default ``choice``, ``alive`` (one flag per candidate)."""
+    r"""The skeleton of a round (module docstring), run on a rule's
+    :class:`~botorch_unknown_hypers.policies.context.RoundContext` and its state, which has
+    ``round`` and ``pending`` (a list of
+    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`) and, for the default
+    ``choice``, ``alive`` (one flag per candidate). It never sees the rule: what the rule shows
+    after a round comes back as a :class:`RoundReport`."""
 
     source: CandidateSource
     model: RoundModel
@@ -341,87 +352,95 @@ class CandidateSetRound:
                 f"ledger: {type(self.test).__name__} reads the records of {wanted}, got {type(self.ledger).__name__}."
             )
 
-    def suggest(self, rule: Policy, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        r"""Round :math:`t`'s ``q x d`` batch; records its plays and sets the rule's ``selected``,
-        ``n_candidates`` and ``diagnostics``."""
-        st = rule.state
-        indices = self.source.survivors(rule, train_X, train_Y)
-        every = self.source.spec(rule)
+    def suggest(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, RoundReport]:
+        r"""Round :math:`t`'s ``q x d`` batch and its report; records its plays in ``state``."""
+        every, indices = self.source.survivors(ctx, state, train_X, train_Y)
         labels = every.labels()
-        chosen, chosen_diagnostics = self.choice(rule, indices)
+        chosen, chosen_diagnostics = self.choice(ctx, state, indices)
         keep = None if chosen == indices else every.subset(indices)
         spec = every if self.model.whole_set else every.subset(chosen)
-        model, info, raw = self.model.build(rule, spec, train_X, train_Y, keep)
+        model, info, raw = self.model(ctx, state, spec, train_X, train_Y, keep)
         deferred = DeferredChecks()
-        betas = self.widths.of(rule, model, info, st.round + 1, chosen, defer=deferred)
+        betas = self.widths(ctx, state, model, info, state.round + 1, chosen, defer=deferred)
         scaler = getattr(model, "outcome_transform", None)  # its values and the widths: read with the first decision
-        data = RoundData(train_X, train_Y, st.round + 1, chosen, model, info, raw, betas, scaler, deferred, q)
-        drawn = rule.generator.get_state()  # a failed check after the searches' draws leaves the stream as it was
+        data = RoundData(train_X, train_Y, state.round + 1, chosen, model, info, raw, betas, state, scaler, deferred, q)
+        drawn = ctx.generator.get_state()  # a failed check after the searches' draws leaves the stream as it was
         try:
-            X, slots = self._slots(rule, data)
+            X, slots = self._slots(ctx, data)
         except Exception:
-            rule.generator.set_state(drawn)
+            ctx.generator.set_state(drawn)
             data.host()  # unread widths that fail their checks explain the failure: their named error
             raise
-        rule.selected = [labels[chosen[s.local]] for s in slots]
-        rule.n_candidates = len(indices)
-        rule.diagnostics = {
+        diagnostics = {
             **chosen_diagnostics,
-            **self.choice.diagnostics(rule, data, slots),
+            **self.choice.diagnostics(data, slots),
             **self.selector.diagnostics(slots),
-            **self.source.diagnostics(rule),
+            **self.source.diagnostics(ctx, state),
         }
-        return X
+        report = RoundReport([labels[chosen[s.local]] for s in slots], len(indices), diagnostics, slots[0].robust)
+        return X, report
 
-    def _slots(self, rule: Policy, data: RoundData) -> tuple[Tensor, list[Slot]]:
+    def _slots(self, ctx: RoundContext, data: RoundData) -> tuple[Tensor, list[Slot]]:
         r"""The selector's ``data.q`` slots on ``data.model`` and the ledger's record of them."""
-        prepared = self.selector.start(rule, data)
+        prepared = self.selector.start(ctx, data)
         slots: list[Slot] = []
 
         def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
-            choice, warm = self.selector(rule, data, prepared, view, fixed, warm)
+            choice, warm = self.selector(ctx, data, prepared, view, fixed, warm)
             if fixed is not None and self.selector.conditioned:  # the ledger records on the data observed
                 choice = choice._replace(mean=None, sigma=None)
             slots.append(choice)
             return choice.x, warm
 
-        X = fill_slots(data.model, rule.X_pending, data.q, slot, condition=self.selector.conditioned)
-        return X, self.ledger.record(rule, data, slots)
+        X = fill_slots(data.model, ctx.X_pending, data.q, slot, condition=self.selector.conditioned)
+        return X, self.ledger.record(data, slots)
 
-    def observation_inputs(self, rule: Policy, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
+    def observation_inputs(self, ctx: RoundContext, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
         r"""``(X, Y)`` of an ``observe`` call as tensors: checked now (one host read) unless the
         test checks them with its first read (``Test.checks_observations``); then only their types
         and shapes are checked here."""
         if vars(type(self.test)).get("checks_observations", False):  # stated by the test's own class
-            X, Y, valid = observation_checks(rule.domain, X, Y)
+            X, Y, valid = observation_checks(ctx.domain, X, Y)
             if valid is not None:
                 return X, Y
-        return check_observations(rule.domain, X, Y)
+        return check_observations(ctx.domain, X, Y)
 
-    def observe(self, rule: Policy, X: Tensor, Y: Tensor) -> None:
-        r"""The test on the observed rows (``m x d``, ``m x 1``)."""
-        rule.diagnostics.update(self.test(rule, X, Y))
+    def observe(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        r"""The test on the observed rows (``m x d``, ``m x 1``); its diagnostics."""
+        return self.test(ctx, state, X, Y)
 
 
 class EngineRule:
     r"""Mixin (listed before :class:`~botorch_unknown_hypers.policies.base.Policy`) of a rule whose
     round is its ``engine``: ``suggest``, the conversion of the observations and ``observe``
-    delegate to the :class:`CandidateSetRound`."""
+    delegate to the :class:`CandidateSetRound` with the rule's context and state; the round's
+    report sets ``selected``, ``n_candidates``, ``diagnostics`` and ``robust_point``."""
 
     engine: CandidateSetRound
+    context: RoundContext
+    state: Any
+    selected: list[str]
+    n_candidates: int
+    diagnostics: dict[str, Any]
+    robust_point: Tensor | None
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        return self.engine.suggest(self, train_X, train_Y, q)
+        X, report = self.engine.suggest(self.context, self.state, train_X, train_Y, q)
+        self.selected, self.n_candidates, self.diagnostics = report.selected, report.n_candidates, report.diagnostics
+        if report.robust_point is not None:
+            self.robust_point = report.robust_point
+        return X
 
     def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.engine.observation_inputs(self, X, Y)
+        return self.engine.observation_inputs(self.context, X, Y)
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.engine.observe(self, X, Y)
+        self.diagnostics.update(self.engine.observe(self.context, self.state, X, Y))
 
 
 __all__ = [
     "AllCandidates",
+    "RoundReport",
     "CandidateSetRound",
     "EngineRule",
     "Choice",

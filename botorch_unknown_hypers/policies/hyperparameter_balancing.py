@@ -65,7 +65,7 @@ from botorch_unknown_hypers.policies.balancing_policy import (
     BalancingState,
     standardised_candidate_gp,
 )
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.candidate_set import XI_DELTA_SPLIT
 from botorch_unknown_hypers.policies.engine import CandidateSetRound
 from botorch_unknown_hypers.policies.pieces import UnitCubeModel
@@ -74,15 +74,17 @@ Proposal = Optional[tuple[CandidateSpec, Tensor]]
 r"""What a proposing function returns: new candidates and their norm bounds, or ``None``."""
 
 
-def checked_candidates(rule: Policy, spec: CandidateSpec, norms: float | Tensor, name: str) -> tuple[CandidateSpec, Tensor]:
-    r"""``spec`` on the rule's device and dtype with its norm bounds (a scalar broadcast), checked
+def checked_candidates(
+    spec: CandidateSpec, norms: float | Tensor, name: str, dtype: torch.dtype, device: torch.device
+) -> tuple[CandidateSpec, Tensor]:
+    r"""``spec`` on ``device`` and in ``dtype`` with its norm bounds (a scalar broadcast), checked
     (``ValueError`` naming ``name``)."""
     if not isinstance(spec, CandidateSpec):
         raise ValueError(f"{name} must be a CandidateSpec, got {type(spec).__name__}.")
     if len(spec) < 1:
         raise ValueError(f"{name} must hold at least one candidate.")
-    spec = spec.to(device=rule.device, dtype=rule.dtype)
-    n = torch.as_tensor(norms, dtype=rule.dtype, device=rule.device)
+    spec = spec.to(device=device, dtype=dtype)
+    n = torch.as_tensor(norms, dtype=dtype, device=device)
     if n.ndim == 0:
         n = n.expand(len(spec)).clone()
     if n.shape != (len(spec),) or not torch.isfinite(n).all() or (n < 0).any():
@@ -92,22 +94,22 @@ def checked_candidates(rule: Policy, spec: CandidateSpec, norms: float | Tensor,
 
 @dataclass(frozen=True)
 class GivenCandidates(BalancingCandidates):
-    r""":math:`a(0)` given (``initial``: candidates and norm bounds), :math:`a(t)` a user function
-    ``propose(t, rule)`` returning ``None`` or ``(spec, norms)`` (line 13)."""
+    r""":math:`a(0)` given (``initial``: candidates and norm bounds), :math:`a(t)` a function
+    ``proposing(t)`` returning ``None`` or ``(spec, norms)`` (line 13)."""
 
     initial: tuple[CandidateSpec, Tensor]
-    proposing: Callable[[int, Any], Proposal] | None = None
+    proposing: Callable[[int], Proposal] | None = None
 
-    def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, Tensor]:
+    def start(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, Tensor]:
         return self.initial
 
-    def propose(self, rule: Policy, t: int) -> None:
-        out = None if self.proposing is None else self.proposing(t, rule)
+    def propose(self, ctx: RoundContext, state: Any, t: int) -> None:
+        out = None if self.proposing is None else self.proposing(t)
         if out is not None:
-            rule.state.add(*checked_candidates(rule, out[0], out[1], "propose(...)"))
+            state.add(*checked_candidates(out[0], out[1], "propose(...)", ctx.dtype, ctx.device))
 
-    def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        return {"candidates": rule.state.candidates.labels(), "norms": rule.state.norm_values()}
+    def diagnostics(self, ctx: RoundContext, state: Any) -> dict[str, Any]:
+        return {"candidates": state.candidates.labels(), "norms": state.norm_values()}
 
 
 class HyperparameterBalancing(BalancingPolicy):
@@ -184,13 +186,15 @@ class HyperparameterBalancing(BalancingPolicy):
         if bound is not None and not callable(bound):
             raise ValueError("bound must be callable (T, policy) -> Tensor.")
         self._bound_fn = bound
+        self._propose_fn = propose
         if candidates is None:
             ladder = 2.0 ** (-0.5 * torch.arange(8, dtype=dtype))
             candidates = KernelCandidates.from_lengthscales(ladder, kernel="matern52", noise=1e-4)
-        source = GivenCandidates(checked_candidates(self, candidates, norms, "candidates"), propose)  # a(0), a(t)
+        initial = checked_candidates(candidates, norms, "candidates", self.dtype, self.device)
+        source = GivenCandidates(initial, None if propose is None else self.proposal)  # a(0), a(t)
         self.engine = CandidateSetRound(
             source=source,
-            choice=LeastSuspectedBound(),  # line 3: argmin_u R^u(|S^u| + 1), pending plays counted
+            choice=LeastSuspectedBound(self.bounds_of_state),  # line 3: argmin_u R^u(|S^u| + 1), pending plays counted
             model=UnitCubeModel(standardise=True),  # u_t's GP on D_{t-1}, factors kept for every active u
             widths=BalancingWidths(self.noise_std, self.delta),  # Thm 2.1's beta^u_t, I at u_t's own noise
             selector=PlayedUCB(),  # line 4: argmax_x mu^u + beta^u sigma^u, slot by slot
@@ -200,11 +204,23 @@ class HyperparameterBalancing(BalancingPolicy):
             ),
         )
 
+    def proposal(self, t: int) -> Proposal:
+        r""":math:`a(t)`: the user's ``propose(t, policy)`` (a bound method, so that a copy of the rule
+        proposes for the copy)."""
+        assert self._propose_fn is not None
+        return self._propose_fn(t, self)
+
     def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
         r""":math:`R^u(|S^u| + 1)` of every candidate ever introduced (``bound`` or Thm 2.3);
         ``defer``: where Thm 2.3's checks go instead of a read (a ``bound`` checks its shape now)."""
+        return self.bounds_of_state(self.context, self.state, counts, defer)
+
+    def bounds_of_state(self, ctx: RoundContext, state: Any, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+        r""":meth:`suspected_bounds` as the round's
+        :data:`~botorch_unknown_hypers.policies.balancing_pieces.SuspectedBounds` (the user's
+        ``bound`` is called with the policy, as documented)."""
         if self._bound_fn is None:
-            return kernel_regret_bounds(self, counts, defer)
+            return kernel_regret_bounds(ctx, state, counts, defer)
         T = counts + 1
         out = torch.as_tensor(self._bound_fn(T, self), dtype=self.dtype, device=self.device)
         if out.shape != T.shape:

@@ -25,11 +25,12 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.checks import DeferredChecks, check_positive
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.host import host_tensor
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
 from botorch_unknown_hypers.policies.balancing_pieces import BalancingCandidates
 from botorch_unknown_hypers.policies.balancing_policy import BalancingPolicy, BalancingState
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.regret_bounds import norm_bound, suspected_regret_bound
 
 PRESETS = ("authors-code", "paper")
@@ -124,6 +125,67 @@ class LengthScaleState(BalancingState):
 
 
 
+@dataclass(frozen=True)
+class LengthScaleFamily:
+    r"""Candidates of one kernel over isotropic length scales :math:`\theta` of the unit cube,
+    under a preset's constants (module docstring): :math:`g(t)`, the candidates of given length
+    scales, their norm bounds :math:`B(\theta)`, :math:`\theta_0` and Thm 2.3's suspected bound at
+    the preset's kernel. What the pieces of a length-scale round are configured with.
+
+    Attributes:
+        kernel: The candidates' kernel.
+        noise: Their GP noise variance (standardised units).
+        constants: The preset's constants.
+        dim: The input dimension :math:`d`.
+        dtype, device: Of the candidates and the norm bounds.
+    """
+
+    kernel: str
+    noise: float
+    constants: BalancingConstants
+    dim: int
+    dtype: torch.dtype
+    device: torch.device
+
+    def g(self, t: float) -> float:
+        r"""The growth function :math:`g(t) = \max(g_0, t^a)`."""
+        return growth(t, self.constants.g0, self.constants.growth_exponent)
+
+    def candidates(self, theta: list[float]) -> KernelCandidates:
+        r"""The candidates of length scales ``theta``."""
+        return KernelCandidates.from_values(list(theta), kernel=self.kernel, noise=self.noise, dtype=self.dtype, device=self.device)
+
+    def norm_bounds(self, theta: list[float], theta0: float | None) -> Tensor:
+        r""":math:`B(\theta) = (\theta_0/\theta)^{d/2}B` (``scale_norm``, which needs :math:`\theta_0`) or
+        :math:`B` of each length scale."""
+        c = self.constants
+        t = host_tensor(theta, self.dtype, self.device)
+        if not c.scale_norm:
+            return torch.full_like(t, c.B)
+        if theta0 is None:
+            raise ValueError("theta0: the scaled norm bound needs theta0 (fitted at the first round), got None.")
+        return norm_bound(t, theta0, c.B, self.dim)
+
+    def fit_theta0(self, train_X: Tensor, train_Y: Tensor, bounds: Tensor) -> float:
+        r""":math:`\theta_0`: the MLE length scale on the data (unit-cube units, inputs scaled by ``bounds``)."""
+        model = fit_single_task_gp(train_X, train_Y, bounds, kernel=self.kernel, noise=self.noise)
+        return float(model.covar_module.base_kernel.lengthscale.item())
+
+    def suspected_bounds(self, ctx: RoundContext, state: Any, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+        r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (Thm 2.3 at the
+        preset's kernel; a :data:`~botorch_unknown_hypers.policies.balancing_pieces.SuspectedBounds`)."""
+        kernel = self.constants.bound_kernel or self.kernel
+        candidates = state.candidates  # the length scales as they are, without a copy to the host
+        theta = host_tensor([], self.dtype, self.device) if candidates is None else candidates.lengthscale[:, 0].to(dtype=self.dtype, device=self.device)
+        return suspected_regret_bound(counts + 1, theta, self.dim, kernel, state.norms, defer=defer)
+
+
+def state_lengthscales(state: Any) -> list[float]:
+    r"""Every candidate length scale of a length-scale rule's state, in order (kept on the host)."""
+    candidates = state.candidates
+    return [] if candidates is None else [row[0] for row in candidates.to_dict()["lengthscale"]]
+
+
 class LengthScalePolicy(BalancingPolicy):
     r"""A balancing rule over length scales of the unit cube under a preset (module docstring).
 
@@ -181,7 +243,12 @@ class LengthScalePolicy(BalancingPolicy):
         self.preset = preset
         self.kernel = kernel
         self.noise = noise
-        self.constants = constants
+        self.family = LengthScaleFamily(kernel, float(noise), constants, self.domain.dim, self.dtype, self.device)
+
+    @property
+    def constants(self) -> BalancingConstants:
+        r"""The preset's constants (of :attr:`family`)."""
+        return self.family.constants
 
     @property
     def theta0(self) -> float | None:
@@ -191,61 +258,56 @@ class LengthScalePolicy(BalancingPolicy):
     @property
     def lengthscales(self) -> list[float]:
         r"""Every candidate length scale in the set, in order (unit-cube units)."""
-        candidates = self.state.candidates
-        return [] if candidates is None else [row[0] for row in candidates.to_dict()["lengthscale"]]  # kept on the host
+        return state_lengthscales(self.state)
 
     def g(self, t: float) -> float:
         r"""The growth function :math:`g(t) = \max(g_0, t^a)` of the preset."""
-        return growth(t, self.constants.g0, self.constants.growth_exponent)
+        return self.family.g(t)
 
     def norm_bounds(self, theta: list[float]) -> Tensor:
-        r""":math:`B(\theta) = (\theta_0/\theta)^{d/2}B` (``scale_norm``) or :math:`B` of each length scale."""
-        c = self.constants
-        t = self._tensor(theta)
-        return norm_bound(t, self.theta0, c.B, self.domain.dim) if c.scale_norm else torch.full_like(t, c.B)
+        r""":math:`B(\theta)` of each length scale (:meth:`LengthScaleFamily.norm_bounds` at :math:`\theta_0`)."""
+        return self.family.norm_bounds(theta, self.theta0)
 
     def lengthscale_candidates(self, theta: list[float]) -> KernelCandidates:
         r"""The candidates of length scales ``theta`` (the rule's kernel and noise)."""
-        return KernelCandidates.from_values(list(theta), kernel=self.kernel, noise=self.noise, dtype=self.dtype, device=self.device)
+        return self.family.candidates(theta)
 
     def fit_theta0(self, train_X: Tensor, train_Y: Tensor) -> float:
         r""":math:`\theta_0`: the MLE length scale on the initial design (unit-cube units)."""
-        model = fit_single_task_gp(train_X, train_Y, self.domain.bounds, kernel=self.kernel, noise=self.noise)
-        return float(model.covar_module.base_kernel.lengthscale.item())
+        return self.family.fit_theta0(train_X, train_Y, self.domain.bounds)
 
     def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
-        r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (Thm 2.3, the preset's
-        kernel); ``defer``: where the bound's checks go instead of a read
-        (:func:`~botorch_unknown_hypers.regret_bounds.suspected_regret_bound`)."""
-        kernel = self.constants.bound_kernel or self.kernel
-        candidates = self.state.candidates  # the length scales as they are, without a copy to the host
-        theta = self._tensor([]) if candidates is None else candidates.lengthscale[:, 0].to(dtype=self.dtype, device=self.device)
-        return suspected_regret_bound(counts + 1, theta, self.domain.dim, kernel, self.state.norms, defer=defer)
+        r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (:meth:`LengthScaleFamily.suspected_bounds`)."""
+        return self.family.suspected_bounds(self.context, self.state, counts, defer)
 
 
 @dataclass(frozen=True)
 class LengthScaleLadder(BalancingCandidates):
     r"""LB's set: :math:`a(0)` every :math:`q(i) = \theta_0 r^{-i} > \theta_0/g(1)`; after round
     :math:`t`, :math:`\theta_L/r` joins while above :math:`\theta_0/g(t+1)` (lines 14-16, direction
-    corrected; at most one per round)."""
+    corrected; at most one per round), of ``family``."""
 
-    def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
-        rule.state.theta0 = rule.fit_theta0(train_X, train_Y)
-        ladder = initial_ladder(rule.theta0, rule.constants.ratio, rule.g(1))
-        return rule.lengthscale_candidates(ladder), rule.norm_bounds(ladder)
+    family: LengthScaleFamily
 
-    def propose(self, rule: Policy, t: int) -> None:
-        nxt = next_candidate(rule.lengthscales[-1], rule.theta0, rule.constants.ratio, rule.g(t + 1))
+    def start(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
+        f = self.family
+        theta0 = state.theta0 = f.fit_theta0(train_X, train_Y, ctx.domain.bounds)
+        ladder = initial_ladder(theta0, f.constants.ratio, f.g(1))
+        return f.candidates(ladder), f.norm_bounds(ladder, theta0)
+
+    def propose(self, ctx: RoundContext, state: Any, t: int) -> None:
+        f = self.family
+        nxt = next_candidate(state_lengthscales(state)[-1], state.theta0, f.constants.ratio, f.g(t + 1))
         if nxt is not None:
-            rule.state.add(rule.lengthscale_candidates([nxt]), rule.norm_bounds([nxt]))
+            state.add(f.candidates([nxt]), f.norm_bounds([nxt], state.theta0))
 
-    def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        t, lengthscales = rule.state.round + 1, rule.lengthscales
+    def diagnostics(self, ctx: RoundContext, state: Any) -> dict[str, Any]:
+        t, lengthscales = state.round + 1, state_lengthscales(state)
         return {
-            "theta0": rule.theta0,
+            "theta0": state.theta0,
             "candidates": [round(v, 10) for v in lengthscales],
             "theta_L": lengthscales[-1],
-            "theta_lower": rule.theta0 / rule.g(t),
+            "theta_lower": state.theta0 / self.family.g(t),
         }
 
 
@@ -255,34 +317,36 @@ class ShrinkingLengthScale(BalancingCandidates):
     :math:`g` of the preset), :math:`\theta_0` the initial MLE or ``theta0``; with ``snap``,
     :math:`\theta_t` is replaced by the nearest member of that list (log scale)."""
 
+    family: LengthScaleFamily
     theta0: float | None = None
     snap: tuple[float, ...] | None = None
 
-    def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
-        rule.state.theta0 = rule.fit_theta0(train_X, train_Y) if self.theta0 is None else self.theta0
-        return rule.lengthscale_candidates([rule.theta0]), rule.norm_bounds([rule.theta0])
+    def start(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
+        f = self.family
+        theta0 = state.theta0 = f.fit_theta0(train_X, train_Y, ctx.domain.bounds) if self.theta0 is None else self.theta0
+        return f.candidates([theta0]), f.norm_bounds([theta0], theta0)
 
-    def lengthscale(self, rule: Policy, t: int) -> float:
+    def lengthscale(self, state: Any, t: int) -> float:
         r""":math:`\theta_0 / g(t)`, snapped to the nearest of ``snap`` if set."""
-        theta = rule.theta0 / rule.g(t)
+        theta = state.theta0 / self.family.g(t)
         if self.snap is not None:
             theta = min(self.snap, key=lambda v: abs(math.log(v / theta)))
         return theta
 
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        super().survivors(rule, train_X, train_Y)
-        st = rule.state
-        theta = self.lengthscale(rule, st.round + 1)
-        st.candidates, st.norms = rule.lengthscale_candidates([theta]), rule.norm_bounds([theta])
-        return [0]
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, list[int]]:
+        super().survivors(ctx, state, train_X, train_Y)
+        theta = self.lengthscale(state, state.round + 1)
+        state.candidates, state.norms = self.family.candidates([theta]), self.family.norm_bounds([theta], state.theta0)
+        return state.candidates, [0]
 
-    def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        return {"theta0": rule.theta0}
+    def diagnostics(self, ctx: RoundContext, state: Any) -> dict[str, Any]:
+        return {"theta0": state.theta0}
 
 
 __all__ = [
     "PRESETS",
     "BalancingConstants",
+    "LengthScaleFamily",
     "LengthScaleLadder",
     "LengthScalePolicy",
     "LengthScaleState",
@@ -291,4 +355,5 @@ __all__ = [
     "initial_ladder",
     "next_candidate",
     "preset_constants",
+    "state_lengthscales",
 ]

@@ -53,7 +53,7 @@ from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.balancing import LBGPUCB
 from botorch_unknown_hypers.policies.balancing_policy import BalancingState
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.length_scales import (
     LengthScaleLadder,
     LengthScaleState,
@@ -111,27 +111,30 @@ class LengthScaleNormPairs(LengthScaleLadder):
     def b(self, t: float) -> float:
         return growth(t, 1.0, self.norm_growth_exponent)
 
-    def pairs(self, rule: Policy, theta_idx: list[int], norm_idx: list[int]) -> tuple[KernelCandidates, Tensor]:
+    def pairs(self, state: NormBalancingState, theta_idx: list[int], norm_idx: list[int]) -> tuple[KernelCandidates, Tensor]:
         r"""Candidates and norm bounds :math:`B(\theta, N)` for the given index pairs (recorded)."""
-        st = rule.state
+        st, f = state, self.family
+        assert st.theta0 is not None  # a(0) fits it first
         st.pair_theta.extend(theta_idx)
         st.pair_norm.extend(norm_idx)
-        theta = torch.tensor([st.thetas[i] for i in theta_idx], dtype=rule.dtype, device=rule.device)
-        N = torch.tensor([st.norm_values[j] for j in norm_idx], dtype=rule.dtype, device=rule.device)
-        return rule.lengthscale_candidates(theta.tolist()), norm_bound(theta, rule.theta0, N, rule.domain.dim)
+        theta = torch.tensor([st.thetas[i] for i in theta_idx], dtype=f.dtype, device=f.device)
+        N = torch.tensor([st.norm_values[j] for j in norm_idx], dtype=f.dtype, device=f.device)
+        return f.candidates(theta.tolist()), norm_bound(theta, st.theta0, N, f.dim)
 
-    def start(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
-        super().start(rule, train_X, train_Y)  # sets theta0
-        st = rule.state
-        st.thetas = initial_ladder(rule.theta0, rule.constants.ratio, rule.g(1))
+    def start(self, ctx: RoundContext, state: NormBalancingState, train_X: Tensor, train_Y: Tensor) -> tuple[KernelCandidates, Tensor]:
+        super().start(ctx, state, train_X, train_Y)  # sets theta0
+        st, f = state, self.family
+        assert st.theta0 is not None  # set by the ladder's start
+        st.thetas = initial_ladder(st.theta0, f.constants.ratio, f.g(1))
         st.norm_values = [self.N0]
-        return self.pairs(rule, list(range(len(st.thetas))), [0] * len(st.thetas))
+        return self.pairs(st, list(range(len(st.thetas))), [0] * len(st.thetas))
 
-    def propose(self, rule: Policy, t: int) -> None:
-        st = rule.state
+    def propose(self, ctx: RoundContext, state: NormBalancingState, t: int) -> None:
+        st, f = state, self.family
         theta_idx: list[int] = []
         norm_idx: list[int] = []
-        nxt = next_candidate(st.thetas[-1], rule.theta0, rule.constants.ratio, rule.g(t + 1))
+        assert st.theta0 is not None  # a(t) after a(0)
+        nxt = next_candidate(st.thetas[-1], st.theta0, f.constants.ratio, f.g(t + 1))
         if nxt is not None:  # lines 14-16: new theta x every norm
             st.thetas.append(nxt)
             theta_idx += [len(st.thetas) - 1] * len(st.norm_values)
@@ -142,12 +145,12 @@ class LengthScaleNormPairs(LengthScaleLadder):
             theta_idx += list(range(len(st.thetas)))
             norm_idx += [len(st.norm_values) - 1] * len(st.thetas)
         if theta_idx:
-            st.add(*self.pairs(rule, theta_idx, norm_idx))
+            st.add(*self.pairs(st, theta_idx, norm_idx))
 
-    def diagnostics(self, rule: Policy) -> dict[str, Any]:
-        st = rule.state
+    def diagnostics(self, ctx: RoundContext, state: NormBalancingState) -> dict[str, Any]:
+        st = state
         return {
-            **super().diagnostics(rule),
+            **super().diagnostics(ctx, st),
             "thetas": list(st.thetas),
             "norm_values": list(st.norm_values),
             "pairs": [[i, j] for i, j in zip(st.pair_theta, st.pair_norm)],
@@ -174,10 +177,13 @@ class LNBGPUCB(LBGPUCB):
         if not (N0 > 0 and math.isfinite(N0)):
             raise ValueError(f"N0 must be positive and finite, got {N0}.")
         check_positive("norm_growth_exponent", norm_growth_exponent)
-        super().__init__(domain, **kwargs)
         self.N0 = float(N0)
         self.norm_growth_exponent = float(norm_growth_exponent)
-        self.engine = self.balancing_round(LengthScaleNormPairs(self.N0, self.norm_growth_exponent))  # Alg. 3's set
+        super().__init__(domain, **kwargs)
+
+    def candidate_source(self) -> LengthScaleNormPairs:
+        r"""Alg. 3's set: the pairs :math:`(\theta, N)` of the two ladders."""
+        return LengthScaleNormPairs(self.family, self.N0, self.norm_growth_exponent)
 
 
 __all__ = ["LNBGPUCB", "LengthScaleNormPairs", "NormBalancingState", "next_norm"]

@@ -8,9 +8,8 @@ module, which names the paper's line it implements:
   cube, raw or standardised outputs, on factors kept across rounds, optionally with the
   campaign's fixed raw points (HE's box argmax) and the factors of the information gain at a
   noise of its own;
-- :class:`CandidateSetWidths`: :math:`\beta^u_t` of a
-  :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy` (frequentist,
-  Bayesian or fixed); :class:`FrequentistWidths`: Thm 4.1's at given constants;
+- :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetWidths`: :math:`\beta^u_t` of a
+  candidate set (frequentist, Bayesian or fixed); :class:`FrequentistWidths`: Thm 4.1's at given constants;
 - :class:`DoublyOptimisticUCB`: :math:`(x_t, u_t) = \arg\max_{x, u}\mu^u_{t-1}(x) + \beta^u_t\sigma^u_{t-1}(x)`
   (:func:`~botorch_unknown_hypers.acquisition.optimize.joint_ucb_argmax`);
 - :class:`PrequentialElimination`: Alg. 1 lines 10-12 of Ziomek et al. 2025
@@ -33,21 +32,20 @@ from botorch_unknown_hypers.confidence import elimination_statistics, theorem_be
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
-from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.candidate_set import SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetWidths, SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Widths
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
 
 
 @dataclass(frozen=True)
 class FixedCandidates(CandidateSource):
-    r"""The survivors of the rule's fixed list ``rule.candidates`` (flags ``rule.state.alive``)."""
+    r"""The survivors of a fixed list :math:`U` (``candidates``; flags ``state.alive``)."""
 
-    def spec(self, rule: Policy) -> CandidateSpec:
-        return rule.candidates
+    candidates: CandidateSpec
 
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        return [u for u, a in enumerate(rule.state.alive) if a]
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, list[int]]:
+        return self.candidates, [u for u, a in enumerate(state.alive) if a]
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ class UnitCubeModel(RoundModel):
             share units).
         info_noise: Noise variance of the information gain's factors (``None``: the GP's own).
         fixed_raw_points: On a box, raw samples drawn once per campaign from the seed
-            ``rule.state.raw_seed`` (drawn from the rule's generator at the first round), whose
+            ``state.raw_seed`` (drawn from the context's generator at the first round), whose
             posterior every factor keeps up to date.
         cache: Keep the factors across rounds (else the model factorises itself: a candidate
             that changes every round, A-GP-UCB's :math:`\theta_0/g(t)`, gains nothing from a cache).
@@ -72,49 +70,32 @@ class UnitCubeModel(RoundModel):
     cache: bool = True
 
     def __call__(
-        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor
-    ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
-        return self.build(rule, spec, train_X, train_Y)
-
-    def build(
-        self, rule: Policy, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
+        self, ctx: RoundContext, state: Any, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
     ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
         raw = None
         if self.fixed_raw_points:
-            if rule.state.raw_seed is None:
-                rule.state.raw_seed = draw_raw_seed(rule.domain, rule.generator)
-            seed = rule.state.raw_seed
-            raw = rule.campaign_raw_points(seed)
-        keys = rule.candidate_keys(spec)
-        keep_keys = None if keep is None or keys is None or not self.cache else rule.candidate_keys(keep)  # once for both caches
+            if state.raw_seed is None:
+                state.raw_seed = draw_raw_seed(ctx.domain, ctx.generator)
+            raw = ctx.campaign_raw_points(state.raw_seed)
+        keys = ctx.candidate_keys(spec)
+        keep_keys = None if keep is None or keys is None or not self.cache else ctx.candidate_keys(keep)  # once for both caches
         factors = info = None
         if self.cache:  # the GP's factors and the information gain's, their reads in one copy
             noises = [None] if self.info_noise is None else [None, self.info_noise]
-            sets = rule.candidate_factor_sets(spec, train_X, noises, keep=keep_keys, points=raw, keys=keys)
+            sets = ctx.candidate_factor_sets(spec, train_X, noises, keep=keep_keys, points=raw, keys=keys)
             if sets is not None:
                 factors, info = sets[0], (sets[1] if self.info_noise is not None else None)
         model = CandidateGP(
             train_X,
             train_Y,
             spec,
-            input_transform=Normalize(rule.domain.dim, bounds=rule.domain.bounds),
+            input_transform=Normalize(ctx.domain.dim, bounds=ctx.domain.bounds),
             outcome_transform=Standardize(m=1) if self.standardise else None,
             check_data=False,
             factor=factors,
-            modules=rule.candidate_modules(spec, keys, train_X),
+            modules=ctx.candidate_modules(spec, keys, train_X),
         )
         return model, info, raw
-
-
-@dataclass(frozen=True)
-class CandidateSetWidths(Widths):
-    r""":math:`\beta^u_t` of a :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetPolicy`
-    (its ``beta`` option: Thm 4.1, Thm 4.2 A / B or a number)."""
-
-    def __call__(
-        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
-    ) -> Tensor:
-        return rule._betas(model, t, defer)
 
 
 @dataclass(frozen=True)
@@ -132,9 +113,9 @@ class FrequentistWidths(Widths):
         check_probability("delta", self.delta)
 
     def __call__(
-        self, rule: Policy, model: CandidateGP, info: CandidateFactor | None, t: int, defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
     ) -> Tensor:
-        gain = rule.information_gain(model, info, self.noise)
+        gain = ctx.information_gain(model, info, self.noise)
         return theorem_beta(gain, B=self.B, R=self.R, delta=self.delta, defer=defer).to(gain)
 
 
@@ -145,11 +126,12 @@ class DoublyOptimisticUCB(Selector):
     later slots warm-started from the previous slot's refined pairs)."""
 
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
+        o = ctx.options
         x, local, mean, sigma, warm = joint_ucb_argmax(
-            view, data.betas, rule.domain, rule.generator, rule.num_restarts, rule.raw_samples,
-            exclude=fixed, warm=warm, raw_points=data.raw_points, search=rule.search,
+            view, data.betas, ctx.domain, ctx.generator, o.num_restarts, o.raw_samples,
+            exclude=fixed, warm=warm, raw_points=data.raw_points, search=o.search,
             check_values=False,  # the widths' checks are the round's (RoundData), its raw points drawn in the box
         )
         return Slot(x, local, mean, sigma), warm
@@ -259,9 +241,8 @@ class PrequentialElimination(EliminationTest):
 
     checks_observations: ClassVar[bool] = True
 
-    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        st = rule.state
-        return record_plays(st, X, Y, rule.domain, lambda t: self.xi(t, len(st.alive)), checked=False)
+    def __call__(self, ctx: RoundContext, state: EliminationState, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        return record_plays(state, X, Y, ctx.domain, lambda t: self.xi(t, len(state.alive)), checked=False)
 
 
 __all__ = [

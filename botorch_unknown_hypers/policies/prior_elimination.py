@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.candidate_set import SurvivorState
+from botorch_unknown_hypers.policies.candidate_set import SurvivorState, elimination_xi
 from botorch_unknown_hypers.policies.engine import CandidateSetRound, EngineRule, Selector
 from botorch_unknown_hypers.policies.prior_pieces import (
     ActivePriors,
@@ -57,6 +57,7 @@ from botorch_unknown_hypers.policies.prior_pieces import (
     JointThompson,
     PriorEliminationTest,
     PriorEliminationWidths,
+    PriorModels,
     PriorsOnData,
     SelectedPrior,
 )
@@ -102,8 +103,6 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
 
     name = "pe-gp-ts"
     state_type: ClassVar[type[PriorState]] = PriorEliminationState
-    selection: ClassVar[Selector] = JointThompson()
-    r"""Alg. 1 lines 3-4: joint Thompson sampling over (point, active prior), per slot."""
 
     def __init__(
         self,
@@ -125,14 +124,25 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
         self.lipschitz = check_pair("lipschitz", lipschitz, POSITIVE)
         box_num_arms(1, domain.dim, self.delta, *self.lipschitz)  # rejects bad (a, b) early
         super().__init__(domain, **kwargs)
+        models = PriorModels(self._ensure_model, self._sync, self.condition_plays, self.known_noise_std)  # bound methods: a copy of the rule copies them
         self.engine = CandidateSetRound(
-            source=ActivePriors(),  # P_{t-1}, P_0 = P
-            model=PriorsOnData(),  # every prior conditioned on every observation, kept across rounds
+            source=ActivePriors(models),  # P_{t-1}, P_0 = P
+            model=PriorsOnData(models),  # every prior conditioned on every observation, kept across rounds
             widths=PriorEliminationWidths(self.delta, self.num_arms_equivalent, self.lipschitz),  # sqrt(beta_t), Thm 4.1
-            selector=self.selection,  # lines 3-4 (or PE-GP-UCB's doubly optimistic pair), line 7-8's record
-            test=PriorEliminationTest(self.delta),  # lines 5-10, per value as it arrives
+            selector=self.selection(),  # lines 3-4 (or PE-GP-UCB's doubly optimistic pair), line 7-8's record
+            test=PriorEliminationTest(self.delta, models),  # lines 5-10, per value as it arrives
             choice=SelectedPrior(),
         )
+
+    def known_noise_std(self) -> float:
+        r""":math:`\sigma`, known once the priors are (``ValueError`` before)."""
+        if self.noise_std is None:
+            self._require_priors()
+        return float(self.noise_std)
+
+    def selection(self) -> Selector:
+        r"""Alg. 1 lines 3-4: joint Thompson sampling over (point, active prior), per slot."""
+        return JointThompson(self.num_features)
 
     def _start(self, num_priors: int) -> None:
         st = self.state
@@ -150,7 +160,7 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
 
     def xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))` (Theorem 4.1)."""
-        return self.engine.test.xi(self, t)
+        return elimination_xi(t, self._ensure_model().num_priors, self.noise_std, self.delta)
 
     def statistics(self, t: int | None = None) -> dict[str, list[float]]:
         r"""Per model prior: :math:`|\sum_{i \in S_p} \eta_i|` and the threshold at round ``t``
@@ -176,8 +186,11 @@ class PEGPUCB(PEGPTS):
     supports_pending = False
 
     name = "pe-gp-ucb"
-    selection: ClassVar[Selector] = DoublyOptimisticPrior()
     needs_paths = False
+
+    def selection(self) -> Selector:
+        r"""The doubly optimistic pair :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)`."""
+        return DoublyOptimisticPrior()
 
 
 class _Oracle:

@@ -16,7 +16,7 @@ the rule's one model of all K priors, conditioned on every observation and kept 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -30,7 +30,7 @@ from botorch_unknown_hypers.confidence import box_num_arms, elimination_statisti
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.box_priors import BoxPriors
 from botorch_unknown_hypers.models.prior_model import PriorModel, Priors
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.candidate_set import elimination_xi
 from botorch_unknown_hypers.policies.engine import (
     CandidateSource,
@@ -46,27 +46,50 @@ from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_reco
 
 
 @dataclass(frozen=True)
+class PriorModels:
+    r"""The model of every prior that a prior-selection rule keeps across rounds (built once its
+    priors are known, conditioned on every observation), as the pieces reach it.
+
+    Attributes:
+        ensure: The model (built, and the rule's state started, if it was not yet).
+        sync: The model made to condition on exactly ``(train_X, train_Y)`` (rows it has not seen
+            added by rank-one updates; data that do not extend its own rebuild it).
+        condition_plays: Condition on observed rows ``(X, Y)`` in order, handing each row that
+            answers a pending play, with its value, to ``play`` before it is conditioned on.
+        noise_std: The known noise standard deviation :math:`\sigma` of the priors.
+    """
+
+    ensure: Callable[[], PriorModel]
+    sync: Callable[[Tensor, Tensor], PriorModel]
+    condition_plays: Callable[[Tensor, Tensor, Callable[[PendingPlay, float], None]], None]
+    noise_std: Callable[[], float]
+
+
+@dataclass(frozen=True)
 class ActivePriors(CandidateSource):
-    r""":math:`\mathcal{P}_{t-1}`: the model's priors flagged in ``rule.state.survivors.alive``."""
+    r""":math:`\mathcal{P}_{t-1}`: the model's priors flagged in ``state.survivors.alive``."""
 
-    def spec(self, rule: Policy) -> Priors:
-        model = rule._ensure_model()
-        return model.candidates if isinstance(model, BoxPriors) else model.priors
+    models: PriorModels
 
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        rule._ensure_model()
-        return [p for p, alive in enumerate(rule.state.survivors.alive) if alive]
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[Priors, list[int]]:
+        model = self.models.ensure()
+        spec = model.candidates if isinstance(model, BoxPriors) else model.priors
+        return spec, [p for p, alive in enumerate(state.survivors.alive) if alive]
 
 
 @dataclass(frozen=True)
 class PriorsOnData(RoundModel):
-    r"""The rule's model of every prior, made to condition on exactly :math:`D_{t-1}` (rows it has
-    not seen are added by rank-one updates; data that do not extend its own rebuild it)."""
+    r"""The model of every prior, made to condition on exactly :math:`D_{t-1}` (rows it has not
+    seen are added by rank-one updates; data that do not extend its own rebuild it)."""
 
     whole_set: ClassVar[bool] = True
 
-    def __call__(self, rule: Policy, spec: Priors, train_X: Tensor, train_Y: Tensor) -> tuple[PriorModel, None, None]:
-        return rule._sync(train_X, train_Y), None, None
+    models: PriorModels
+
+    def __call__(
+        self, ctx: RoundContext, state: Any, spec: Priors, train_X: Tensor, train_Y: Tensor, keep: Any = None
+    ) -> tuple[PriorModel, None, None]:
+        return self.models.sync(train_X, train_Y), None, None
 
 
 @dataclass(frozen=True)
@@ -100,9 +123,11 @@ class PriorEliminationWidths(Widths):
         r""":math:`\sqrt{\beta_t}` for ``num_priors`` priors."""
         return math.sqrt(pe_beta(t, self.num_arms(domain, t), num_priors, self.delta))
 
-    def __call__(self, rule: Policy, model: PriorModel, info: None, t: int, defer: DeferredChecks | None = None) -> Tensor:
-        sqrt_beta = self.sqrt_beta(rule.domain, model.num_priors, t)
-        return torch.full((sum(rule.state.survivors.alive),), sqrt_beta, dtype=torch.float64)
+    def __call__(
+        self, ctx: RoundContext, state: Any, model: PriorModel, info: None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+    ) -> Tensor:
+        sqrt_beta = self.sqrt_beta(ctx.domain, model.num_priors, t)
+        return torch.full((sum(state.survivors.alive),), sqrt_beta, dtype=torch.float64)
 
 
 def recorded_slots(data: RoundData, X: Tensor, locals_: list[int]) -> list[Slot]:
@@ -121,19 +146,23 @@ class JointThompson(Selector):
     r"""Alg. 1 lines 3-4 per slot: the whole batch is drawn at the round's start (independent
     samples per (slot, active prior) in one call,
     :func:`~botorch_unknown_hypers.acquisition.prior_selection.thompson_prior_batch`, pending
-    points excluded); the slots hand out its rows."""
+    points excluded, ``num_features`` random Fourier features per sample path on a box); the slots
+    hand out its rows."""
 
     conditioned: ClassVar[bool] = False
 
-    def start(self, rule: Policy, data: RoundData) -> Iterator[Slot]:
+    num_features: int = 1024
+
+    def start(self, ctx: RoundContext, data: RoundData) -> Iterator[Slot]:
+        o = ctx.options
         X, locals_ = thompson_prior_batch(
-            data.model, [data.candidates] * data.q, rule.generator, rule.num_restarts, rule.raw_samples,
-            num_features=rule.num_features, exclude=rule.X_pending, search=rule.search,
+            data.model, [data.candidates] * data.q, ctx.generator, o.num_restarts, o.raw_samples,
+            num_features=self.num_features, exclude=ctx.X_pending, search=o.search,
         )
         return iter(recorded_slots(data, X, locals_))
 
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: Iterator[Slot], view: Any, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData, prepared: Iterator[Slot], view: Any, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         return next(prepared), warm
 
@@ -147,13 +176,13 @@ class DoublyOptimisticPrior(Selector):
     conditioned: ClassVar[bool] = False
 
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: Any, view: Any, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData, prepared: Any, view: Any, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         if fixed is not None:
             raise ValueError("DoublyOptimisticPrior fills one slot with nothing pending; got points to exclude.")
+        o = ctx.options
         X, local = ucb_prior_argmax(
-            data.model, data.candidates, data.host_betas()[0], rule.generator, rule.num_restarts, rule.raw_samples,
-            rule.search,
+            data.model, data.candidates, data.host_betas()[0], ctx.generator, o.num_restarts, o.raw_samples, o.search,
         )
         return recorded_slots(data, X, [local])[0], warm
 
@@ -161,27 +190,28 @@ class DoublyOptimisticPrior(Selector):
 @dataclass(frozen=True)
 class PriorEliminationTest(Test):
     r"""Alg. 1 lines 5-10 on each value as it arrives (before the model conditions on it), with
-    :math:`\xi_t` (Theorem 4.1) at the rule's noise :math:`\sigma` and the model's :math:`|\mathcal{P}|`."""
+    :math:`\xi_t` (Theorem 4.1) at the priors' noise :math:`\sigma` and the model's :math:`|\mathcal{P}|`."""
 
     delta: float
+    models: PriorModels
 
     def __post_init__(self) -> None:
         check_probability("delta", self.delta)
 
-    def xi(self, rule: Policy, t: int) -> float:
+    def xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))`."""
-        return elimination_xi(t, rule.model.num_priors, rule.noise_std, self.delta)
+        return elimination_xi(t, self.models.ensure().num_priors, self.models.noise_std(), self.delta)
 
-    def play(self, rule: Policy, pending: PendingPlay, y: float) -> dict[str, Any]:
-        r"""Lines 5-10 for the play of round ``rule.state.round``; its diagnostics."""
-        st = rule.state
+    def play(self, state: Any, pending: PendingPlay, y: float) -> dict[str, Any]:
+        r"""Lines 5-10 for the play of round ``state.round``; its diagnostics."""
+        st = state
         t = st.round
         prior, eta, width = play_record(pending, y)  # line 7: eta = y - mu_{t,p_t}(x_t)
         st.play_prior.append(prior)  # line 5: t joins S_{p_t}
         st.play_eta.append(eta)
         st.play_width.append(width)
-        xi_t = self.xi(rule, t)
-        stats, thresholds = elimination_statistics(st.play_prior, st.play_eta, st.play_width, rule.model.num_priors, xi_t)
+        xi_t = self.xi(t)
+        stats, thresholds = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.models.ensure().num_priors, xi_t)
         statistic, threshold = stats[prior], thresholds[prior]  # line 8
         eliminated, kept_last = None, False
         if statistic > threshold:  # lines 9-10: strict, only p_t is tested
@@ -192,10 +222,10 @@ class PriorEliminationTest(Test):
         return {"eta": eta, "xi": xi_t, "statistic": statistic, "threshold": threshold,
                 "eliminated": eliminated, "kept_last": kept_last}
 
-    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
+    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        rule.condition_plays(X, Y, lambda pending, y: out.update(self.play(rule, pending, y)))
-        alive = rule.state.survivors.alive
+        self.models.condition_plays(X, Y, lambda pending, y: out.update(self.play(state, pending, y)))
+        alive = state.survivors.alive
         return {**out, "active": list(alive), "n_active": sum(alive)}
 
 
@@ -205,12 +235,12 @@ class SelectedPrior(AllCandidates):
     slot's prior (its index in the prior set), :math:`p^*` of a bound task, and the slot's
     :math:`\sigma` and :math:`\sqrt{\beta_t}`."""
 
-    def __call__(self, rule: Policy, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+    def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         return indices, {}
 
-    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
         first = slots[0]
-        return {"prior": rule.state.prior_ids[data.candidates[first.local]], "true_prior": rule.state.true_prior,
+        return {"prior": data.state.prior_ids[data.candidates[first.local]], "true_prior": data.state.true_prior,
                 "sigma": first.sigma, "sqrt_beta": data.host_betas()[first.local]}
 
 
@@ -220,6 +250,7 @@ __all__ = [
     "JointThompson",
     "PriorEliminationTest",
     "PriorEliminationWidths",
+    "PriorModels",
     "PriorsOnData",
     "SelectedPrior",
     "recorded_slots",

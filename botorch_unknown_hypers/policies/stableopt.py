@@ -37,8 +37,8 @@ neighbourhood mask is ``N x N``; the robust UCB of all candidates is one
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -46,14 +46,14 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.robust import robust_min
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.confidence import elimination_statistics, upper_confidence_bound
-from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
-from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, SurvivorState
 from botorch_unknown_hypers.policies.engine import AllCandidates, CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot, Test
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
-from botorch_unknown_hypers.policies.pieces import CandidateSetWidths, EliminationTest, FixedCandidates, UnitCubeModel
+from botorch_unknown_hypers.policies.pieces import EliminationTest, FixedCandidates, UnitCubeModel
 
 
 @dataclass
@@ -88,18 +88,22 @@ class RobustUCB(Selector):
     candidate, one ``K x N x N`` masked min), the pessimistic :math:`(\delta_t, v_t)` (line 9, a
     joint LCB argmin over :math:`x_t`'s neighbourhood), and (lines 10-11) :math:`\mu` and
     :math:`\beta\sigma` of :math:`u_t` and of :math:`v_t` at the queried point :math:`x_t + \delta_t`,
-    recorded as one play with the pessimistic record attached. Sets the rule's ``robust_point``."""
+    recorded as one play with the pessimistic record attached; the slot's ``robust`` point is
+    :math:`x_t`. ``mask``: the pool's ``N x N`` perturbation neighbourhoods
+    (:meth:`~botorch_unknown_hypers.domains.FiniteDomain.neighbourhoods`)."""
+
+    mask: Tensor = field(compare=False)
 
     def __call__(
-        self, rule: Policy, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Any
+        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Any
     ) -> tuple[Slot, Any]:
-        alive, points, betas = data.candidates, rule.domain.points, data.betas.unsqueeze(-1)
+        alive, points, betas = data.candidates, cast(FiniteDomain, ctx.domain).points, data.betas.unsqueeze(-1)  # a pool (the rule refuses a box)
         with torch.no_grad():
             mean, var = view.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
         mean, var, sigma = mean[0], var[0], var[0].clamp_min(0).sqrt()  # K x N
-        robust = robust_min(upper_confidence_bound(mean, var, betas), rule.mask)  # line 8: K x N
+        robust = robust_min(upper_confidence_bound(mean, var, betas), self.mask)  # line 8: K x N
         k_u, i = divmod(int(robust.argmax()), robust.shape[-1])
-        nb = rule.mask[i].nonzero().flatten()
+        nb = self.mask[i].nonzero().flatten()
         lcb = upper_confidence_bound(mean[:, nb], var[:, nb], -betas)  # line 9: K x |nb|
         k_v, j_local = divmod(int(lcb.argmin()), lcb.shape[-1])
         j = int(nb[j_local])
@@ -108,21 +112,20 @@ class RobustUCB(Selector):
             alive[k_u], points[j].tolist(), mean=float(mean[k_u, j]), width=float(betas[k_u, 0] * sigma[k_u, j]),
             pessimistic=pessimistic,
         )
-        rule.robust_point = points[i].unsqueeze(0)
         info = {"u": alive[k_u], "v": alive[k_v], "x_robust": points[i].tolist(),
                 "delta": (points[j] - points[i]).tolist(), "robust_ucb": float(robust[k_u, i])}
-        return Slot(points[j].unsqueeze(0), k_u, record.mean, float(sigma[k_u, j]), record, info), warm
+        return Slot(points[j].unsqueeze(0), k_u, record.mean, float(sigma[k_u, j]), record, info, points[i].unsqueeze(0)), warm
 
     def diagnostics(self, slots: list[Slot]) -> dict[str, Any]:
-        return dict(slots[0].info)
+        return dict(slots[0].info or {})
 
 
 @dataclass(frozen=True)
 class SurvivorFlags(AllCandidates):
-    r"""Every survivor in the model; reports their flags ``rule.state.alive`` (the selector reports
+    r"""Every survivor in the model; reports their flags ``state.alive`` (the selector reports
     the rest)."""
 
-    def diagnostics(self, rule: Policy, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
         return {}
 
 
@@ -136,6 +139,7 @@ def record_robust_play(state: RobustEliminationState, X: Tensor, Y: Tensor, doma
     (p, y), = played
     state.round += 1
     u, eta, width_u = play_record(p, y)
+    assert p.pessimistic is not None  # a robust play carries its pessimistic record
     v, eta_hat, width_v = play_record(p.pessimistic, y)
     state.u.append(u)
     state.eta.append(eta)
@@ -150,8 +154,8 @@ def record_robust_play(state: RobustEliminationState, X: Tensor, Y: Tensor, doma
 class RobustRecords(Test):
     r"""Lines 12-15 only (StableOpt without elimination)."""
 
-    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        record_robust_play(rule.state, X, Y, rule.domain)
+    def __call__(self, ctx: RoundContext, state: RobustEliminationState, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        record_robust_play(state, X, Y, ctx.domain)
         return {}
 
 
@@ -161,9 +165,9 @@ class RobustElimination(EliminationTest):
     :math:`\delta_B = \delta/2` and the original :math:`|U|`); both candidates go if both fire (the
     printed line 20 overwrites line 17); the last survivor stays."""
 
-    def __call__(self, rule: Policy, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        st = rule.state
-        played = record_robust_play(st, X, Y, rule.domain)
+    def __call__(self, ctx: RoundContext, state: RobustEliminationState, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        st = state
+        played = record_robust_play(st, X, Y, ctx.domain)
         if played is None:
             return {}
         t, u, v = played
@@ -189,19 +193,17 @@ class RobustElimination(EliminationTest):
 @dataclass(frozen=True)
 class RefittedLengthscale(CandidateSource):
     r"""StableOpt's one candidate: a Matern-5/2 length scale refitted by maximum likelihood on all
-    data every round (``SingleTaskGP``, output scale 1, noise variance :math:`R^2`, inputs on the
-    unit cube), under the rule's seeded randomness."""
+    data every round (``SingleTaskGP``, output scale 1, noise variance :math:`R^2` = ``noise``,
+    inputs on the unit cube), under the context's seeded randomness."""
 
-    def spec(self, rule: Policy) -> CandidateSpec:
-        return rule.candidates
+    noise: float
 
-    def survivors(self, rule: Policy, train_X: Tensor, train_Y: Tensor) -> list[int]:
-        with rule.seeded():
-            fitted = fit_single_task_gp(train_X, train_Y, rule.domain.bounds, noise=rule.noise_std**2)
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, list[int]]:
+        with ctx.seeded():
+            fitted = fit_single_task_gp(train_X, train_Y, ctx.domain.bounds, noise=self.noise)
         theta = fitted.covar_module.base_kernel.lengthscale.reshape(1).detach()
-        rule.candidates = KernelCandidates.from_lengthscales(theta, kernel="matern52", noise=rule.noise_std**2)
-        rule.state.alive = [True]
-        return [0]
+        state.alive = [True]
+        return KernelCandidates.from_lengthscales(theta, kernel="matern52", noise=self.noise), [0]
 
 
 class HEStableOpt(EngineRule, CandidateSetPolicy):
@@ -228,17 +230,22 @@ class HEStableOpt(EngineRule, CandidateSetPolicy):
         self.perturbation = perturbation
         self.mask = self.domain.neighbourhoods(self.epsilon, perturbation)  # refuses a box
         self.state = RobustEliminationState(alive=[True] * len(self.candidates))
+        source, test = self.candidates_and_test()
         self.engine = CandidateSetRound(
-            source=FixedCandidates(),  # the fixed set U; U_{t-1} its survivors
+            source=source,  # the fixed set U, U_{t-1} its survivors (or StableOpt's refitted one)
             model=UnitCubeModel(),  # every survivor's GP on all of D_{t-1}, raw outputs
-            widths=CandidateSetWidths(),  # beta^u_t
-            selector=RobustUCB(),  # lines 8-11
-            test=RobustElimination(self.noise_std, self.delta),  # lines 12-21
+            widths=self.candidate_widths(),  # beta^u_t
+            selector=RobustUCB(self.mask),  # lines 8-11
+            test=test,  # lines 12-21 (or 12-15 alone)
             choice=SurvivorFlags(),
         )
 
+    def candidates_and_test(self) -> tuple[CandidateSource, Test]:
+        r"""The round's candidates and test: the fixed set with lines 12-21's elimination."""
+        return FixedCandidates(self.candidates), RobustElimination(self.noise_std, self.delta)
+
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        X = self.engine.suggest(self, train_X, train_Y, q)
+        X = super()._suggest(train_X, train_Y, q)
         self.state.pending = self.state.pending[-1:]  # one play at a time: it replaces an unanswered one
         return X
 
@@ -256,4 +263,7 @@ class StableOptMLE(HEStableOpt):
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
         kwargs.setdefault("candidates", KernelCandidates.from_lengthscales(torch.ones(1, dtype=torch.float64)))
         super().__init__(domain, **kwargs)
-        self.engine = replace(self.engine, source=RefittedLengthscale(), test=RobustRecords())
+
+    def candidates_and_test(self) -> tuple[CandidateSource, Test]:
+        r"""The length scale refitted every round, and lines 12-15's records without a test."""
+        return RefittedLengthscale(self.noise_std**2), RobustRecords()

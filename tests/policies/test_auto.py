@@ -278,7 +278,7 @@ def test_standing_candidates_posterior_after_a_refit_is_a_fresh_models():
             assert new - seen == 1  # only the refitted standing candidate, the others extended
             refits += 1
         previous, seen = st.candidates.lengthscale[0].clone(), new
-        model, _, _ = UnitCubeModel(standardise=True).build(policy, spec, X, Y)  # the round's cached factors
+        model, _, _ = UnitCubeModel(standardise=True)(policy.context, policy.state, spec, X, Y)  # the round's cached factors
         assert model.factor is not None
         mean, var = model.marginal_mean_variance(Z.unsqueeze(0))
         # brute force: dense RBF GP of the standing candidate, standardised outputs, raw units back
@@ -404,7 +404,7 @@ def test_an_unknown_acquisition_is_refused_with_the_valid_ones_named():
     X, Y = _pool_data()
     policy.suggest(X, Y)
     model = standardised_candidate_gp(policy.domain, X, Y, policy.state.candidates)
-    with pytest.raises(ValueError, match="policy must be given for acquisition='lognei'"):
+    with pytest.raises(ValueError, match="ctx must be given for acquisition='lognei'"):
         acquisition(model, policy.settings, 1, Y, reduction="max")
 
 

@@ -224,10 +224,10 @@ def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(
     reads = record_reads(monkeypatch)
     policy.information_gain(model)
     of_gains = len(reads)
-    betas = widths.of(policy, model, None, 1, list(range(K)))
+    betas = widths(policy.context, policy.state, model, None, 1, list(range(K)))
     assert reads[2 * of_gains :] == ["__bool__"] and K > 1  # beyond the gains: one argument check for all K
     deferred = DeferredChecks()
-    deferred_betas = widths.of(policy, model, None, 1, list(range(K)), defer=deferred)
+    deferred_betas = widths(policy.context, policy.state, model, None, 1, list(range(K)), defer=deferred)
     assert len(reads) == 3 * of_gains + 1  # beyond the gains nothing: the checks wait for the round's copy
     monkeypatch.undo()
     assert betas.dtype == torch.float64 and betas.tolist() == expected
@@ -247,14 +247,15 @@ def test_the_choice_reads_the_bounds_checks_with_the_played_candidate(monkeypatc
     bounds = policy.suspected_bounds(counts)
     expected = int(torch.argmin(torch.where(torch.tensor(policy.state.active), bounds, math.inf)))
     reads = record_reads(monkeypatch)
-    chosen, info = LeastSuspectedBound()(policy, indices)
+    choice = LeastSuspectedBound(policy.family.suspected_bounds)
+    chosen, info = choice(policy.context, policy.state, indices)
     assert reads == ["tolist"]  # the choice, the counts, the bounds and the bounds' checks in one copy
     monkeypatch.undo()
     assert chosen == [expected] and info["suspected_bounds"] == [v if math.isfinite(v) else None for v in bounds.tolist()]
     norms = policy.state.norms
     policy.state.norms = torch.cat([norms[:1], -norms[1:]])
     with pytest.raises(ValueError, match="^B must be"):
-        LeastSuspectedBound()(policy, indices)
+        choice(policy.context, policy.state, indices)
 
 
 def _lb_campaign(problem_name: str, rounds: int, observe):

@@ -495,18 +495,18 @@ def test_candidate_modules_are_built_once_per_set_on_the_data_dtype_and_the_olde
         return KernelCandidates.from_lengthscales(torch.tensor(lengthscales, dtype=torch.float32), noise=1e-3)
 
     a = spec(0.1, 0.2)
-    keys = policy.candidate_keys(a)
-    first = policy.candidate_modules(a, keys, like)
+    keys = policy.context.candidate_keys(a)
+    first = policy.context.candidate_modules(a, keys, like)
     assert first[1].batch_shape == torch.Size([2]) and next(first[1].parameters()).dtype == torch.float64
-    assert policy.candidate_modules(spec(0.1, 0.2), policy.candidate_keys(spec(0.1, 0.2)), like) is first
-    assert policy.candidate_modules(a, keys, like.float()) is not first  # another dtype: its own
-    assert policy.candidate_modules(a, None, like) is None  # no identity: the model builds its own
+    assert policy.context.candidate_modules(spec(0.1, 0.2), policy.context.candidate_keys(spec(0.1, 0.2)), like) is first
+    assert policy.context.candidate_modules(a, keys, like.float()) is not first  # another dtype: its own
+    assert policy.context.candidate_modules(a, None, like) is None  # no identity: the model builds its own
     first[1].to(torch.float32)  # moved by a model that holds them: not handed out as float64 again
-    moved = policy.candidate_modules(a, keys, like)
+    moved = policy.context.candidate_modules(a, keys, like)
     assert moved is not first and next(moved[1].parameters()).dtype == torch.float64
-    for scale in range(policy.KEPT_MODULE_SETS):
-        policy.candidate_modules(spec(0.3 + scale), policy.candidate_keys(spec(0.3 + scale)), like)
-    assert policy.candidate_modules(a, keys, like) is not moved  # dropped as the oldest of five sets
+    for scale in range(policy.context.KEPT_MODULE_SETS):
+        policy.context.candidate_modules(spec(0.3 + scale), policy.context.candidate_keys(spec(0.3 + scale)), like)
+    assert policy.context.candidate_modules(a, keys, like) is not moved  # dropped as the oldest of five sets
 
 
 def test_a_length_scale_balancing_round_builds_its_one_new_candidates_modules_once(monkeypatch):
@@ -596,9 +596,9 @@ def test_candidate_factor_sets_read_both_caches_together_with_the_factors_of_eac
     spec = KernelCandidates.from_lengthscales(torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64), noise=1e-4)
     X = domain.bounds[0] + (domain.bounds[1] - domain.bounds[0]) * torch.rand(20, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     together, alone = make_policy("he-gp-ucb", domain, seed=0), make_policy("he-gp-ucb", domain, seed=0)
-    together.candidate_factor_sets(spec, X[:12], [None, 1e-2])
+    together.context.candidate_factor_sets(spec, X[:12], [None, 1e-2])
     reads = record_reads(monkeypatch)
-    gp, info = together.candidate_factor_sets(spec, X, [None, 1e-2])
+    gp, info = together.context.candidate_factor_sets(spec, X, [None, 1e-2])
     monkeypatch.undo()
     assert reads.count("tolist") == 1  # the pivots of both caches' eight new rows
     for noise, factor in ((None, gp), (1e-2, info)):
@@ -607,7 +607,7 @@ def test_candidate_factor_sets_read_both_caches_together_with_the_factors_of_eac
         assert torch.equal(factor.L, reference.L) and torch.equal(factor.jitter, reference.jitter)
     fresh = make_policy("he-gp-ucb", domain, seed=0)
     with pytest.raises(ValueError, match=r"^noises must be distinct \(one cache each\), got \[None, None\]"):
-        fresh.candidate_factor_sets(spec, X, [None, None])
+        fresh.context.candidate_factor_sets(spec, X, [None, None])
     assert fresh.factor_caches == {}
 
 

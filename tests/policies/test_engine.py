@@ -26,8 +26,8 @@ from botorch_unknown_hypers.policies.engine import CandidateSetRound
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB
 from botorch_unknown_hypers.policies.prior_pieces import PriorEliminationTest, PriorEliminationWidths
 from botorch_unknown_hypers.policies.slots import fill_slots
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetWidths
 from botorch_unknown_hypers.policies.pieces import (
-    CandidateSetWidths,
     DoublyOptimisticUCB,
     FixedCandidates,
     FrequentistWidths,
@@ -46,7 +46,8 @@ class HandMadeHE(HEGPUCB):
     def __init__(self, domain, **kwargs):
         super().__init__(domain, **kwargs)
         self.engine = CandidateSetRound(
-            FixedCandidates(), UnitCubeModel(fixed_raw_points=True), CandidateSetWidths(), DoublyOptimisticUCB(),
+            FixedCandidates(self.candidates), UnitCubeModel(fixed_raw_points=True),
+            CandidateSetWidths(self.beta, self.B, self.noise_std, self.delta, self.lipschitz), DoublyOptimisticUCB(),
             PrequentialElimination(self.noise_std, self.delta),
         )
 
@@ -103,7 +104,7 @@ def test_the_prior_elimination_pieces_check_delta(delta):
     with pytest.raises(ValueError, match="delta must be"):
         PriorEliminationWidths(delta)
     with pytest.raises(ValueError, match="delta must be"):
-        PriorEliminationTest(delta)
+        PriorEliminationTest(delta, None)
 
 
 def test_unconditioned_slots_see_the_round_model_and_the_points_to_exclude():
@@ -122,7 +123,7 @@ def test_prior_elimination_records_every_slot_on_the_data_observed(cls):
     priors = small_priors(D, "cpu")
     domain = FiniteDomain(priors.arms)
     policy = cls(domain, priors=priors, seed=1)
-    assert isinstance(policy.engine, CandidateSetRound) and policy.engine.selector is cls.selection
+    assert isinstance(policy.engine, CandidateSetRound) and policy.engine.selector == policy.selection()
     observed = [2, 5, 11]
     X, Y = data(priors, observed)
     q, pending = (3, priors.arms[3:4]) if cls is PEGPTS else (1, None)
@@ -147,8 +148,8 @@ class SignedWidths(CandidateSetWidths):
 
     sign: float = 1.0
 
-    def __call__(self, rule, model, info, t, defer=None):
-        betas = super().__call__(rule, model, info, t, defer)
+    def __call__(self, ctx, state, model, info, t, candidates, defer=None):
+        betas = super().__call__(ctx, state, model, info, t, candidates, defer)
         check_all_entries(("beta", self.sign * betas, NONNEGATIVE), defer=defer)
         return betas
 
@@ -157,7 +158,8 @@ class SignedHE(HEGPUCB):
     def __init__(self, domain, sign=1.0, **kwargs):
         super().__init__(domain, **kwargs)
         self.engine = CandidateSetRound(
-            FixedCandidates(), UnitCubeModel(fixed_raw_points=True), SignedWidths(sign=sign), DoublyOptimisticUCB(),
+            FixedCandidates(self.candidates), UnitCubeModel(fixed_raw_points=True),
+            SignedWidths(self.beta, self.B, self.noise_std, self.delta, self.lipschitz, sign=sign), DoublyOptimisticUCB(),
             PrequentialElimination(self.noise_std, self.delta),
         )
 
@@ -192,7 +194,7 @@ def test_an_he_slot_on_a_box_records_its_mean_and_sigma_as_numbers_from_the_ledg
     play = policy.state.pending[-1]
     assert type(play.mean) is float and type(play.width) is float and type(policy.diagnostics["sigma"]) is float
     assert play.width == play.beta * policy.diagnostics["sigma"]
-    model = policy.engine.model(policy, candidates, X, _f(X))[0]
+    model = policy.engine.model(policy.context, policy.state, candidates, X, _f(X))[0]
     with torch.no_grad():
         mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
     k = policy.diagnostics["played"]
@@ -214,7 +216,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     from tests.host_reads import record_reads
 
     class NaNWidths(Widths):
-        def __call__(self, rule, model, info, t, defer=None):
+        def __call__(self, ctx, state, model, info, t, candidates, defer=None):
             gains = torch.full((model.num_candidates,), math.nan, dtype=torch.float64)
             return frequentist_beta(gains, B=1.0, R=0.1, delta=0.05, defer=defer)
 
@@ -226,7 +228,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     engine = policy.engine
 
     class FailingLedger(PredictionLedger):  # a prediction ledger, as the elimination test reads
-        def record(self, rule, data, slots):
+        def record(self, data, slots):
             data.y_std  # the round's values are read
             raise ValueError("the ledger failed")
 
@@ -256,7 +258,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
 
     deferred = DeferredChecks()
     betas = frequentist_beta(torch.tensor([0.5, 1.5], dtype=torch.float64), B=1.0, R=0.1, delta=0.05, defer=deferred)
-    data = RoundData(X, Y, 1, [0, 1], None, None, None, betas, Scaler(), deferred)
+    data = RoundData(X, Y, 1, [0, 1], None, None, None, betas, None, Scaler(), deferred)
     reads = []
     with pytest.MonkeyPatch.context() as patch:
         reads = record_reads(patch)
@@ -288,10 +290,10 @@ def test_the_prediction_ledger_reads_a_slot_position_left_on_the_device_with_its
     recorded = []
     for local in (2, torch.tensor(2)):
         rule = make_policy("he-gp-ucb", box, seed=0)
-        data = RoundData(X, Y, 1, [4, 5, 6], model, None, None, betas)
+        data = RoundData(X, Y, 1, [4, 5, 6], model, None, None, betas, rule.state)
         with pytest.MonkeyPatch.context() as patch:
             reads = record_reads(patch)
-            (slot,) = PredictionLedger().record(rule, data, [Slot(x, local)])
+            (slot,) = PredictionLedger().record(data, [Slot(x, local)])
         assert reads == ["tolist"] and type(slot.local) is int and slot.local == 2
         recorded.append((slot, rule.state.pending))
     assert recorded[0] == recorded[1] and recorded[0][1][0].candidate == 6
@@ -306,12 +308,13 @@ def test_a_test_and_a_ledger_that_do_not_pair_are_refused_by_name():
     from botorch_unknown_hypers.policies.pieces import (
         DoublyOptimisticUCB, FixedCandidates, FrequentistWidths, PrequentialElimination, UnitCubeModel)
 
-    parts = dict(source=FixedCandidates(), model=UnitCubeModel(), widths=FrequentistWidths(1.0, 0.1, 0.01, noise=0.01),
+    fixed = FixedCandidates(KernelCandidates.from_lengthscales(torch.tensor([0.5], dtype=D)))
+    parts = dict(source=fixed, model=UnitCubeModel(), widths=FrequentistWidths(1.0, 0.1, 0.01, noise=0.01),
                  selector=DoublyOptimisticUCB())
     CandidateSetRound(**parts, test=PrequentialElimination(0.1, 0.01))  # the default ledger pairs with it
     with pytest.raises(ValueError, match="ledger: PrequentialElimination reads the records of PredictionLedger, got PlayLedger"):
         CandidateSetRound(**parts, test=PrequentialElimination(0.1, 0.01), ledger=PlayLedger())
-    balancing = BalancingElimination(0.1, 0.01, 2.0, "introduced", 2.0, FixedCandidates())
+    balancing = BalancingElimination(0.1, 0.01, 2.0, "introduced", 2.0, fixed)
     with pytest.raises(ValueError, match="reads the records of PlayLedger, got PredictionLedger"):
         CandidateSetRound(**parts, test=balancing, ledger=PredictionLedger())
     CandidateSetRound(**parts, test=balancing, ledger=PlayLedger())

@@ -28,13 +28,13 @@ def test_pairs_grow_as_specified():
     policy.state.thetas = [1.0]
     policy.state.norm_values = [1.0]
     source = policy.engine.source
-    policy.state.add(*source.pairs(policy, [0], [0]))
+    policy.state.add(*source.pairs(policy.state, [0], [0]))
     # hand-computed schedule for d = 1: g(t) = max(e^{5/6}, sqrt t), b(t) = max(1, sqrt t), r = e^{1/6}
     g = lambda t: max(math.exp(5 / 6), math.sqrt(t))  # noqa: E731
     b = lambda t: max(1.0, math.sqrt(t))  # noqa: E731
     expected_thetas, expected_norms, expected_pairs = [1.0], [1.0], {(0, 0)}
     for t in range(1, 60):
-        source.propose(policy, t)
+        source.propose(policy.context, policy.state, t)
         # reference
         nxt = expected_thetas[-1] / c.ratio
         if nxt > 1.0 / g(t + 1):
