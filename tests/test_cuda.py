@@ -29,6 +29,13 @@ def _data(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, KernelCandi
     return X.to(device), Y.to(device), cands.to(device=device)
 
 
+def test_a_rule_on_cuda_searches_on_the_device_by_default() -> None:
+    problem = get_problem("branin").to(device="cuda")
+    for name in ("auto", "lb-gp-ucb-auto", "he-gp-ucb", "ts-rsr"):
+        assert make_policy(name, problem.domain).search == "torch"
+        assert make_policy(name, problem.domain, search="scipy").search == "scipy"
+
+
 def test_candidate_gp_cuda_matches_cpu() -> None:
     Xc, Yc, cc = _data(torch.device("cpu"))
     Xg, Yg, cg = _data(torch.device("cuda"))

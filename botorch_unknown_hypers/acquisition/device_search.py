@@ -59,8 +59,11 @@ SEARCHES = ("scipy", "torch")
 r"""Refinements of the multi-start maximisers: SciPy's L-BFGS-B on the host or :func:`maximize_batched`."""
 
 DEFAULT_SEARCH = "scipy"
-r"""The refinement every maximiser and rule uses unless told otherwise (``docs/scaling.md`` gives the
-rule that decides it)."""
+r"""The refinement every maximiser of this package uses unless told otherwise (``docs/scaling.md``
+gives the rule that decided it for the CPU)."""
+
+AUTO_SEARCH = "auto"
+r"""A rule's default refinement: the device search on CUDA, SciPy elsewhere (:func:`resolve_search`)."""
 
 DEFAULTS = {"maxiter": 200, "history": 10, "check_every": 10, "check_growth": 1.5, "gtol": 1e-5, "ftol": 2.220446049250313e-09}
 r"""Options of :func:`maximize_batched` (``gtol``, ``ftol`` as SciPy's L-BFGS-B defaults)."""
@@ -68,6 +71,17 @@ r"""Options of :func:`maximize_batched` (``gtol``, ``ftol`` as SciPy's L-BFGS-B 
 ARMIJO = 1e-4
 FIRST_STEP = 0.1
 MIN_STEP = 1e-10
+
+
+def resolve_search(search: str, device: torch.device | str) -> str:
+    r"""``search`` of a rule on ``device``: ``"auto"`` is ``"torch"`` (the batched device search,
+    no host round trip per L-BFGS iteration) on a CUDA device and ``"scipy"`` (:data:`DEFAULT_SEARCH`)
+    elsewhere; ``"scipy"`` and ``"torch"`` stay as given. A ValueError names the argument otherwise."""
+    if search == AUTO_SEARCH:
+        return "torch" if torch.device(device).type == "cuda" else DEFAULT_SEARCH
+    if not isinstance(search, str) or search not in SEARCHES:
+        raise ValueError(f"search must be one of {(*SEARCHES, AUTO_SEARCH)}, got {search!r}.")
+    return search
 
 
 def check_search(search: str) -> str:

@@ -61,7 +61,7 @@ from botorch.acquisition import LogExpectedImprovement
 from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
 from botorch_unknown_hypers.acquisition.lognei import CandidateLogNEI
 from botorch_unknown_hypers.acquisition.optimize import Restarts
@@ -404,7 +404,7 @@ class LBGPUCBAuto(BalancingPolicy):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
         **options: object,
     ) -> None:
         settings = AutoSettings.from_options(**{**LB_DEFAULTS, **options})
@@ -540,7 +540,7 @@ class HEGPUCBAuto(EngineRule, Policy):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
         reduction: str | None = None,
         **options: object,
     ) -> None:

@@ -20,7 +20,7 @@ import torch
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_bool, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.domains import Domain
@@ -169,7 +169,7 @@ class BalancingPolicy(EngineRule, Policy):
         noisy_sigma: bool = False,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
         xi_count: str = "introduced",
         xi_delta_split: float = XI_DELTA_SPLIT,
     ) -> None:

@@ -34,7 +34,7 @@ import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH, resolve_search
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.candidates import CandidateSpec
@@ -122,7 +122,8 @@ class Policy(ABC):
         search: The refinement of the restarts of every box maximisation: ``"scipy"``
             (BoTorch's L-BFGS-B on the host) or ``"torch"`` (the batched projected L-BFGS of
             :mod:`~botorch_unknown_hypers.acquisition.device_search`, on the policy's device,
-            from the same raw samples and restarts). Pools are scored exhaustively either way.
+            from the same raw samples and restarts); ``"auto"`` (the default): ``"torch"`` on a
+            CUDA device, ``"scipy"`` elsewhere. Pools are scored exhaustively either way.
 
     Attributes:
         name: The registered method name.
@@ -158,7 +159,7 @@ class Policy(ABC):
         dtype: torch.dtype = torch.float64,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
     ) -> None:
         check_domain(domain)
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -166,13 +167,15 @@ class Policy(ABC):
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}.")
         check_multistart(num_restarts, raw_samples)
-        check_search(search)
+        resolve_search(search, "cpu")  # the argument's check, before any state
         self.device = torch.device(device) if device is not None else domain.device
         self.dtype = dtype
         self.domain = domain.to(device=self.device, dtype=dtype)
         self.seed = seed
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
-        self.context = RoundContext(self.domain, self.generator, self.device, dtype, SearchOptions(num_restarts, raw_samples, search))
+        self.context = RoundContext(
+            self.domain, self.generator, self.device, dtype, SearchOptions(num_restarts, raw_samples, resolve_search(search, self.device))
+        )
         self.num_observed = 0
         self.state: Any = NoState()
         self.selected: list[str] = []

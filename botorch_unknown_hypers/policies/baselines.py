@@ -38,7 +38,7 @@ from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
 from botorch.models import SingleTaskGP
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.checks import check_bool, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.acquisition.thompson import thompson_maximizers
 from botorch_unknown_hypers.confidence import theorem_beta
@@ -96,7 +96,7 @@ class FittedGPPolicy(Policy):
         noise: float = 1e-4,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         check_kernel(kernel)

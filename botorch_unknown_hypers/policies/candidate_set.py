@@ -36,7 +36,7 @@ import torch
 from botorch.models.transforms import Normalize
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_nonnegative, check_pair, check_probability
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, theorem_beta, xi, xi_number
@@ -178,7 +178,7 @@ class CandidateSetPolicy(Policy):
         lipschitz: tuple[float, float] = (1.0, 1.0),
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         if not (noise_std > 0 and math.isfinite(noise_std)):

@@ -46,7 +46,7 @@ from typing import Any, Callable, Optional
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.checks import DeferredChecks
 from botorch_unknown_hypers.domains import Domain
@@ -173,7 +173,7 @@ class HyperparameterBalancing(BalancingPolicy):
         noisy_sigma: bool = False,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
         xi_count: str = "introduced",
         xi_delta_split: float = XI_DELTA_SPLIT,
     ) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.acquisition.ucb import KernelRidgeUCB
 from botorch_unknown_hypers.checks import check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.domains import Domain
@@ -68,7 +68,7 @@ class KnownKernelPolicy(Policy):
         delta: float = 0.05,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         check_positive("lam (lambda)", lam)

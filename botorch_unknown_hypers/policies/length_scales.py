@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.checks import DeferredChecks, check_positive
 from botorch_unknown_hypers.domains import Domain
@@ -215,7 +215,7 @@ class LengthScalePolicy(BalancingPolicy):
         width_factor: float | None = None,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
     ) -> None:
         check_kernel(kernel)
         check_positive("noise", noise)

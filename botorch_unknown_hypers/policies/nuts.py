@@ -48,7 +48,7 @@ from gpytorch.kernels import MaternKernel, RBFKernel
 from pyro.infer import MCMC, NUTS
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.checks import check_int, check_nonnegative, check_positive
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import KernelCandidates
@@ -177,7 +177,7 @@ class NUTSGPUCB(Policy):
         warmup_steps: int = 100,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         check_kernel(kernel)

@@ -36,7 +36,7 @@ from typing import Any, Callable, ClassVar
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.acquisition.prior_sampling import check_pathwise_kernel
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import Domain
@@ -173,7 +173,7 @@ class PriorSelectionPolicy(Policy):
         noise_std: float | None = None,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
         num_features: int = 1024,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)

@@ -28,7 +28,7 @@ import torch
 from botorch.models.model import Model
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH
+from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp, fit_fully_bayesian_single_task_gp
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
@@ -76,7 +76,7 @@ class SurrogatePolicy(Policy):
         surrogate_spec: SurrogateSpec | dict[str, Any] | None = None,
         num_restarts: int = 10,
         raw_samples: int = 512,
-        search: str = DEFAULT_SEARCH,
+        search: str = AUTO_SEARCH,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         if surrogate not in SURROGATES:

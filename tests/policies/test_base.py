@@ -466,8 +466,19 @@ def test_the_methods_left_out_do_no_box_maximisation(monkeypatch):
 
 
 def test_make_policy_refuses_an_unknown_search_naming_it():
-    with pytest.raises(ValueError, match=r"^search must be one of \('scipy', 'torch'\), got 'adam'"):
+    with pytest.raises(ValueError, match=r"^search must be one of \('scipy', 'torch', 'auto'\), got 'adam'"):
         make_policy("ts-rsr", BOX, search="adam")
+
+
+def test_the_default_search_is_the_device_search_on_cuda_and_scipy_elsewhere():
+    from botorch_unknown_hypers.acquisition.device_search import resolve_search
+
+    assert resolve_search("auto", "cuda") == resolve_search("auto", torch.device("cuda:1")) == "torch"
+    assert resolve_search("auto", "cpu") == "scipy" and resolve_search("torch", "cpu") == "torch"
+    assert resolve_search("scipy", "cuda") == "scipy"  # an explicit choice stays
+    for name in ("auto", "lb-gp-ucb", "he-gp-ucb", "ts-rsr", "mle-gp-ucb"):
+        assert make_policy(name, BOX).search == "scipy"  # this CPU: SciPy, as the rule of docs/scaling.md kept
+    assert make_policy("auto", BOX, search="torch").search == "torch"
 
 
 def test_candidate_factors_copy_the_candidates_to_the_host_once(monkeypatch):
