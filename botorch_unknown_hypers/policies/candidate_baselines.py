@@ -2,7 +2,8 @@ r"""Baselines over a finite candidate set: MLE over the candidates and the expec
 
 The baselines of Ziomek, Adachi, Osborne, "Beyond Lengthscales" (Sec. 7, App. J),
 on the same candidate set :math:`U`, GPs and :math:`\beta^u_t` as
-:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`:
+:class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`, on the one round
+(:class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound`) without a test:
 
 - ``mle-candidates``: :math:`u_t = \arg\max_{u \in U} \log p(D_{t-1} \mid u)` with the
   exact log marginal likelihood of each candidate (one batched call), then GP-UCB
@@ -14,55 +15,101 @@ on the same candidate set :math:`U`, GPs and :math:`\beta^u_t` as
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
+from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.policies.balancing_pieces import CountRounds, NoRecord
 from botorch_unknown_hypers.policies.candidate_set import CandidateSetPolicy, RoundState
+from botorch_unknown_hypers.policies.context import RoundContext
+from botorch_unknown_hypers.policies.engine import CandidateSetRound, CandidateSource, Choice, EngineRule, RoundData, Selector, Slot
+from botorch_unknown_hypers.policies.pieces import UnitCubeModel
 
 
-class MLECandidates(CandidateSetPolicy):
+@dataclass(frozen=True)
+class EveryCandidate(CandidateSource):
+    r"""Every candidate of a fixed list :math:`U`, in play every round (a rule without elimination)."""
+
+    candidates: CandidateSpec
+
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, list[int]]:
+        return self.candidates, list(range(len(self.candidates)))
+
+
+@dataclass(frozen=True)
+class WholeModel(Choice):
+    r"""The round's model holds every candidate in play; the selector reports the choice."""
+
+    def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        return indices, {}
+
+
+@dataclass(frozen=True)
+class MarginalLikelihoodUCB(Selector):
+    r"""GP-UCB of the candidate of highest log marginal likelihood :math:`\log p(D_{t-1} \mid u)`
+    (``weighted=False``) or the posterior-weighted UCB :math:`\sum_u w_u(\mu^u + \beta^u_t\sigma^u)`,
+    :math:`w = \mathrm{softmax}(\log p(D_{t-1} \mid u))` (``weighted=True``), maximised over the
+    domain; the slot's candidate is the most likely one. One slot (the rules propose one point)."""
+
+    weighted: bool = False
+
+    def __call__(
+        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        model, betas = data.model, data.betas
+        lml = model.log_marginal_likelihood()
+        if self.weighted:
+            weights = torch.softmax(lml, dim=0)  # p(D|u) / sum_v p(D|v), via log-sum-exp
+            acqf = CandidateUCB(model, beta=betas, reduction="weighted", weights=weights)
+            k = int(weights.argmax())
+            weights_list, betas_list = weights.tolist(), betas.tolist()
+            info: dict[str, Any] = {"weights": weights_list, "betas": betas_list}
+        else:
+            k = int(lml.argmax())
+            acqf = CandidateUCB(model, beta=betas, reduction="select", index=k)
+            info = {"log_marginal_likelihood": lml.tolist(), "beta": float(betas[k])}
+        data.host()  # the widths' deferred checks are settled before the search
+        return Slot(ctx.maximize(acqf), k, info=info), warm
+
+    def diagnostics(self, slots: list[Slot]) -> dict[str, Any]:
+        return dict(slots[0].info or {})
+
+
+class MLECandidates(EngineRule, CandidateSetPolicy):
     r"""GP-UCB with the maximum-marginal-likelihood member of :math:`U`, refreshed every round."""
 
     max_batch_size = 1
     r"""Proposes one point per round."""
 
     name = "mle-candidates"
+    weighted = False
 
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
         super().__init__(domain, **kwargs)
         self.state = RoundState()
-
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        everyone = list(range(len(self.candidates)))
-        model = self._model(train_X, train_Y, everyone)
-        lml = model.log_marginal_likelihood()
-        betas = self._betas(model, self.state.round + 1)
-        acqf, k = self._acquisition(model, lml, betas)
-        X = self.maximize(acqf)
-        self.selected = self._labels([k])
-        self.n_candidates = len(everyone)
-        return X
-
-    def _acquisition(self, model: Any, lml: Tensor, betas: Tensor) -> tuple[CandidateUCB, int]:
-        r"""The acquisition and the candidate reported as ``selected``; sets the diagnostics."""
-        k = int(lml.argmax())
-        self.diagnostics = {"log_marginal_likelihood": lml.tolist(), "beta": float(betas[k])}
-        return CandidateUCB(model, beta=betas, reduction="select", index=k), k
-
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.state.round += 1
+        self.engine = CandidateSetRound(
+            source=EveryCandidate(self.candidates),  # U, every round
+            choice=WholeModel(),
+            model=UnitCubeModel(),  # every candidate's GP on all of D_{t-1}, raw outputs, cached factors
+            widths=self.candidate_widths(),  # beta^u_t as HE's
+            selector=MarginalLikelihoodUCB(self.weighted),  # argmax_u log p(D | u), or the weighted UCB
+            ledger=NoRecord(),  # no test reads a record
+            test=CountRounds(),  # t counts the rounds of beta_t
+        )
 
 
 class ExpectedUCB(MLECandidates):
     r"""Posterior-weighted UCB over :math:`U` (uniform prior); ``selected`` is the MAP candidate."""
 
     name = "expected-ucb"
+    weighted = True
 
-    def _acquisition(self, model: Any, lml: Tensor, betas: Tensor) -> tuple[CandidateUCB, int]:
-        weights = torch.softmax(lml, dim=0)  # p(D|u) / sum_v p(D|v), via log-sum-exp
-        self.diagnostics = {"weights": weights.tolist(), "betas": betas.tolist()}
-        return CandidateUCB(model, beta=betas, reduction="weighted", weights=weights), int(weights.argmax())
+
+__all__ = ["EveryCandidate", "ExpectedUCB", "MLECandidates", "MarginalLikelihoodUCB", "WholeModel"]

@@ -222,15 +222,6 @@ class CandidateSetPolicy(Policy):
         r"""The round's widths piece for the rule's ``beta`` option and constants."""
         return CandidateSetWidths(self.beta, self.B, self.noise_std, self.delta, self.lipschitz)
 
-    def _betas(self, model: CandidateGP, t: int, defer: DeferredChecks | None = None) -> Tensor:
-        r""":math:`\beta^u_t` of the model's candidates (``K``) under the rule's options
-        (:meth:`CandidateSetWidths.betas`)."""
-        return self.candidate_widths().betas(self.context, model, t, defer)
-
-    def _labels(self, indices: list[int]) -> list[str]:
-        labels = self.candidates.labels()
-        return [labels[i] for i in indices]
-
     def _check_state(self, state: SurvivorState | RoundState) -> None:
         alive = getattr(state, "alive", None)
         if alive is not None and len(alive) != len(self.candidates):
