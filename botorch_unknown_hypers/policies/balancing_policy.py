@@ -88,6 +88,8 @@ class BalancingState:
         their values if ``pending``), on the norms' dtype and device."""
         plays = self.play_candidate + ([p.candidate for p in self.pending] if pending else [])
         like = self.norms
+        if like is None:
+            raise ValueError("counts: the state has no candidates yet (the first round introduces them).")
         idx = host_tensor(plays, torch.long, like.device)
         zeros = torch.zeros(len(self.active), dtype=like.dtype, device=like.device)
         return zeros.index_add_(0, idx, torch.ones_like(idx, dtype=like.dtype))
@@ -99,7 +101,7 @@ class BalancingState:
                 raise ValueError("a state without candidates must have no plays, norms or flags.")
         elif not (len(self.candidates) == n == (0 if self.norms is None else self.norms.shape[0])):
             raise ValueError(f"candidates, norms and active must have one entry per candidate ({n}).")
-        elif (self.norms < 0).any():
+        elif self.norms is not None and bool((self.norms < 0).any()):
             raise ValueError("norms must be non-negative.")
         if not len(self.play_candidate) == len(self.play_y) == len(self.play_width):
             raise ValueError("play_candidate, play_y and play_width must be equally long.")

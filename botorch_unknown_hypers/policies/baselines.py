@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from botorch.acquisition import UpperConfidenceBound, qUpperConfidenceBound
+from botorch.acquisition import AcquisitionFunction, UpperConfidenceBound, qUpperConfidenceBound
 from botorch.models import SingleTaskGP
 from torch import Tensor
 
@@ -173,6 +173,7 @@ class MLEGPUCB(FittedGPPolicy):
         self.n_candidates = 1
         self.selected = [self._label()] * q
         self.diagnostics = {"beta": beta}
+        acqf: AcquisitionFunction
         if q == 1:
             acqf = UpperConfidenceBound(model, beta=beta**2)  # BoTorch squares: mu + sqrt(b) sigma
         else:

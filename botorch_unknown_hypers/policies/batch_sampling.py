@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from botorch.models.model import Model
+from botorch.posteriors.gpytorch import GPyTorchPosterior
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.pending import observation_noise_variance
@@ -98,7 +99,7 @@ def dpp_log_det(model: Model, X: Tensor, dpp_lambda: float = 1.0) -> Tensor:
         dpp_lambda: :math:`\lambda > 0`.
     """
     with torch.no_grad():
-        cov = model.posterior(X).mvn.covariance_matrix
+        cov = cast(GPyTorchPosterior, model.posterior(X)).mvn.covariance_matrix  # a GP's posterior
         noise = observation_noise_variance(model, X)
     scale = noise.rsqrt()
     mat = torch.eye(X.shape[0], dtype=cov.dtype, device=cov.device) + dpp_lambda * (
@@ -192,7 +193,7 @@ class StochasticPolicy(BatchBaselinePolicy):
             st.n_init = train_X.shape[0]
         C = self.candidates()
         with torch.no_grad():
-            mean = model.posterior(C).mean.squeeze(-1)
+            mean = cast(GPyTorchPosterior, model.posterior(C)).mean.squeeze(-1)
         probs, beta = boltzmann_probabilities(mean, st.n, st.n_init)
         idx = torch.multinomial(probs.cpu(), q, replacement=True, generator=self.generator).to(C.device)
         return C[idx], {"beta": beta, "uniform": beta == 0.0}

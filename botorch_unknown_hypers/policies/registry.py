@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, Callable
 
 import torch
@@ -72,7 +72,7 @@ class MethodRegistry(MutableMapping):
     r"""Method name to factory; an entry given as a ``"module:Class"`` path is imported on first
     lookup (and kept), so iterating, ``in`` and ``len`` import nothing."""
 
-    def __init__(self, entries: dict[str, PolicyFactory | str]) -> None:
+    def __init__(self, entries: Mapping[str, PolicyFactory | str]) -> None:
         self._entries: dict[str, PolicyFactory | str] = dict(entries)
 
     def __getitem__(self, name: str) -> PolicyFactory:

@@ -22,7 +22,7 @@ in :mod:`~botorch_unknown_hypers.policies.batch`, the batch baselines in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 from botorch.models.model import Model
@@ -115,7 +115,8 @@ class SurrogatePolicy(Policy):
         if mode == "fully-bayesian":
             seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.generator))
             model = fit_fully_bayesian_single_task_gp(train_X, train_Y, self.domain.bounds, seed=seed)
-            self.last_label = "fully-bayesian:" + ";".join(f"{v:.4g}" for v in model.median_lengthscale.tolist())
+            lengthscales = cast(Tensor, model.median_lengthscale)  # a property of BoTorch's fully Bayesian GP
+            self.last_label = "fully-bayesian:" + ";".join(f"{v:.4g}" for v in lengthscales.tolist())
             return model
         model = fit_default_single_task_gp(train_X, train_Y, self.domain.bounds)
         ls = model.covar_module.lengthscale.detach().flatten().tolist()
