@@ -78,10 +78,10 @@ from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.elimination import EliminationState
 from botorch_unknown_hypers.policies.engine import CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot
-from botorch_unknown_hypers.policies.pieces import FrequentistWidths, PrequentialElimination, UnitCubeModel
+from botorch_unknown_hypers.policies.pieces import FrequentistBetas, PrequentialElimination, UnitCubeModel
 from botorch_unknown_hypers.policies.balancing_pieces import (
     BalancingElimination,
-    BalancingWidths,
+    BalancingBetas,
     LeastSuspectedBound,
     PlayLedger,
     kernel_regret_bounds,
@@ -419,7 +419,7 @@ class LBGPUCBAuto(BalancingPolicy):
             source=source,
             choice=LeastSuspectedBound(kernel_regret_bounds),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
             model=UnitCubeModel(standardise=True, info_noise=R2),  # u_t's GP on D_{t-1}, standardised
-            widths=BalancingWidths(settings.R, settings.delta, R2),  # Thm 2.1's beta^u_t, for the test
+            betas=BalancingBetas(settings.R, settings.delta, R2),  # Thm 2.1's beta^u_t, for the test
             selector=PlayedAcquisition(settings),  # line 4 with LogEI / LogNEI / practical UCB
             ledger=PlayLedger(),  # w = beta sigma (latent) at play time
             test=BalancingElimination(settings.R, settings.delta, 2.0, "introduced", XI_DELTA_SPLIT, source),  # lines 9-11
@@ -557,7 +557,7 @@ class HEGPUCBAuto(EngineRule, Policy):
         self.engine = CandidateSetRound(
             source=ProposedCandidates(settings),  # a(t): MAP ARD ladders, re-proposed as the data double
             model=UnitCubeModel(standardise=True, info_noise=settings.R**2),  # survivors on D_{t-1}, standardised
-            widths=FrequentistWidths(settings.B, settings.R, settings.delta, noise=settings.R**2),  # Thm 4.1's beta
+            betas=FrequentistBetas(settings.B, settings.R, settings.delta, noise=settings.R**2),  # Thm 4.1's beta
             selector=AcquisitionSlots(settings, reduction),  # Alg. 1 line 7 with LogEI / LogNEI / practical UCB
             test=PrequentialElimination(settings.R, settings.delta),  # Alg. 1 lines 10-12, standardised units
         )

@@ -51,7 +51,7 @@ from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.balancing_pieces import (
     BalancingCandidates,
     BalancingElimination,
-    BalancingWidths,
+    BalancingBetas,
     CountRounds,
     LeastSuspectedBound,
     NoRecord,
@@ -99,7 +99,7 @@ class LBGPUCB(LengthScalePolicy):
             source=source,
             choice=LeastSuspectedBound(self.family.suspected_bounds),  # line 3: argmin_theta R^theta(|S^theta| + 1), Thm 2.3
             model=UnitCubeModel(standardise=True, info_noise=R2),  # theta_t's GP, factors kept for all
-            widths=BalancingWidths(self.noise_std, self.delta, R2),  # line 4's beta_t (Thm 2.1)
+            betas=BalancingBetas(self.noise_std, self.delta, R2),  # line 4's beta_t (Thm 2.1)
             selector=PlayedUCB(),  # line 4: argmax_x UCB of theta_t, slot by slot
             ledger=PlayLedger(self.noisy_sigma),  # w_t = beta_t sigma_{t-1}(x_t), recorded at play time
             test=BalancingElimination(  # lines 9-12, then lines 14-16 of the source
@@ -154,7 +154,7 @@ class AGPUCB(LengthScalePolicy):
             source=ShrinkingLengthScale(self.family, self.fixed_theta0, None if self.snap is None else tuple(self.snap)),  # theta_t
             choice=SoleCandidate(),
             model=UnitCubeModel(standardise=True, cache=False),  # a new length scale each round: nothing to keep
-            widths=BalancingWidths(self.noise_std, self.delta, self.constants.R**2),  # the LB preset's beta_t
+            betas=BalancingBetas(self.noise_std, self.delta, self.constants.R**2),  # the LB preset's beta_t
             selector=PlayedUCB(),  # x_t = argmax_x mu + beta_t sigma under theta_t
             ledger=NoRecord(),  # no test reads a record
             test=CountRounds(),  # t counts the rounds of g(t)

@@ -9,7 +9,7 @@ with a :class:`~botorch_unknown_hypers.policies.balancing_policy.BalancingState`
 - :class:`LeastSuspectedBound` (line 3): :math:`u_t = \arg\min_{u \in U_t} R^u(|S^u_{t-1}| + 1)`,
   the counts with the plays still pending; the round's model is :math:`u_t` alone, on factors
   kept for every active candidate; :class:`SoleCandidate`: a set of one (A-GP-UCB);
-- :class:`BalancingWidths` (Thm 2.1): :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`;
+- :class:`BalancingBetas` (Thm 2.1): :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta))}`;
 - :class:`PlayedUCB` (line 4): :math:`x_t = \arg\max_x \mu^{u_t}_{t-1}(x) + \beta^{u_t}_t\sigma^{u_t}_{t-1}(x)`,
   slot by slot on the pending-conditioned model;
 - :class:`PlayLedger`: each slot waits as a play with :math:`w = \beta\sigma/s_t` (standardised
@@ -48,7 +48,7 @@ from botorch_unknown_hypers.policies.engine import (
     Selector,
     Slot,
     Test,
-    Widths,
+    Betas,
 )
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
 from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
@@ -136,7 +136,7 @@ class SoleCandidate(Choice):
 
 
 @dataclass(frozen=True)
-class BalancingWidths(Widths):
+class BalancingBetas(Betas):
     r"""Thm 2.1: :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
     :math:`\delta_A = \delta/2`, :math:`B^u` the candidate's norm bound (``state.norms``),
     :math:`I^u_{t-1}` at the noise variance ``noise`` (the GP's own where ``None``)."""
@@ -291,7 +291,7 @@ class CountRounds(Test):
 __all__ = [
     "BalancingCandidates",
     "BalancingElimination",
-    "BalancingWidths",
+    "BalancingBetas",
     "CountRounds",
     "LeastSuspectedBound",
     "NoRecord",

@@ -98,7 +98,7 @@ class MLECandidates(EngineRule, CandidateSetPolicy):
             source=EveryCandidate(self.candidates),  # U, every round
             choice=WholeModel(),
             model=UnitCubeModel(),  # every candidate's GP on all of D_{t-1}, raw outputs, cached factors
-            widths=self.candidate_widths(),  # beta^u_t as HE's
+            betas=self.candidate_betas(),  # beta^u_t as HE's
             selector=MarginalLikelihoodUCB(self.weighted),  # argmax_u log p(D | u), or the weighted UCB
             ledger=NoRecord(),  # no test reads a record
             test=CountRounds(),  # t counts the rounds of beta_t

@@ -45,7 +45,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.engine import Widths
+from botorch_unknown_hypers.policies.engine import Betas
 
 BETAS = ("frequentist", "bayesian-finite", "bayesian-continuous")
 DEFAULT_LENGTHSCALES = (0.3, 0.4, 0.5, 0.7, 1.0)  # the paper's length-scale task (a)
@@ -113,7 +113,7 @@ class RoundState:
 
 
 @dataclass(frozen=True)
-class CandidateSetWidths(Widths):
+class CandidateSetBetas(Betas):
     r""":math:`\beta^u_t` of a candidate set (a :class:`CandidateSetPolicy`'s ``beta`` option):
     ``"frequentist"`` (Thm 4.1, :math:`B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
     :math:`\delta_A = \delta/2`), ``"bayesian-finite"`` / ``"bayesian-continuous"`` (Thm 4.2 A / B
@@ -218,9 +218,9 @@ class CandidateSetPolicy(Policy):
             factor=self.candidate_factors(spec, train_X, points=points),
         )
 
-    def candidate_widths(self) -> CandidateSetWidths:
-        r"""The round's widths piece for the rule's ``beta`` option and constants."""
-        return CandidateSetWidths(self.beta, self.B, self.noise_std, self.delta, self.lipschitz)
+    def candidate_betas(self) -> CandidateSetBetas:
+        r"""The round's betas piece for the rule's ``beta`` option and constants."""
+        return CandidateSetBetas(self.beta, self.B, self.noise_std, self.delta, self.lipschitz)
 
     def _check_state(self, state: SurvivorState | RoundState) -> None:
         alive = getattr(state, "alive", None)
@@ -230,4 +230,4 @@ class CandidateSetPolicy(Policy):
             )
 
 
-__all__ = ["BETAS", "CandidateSetWidths", "DEFAULT_LENGTHSCALES", "XI_DELTA_SPLIT", "CandidateSetPolicy", "RoundState", "SurvivorState", "elimination_xi"]
+__all__ = ["BETAS", "CandidateSetBetas", "DEFAULT_LENGTHSCALES", "XI_DELTA_SPLIT", "CandidateSetPolicy", "RoundState", "SurvivorState", "elimination_xi"]

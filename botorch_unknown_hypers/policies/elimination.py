@@ -75,7 +75,7 @@ class HEGPUCB(EngineRule, CandidateSetPolicy):
         self.engine = CandidateSetRound(
             source=FixedCandidates(self.candidates),  # line 1: the fixed set U; U_{t-1} its survivors
             model=UnitCubeModel(fixed_raw_points=True),  # every survivor's GP on all of D_{t-1}, raw outputs
-            widths=self.candidate_widths(),  # beta^u_t: Thm 4.1 / 4.2 A / 4.2 B or a number
+            betas=self.candidate_betas(),  # beta^u_t: Thm 4.1 / 4.2 A / 4.2 B or a number
             selector=DoublyOptimisticUCB(),  # line 7: (x_t, u_t) = argmax_{x, u} mu^u + beta^u sigma^u
             test=PrequentialElimination(self.noise_std, self.delta),  # lines 10-12, after line 8's record
         )

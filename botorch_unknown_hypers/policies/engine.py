@@ -12,7 +12,8 @@ A candidate-set rule keeps a finite set :math:`U` of GP hyperparameters and, eve
 3. **the round's model** (:class:`RoundModel`): one batched
    :class:`~botorch_unknown_hypers.models.CandidateGP` of the chosen candidates on all data
    :math:`D_{t-1}`, on Cholesky factors kept across rounds (those of every survivor kept);
-4. **widths** (:class:`Widths`): :math:`\beta^u_t` per chosen candidate;
+4. **betas** (:class:`Betas`): the width multipliers :math:`\beta^u_t` per chosen candidate (a
+   play's width is :math:`\beta^u_t\sigma^u_{t-1}(x)`);
 5. **selector and acquisition** (:class:`Selector`): which candidate plays and where, one slot at
    a time on the pending-conditioned model
    (:func:`~botorch_unknown_hypers.policies.slots.fill_slots`);
@@ -222,10 +223,10 @@ class RoundModel(ABC):
         cache ignores it)."""
 
 
-class Widths(ABC):
+class Betas(ABC):
     r""":math:`\beta^u_t` of the round's candidates.
 
-    ``defer``: where the widths' formula puts the checks of its arguments instead of reading them
+    ``defer``: where the formula puts the checks of its arguments instead of reading them
     (:class:`~botorch_unknown_hypers.checks.DeferredChecks`); the round reads their verdict with
     the widths. ``None``: the formula reads its checks itself."""
 
@@ -339,7 +340,7 @@ class CandidateSetRound:
 
     source: CandidateSource
     model: RoundModel
-    widths: Widths
+    betas: Betas
     selector: Selector
     test: Test
     choice: Choice = AllCandidates()
@@ -361,7 +362,7 @@ class CandidateSetRound:
         spec = every if self.model.whole_set else every.subset(chosen)
         model, info, raw = self.model(ctx, state, spec, train_X, train_Y, keep)
         deferred = DeferredChecks()
-        betas = self.widths(ctx, state, model, info, state.round + 1, chosen, defer=deferred)
+        betas = self.betas(ctx, state, model, info, state.round + 1, chosen, defer=deferred)
         scaler = getattr(model, "outcome_transform", None)  # its values and the widths: read with the first decision
         data = RoundData(train_X, train_Y, state.round + 1, chosen, model, info, raw, betas, state, scaler, deferred, q)
         drawn = ctx.generator.get_state()  # a failed check after the searches' draws leaves the stream as it was
@@ -452,5 +453,5 @@ __all__ = [
     "Selector",
     "Slot",
     "Test",
-    "Widths",
+    "Betas",
 ]

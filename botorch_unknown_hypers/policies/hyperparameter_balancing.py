@@ -53,7 +53,7 @@ from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.balancing_pieces import (
     BalancingCandidates,
     BalancingElimination,
-    BalancingWidths,
+    BalancingBetas,
     LeastSuspectedBound,
     PlayedUCB,
     PlayLedger,
@@ -196,7 +196,7 @@ class HyperparameterBalancing(BalancingPolicy):
             source=source,
             choice=LeastSuspectedBound(self.bounds_of_state),  # line 3: argmin_u R^u(|S^u| + 1), pending plays counted
             model=UnitCubeModel(standardise=True),  # u_t's GP on D_{t-1}, factors kept for every active u
-            widths=BalancingWidths(self.noise_std, self.delta),  # Thm 2.1's beta^u_t, I at u_t's own noise
+            betas=BalancingBetas(self.noise_std, self.delta),  # Thm 2.1's beta^u_t, I at u_t's own noise
             selector=PlayedUCB(),  # line 4: argmax_x mu^u + beta^u sigma^u, slot by slot
             ledger=PlayLedger(self.noisy_sigma),  # w = beta sigma at play time, standardised units
             test=BalancingElimination(  # lines 9-11, then line 13's a(t)

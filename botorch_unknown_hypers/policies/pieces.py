@@ -8,8 +8,8 @@ module, which names the paper's line it implements:
   cube, raw or standardised outputs, on factors kept across rounds, optionally with the
   campaign's fixed raw points (HE's box argmax) and the factors of the information gain at a
   noise of its own;
-- :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetWidths`: :math:`\beta^u_t` of a
-  candidate set (frequentist, Bayesian or fixed); :class:`FrequentistWidths`: Thm 4.1's at given constants;
+- :class:`~botorch_unknown_hypers.policies.candidate_set.CandidateSetBetas`: :math:`\beta^u_t` of a
+  candidate set (frequentist, Bayesian or fixed); :class:`FrequentistBetas`: Thm 4.1's at given constants;
 - :class:`DoublyOptimisticUCB`: :math:`(x_t, u_t) = \arg\max_{x, u}\mu^u_{t-1}(x) + \beta^u_t\sigma^u_{t-1}(x)`
   (:func:`~botorch_unknown_hypers.acquisition.optimize.joint_ucb_argmax`);
 - :class:`PrequentialElimination`: Alg. 1 lines 10-12 of Ziomek et al. 2025
@@ -32,9 +32,9 @@ from botorch_unknown_hypers.confidence import elimination_statistics, theorem_be
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
-from botorch_unknown_hypers.policies.candidate_set import CandidateSetWidths, SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetBetas, SurvivorState, elimination_xi
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Widths
+from botorch_unknown_hypers.policies.engine import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Betas
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record, take_observed_plays
 
 
@@ -99,7 +99,7 @@ class UnitCubeModel(RoundModel):
 
 
 @dataclass(frozen=True)
-class FrequentistWidths(Widths):
+class FrequentistBetas(Betas):
     r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}` (Thm 4.1), :math:`\delta_A = \delta/2`,
     :math:`I^u_{t-1}` the information gain at the noise of the round model's ``info`` factors
     (``noise``; the GP's own where those are absent and ``noise`` is ``None``)."""
@@ -246,12 +246,12 @@ class PrequentialElimination(EliminationTest):
 
 
 __all__ = [
-    "CandidateSetWidths",
+    "CandidateSetBetas",
     "DoublyOptimisticUCB",
     "EliminationState",
     "EliminationTest",
     "FixedCandidates",
-    "FrequentistWidths",
+    "FrequentistBetas",
     "PrequentialElimination",
     "UnitCubeModel",
     "record_plays",

@@ -56,7 +56,7 @@ from botorch_unknown_hypers.policies.prior_pieces import (
     DoublyOptimisticPrior,
     JointThompson,
     PriorEliminationTest,
-    PriorEliminationWidths,
+    PriorEliminationBetas,
     PriorModels,
     PriorsOnData,
     SelectedPrior,
@@ -128,7 +128,7 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
         self.engine = CandidateSetRound(
             source=ActivePriors(models),  # P_{t-1}, P_0 = P
             model=PriorsOnData(models),  # every prior conditioned on every observation, kept across rounds
-            widths=PriorEliminationWidths(self.delta, self.num_arms_equivalent, self.lipschitz),  # sqrt(beta_t), Thm 4.1
+            betas=PriorEliminationBetas(self.delta, self.num_arms_equivalent, self.lipschitz),  # sqrt(beta_t), Thm 4.1
             selector=self.selection(),  # lines 3-4 (or PE-GP-UCB's doubly optimistic pair), line 7-8's record
             test=PriorEliminationTest(self.delta, models),  # lines 5-10, per value as it arrives
             choice=SelectedPrior(),
@@ -152,11 +152,11 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
     def num_arms(self, t: int) -> float:
         r""":math:`|\mathcal{X}|` in :math:`\beta_t`: ``num_arms_equivalent`` if given, else the pool
         size, or on a box Srinivas' discretisation size at round ``t`` (:math:`r = 1`)."""
-        return self.engine.widths.num_arms(self.domain, t)
+        return self.engine.betas.num_arms(self.domain, t)
 
     def sqrt_beta(self, t: int) -> float:
         r""":math:`\sqrt{\beta_t}` with :meth:`num_arms` and the model's :math:`|\mathcal{P}|`."""
-        return self.engine.widths.sqrt_beta(self.domain, self.model.num_priors, t)
+        return self.engine.betas.sqrt_beta(self.domain, self.model.num_priors, t)
 
     def xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))` (Theorem 4.1)."""

@@ -5,7 +5,7 @@ the rule's one model of all K priors, conditioned on every observation and kept 
 (``whole_set``); the math and constants are in :mod:`~botorch_unknown_hypers.policies.prior_elimination`.
 
 - :class:`ActivePriors`: the active set :math:`\mathcal{P}_{t-1}`; :class:`PriorsOnData`: the model on :math:`D_{t-1}`;
-- :class:`PriorEliminationWidths`: :math:`\sqrt{\beta_t}` of Theorem 4.1, one for every active prior;
+- :class:`PriorEliminationBetas`: :math:`\sqrt{\beta_t}` of Theorem 4.1, one for every active prior;
 - :class:`JointThompson` (lines 3-4 per slot, the batch drawn in one call, pending points
   excluded) or :class:`DoublyOptimisticPrior` (PE-GP-UCB, one slot); both record lines 7-8's
   :math:`\mu_{t,p_t}(x_t)` and :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)` on the data observed;
@@ -40,7 +40,7 @@ from botorch_unknown_hypers.policies.engine import (
     Selector,
     Slot,
     Test,
-    Widths,
+    Betas,
 )
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay, play_record
 
@@ -93,7 +93,7 @@ class PriorsOnData(RoundModel):
 
 
 @dataclass(frozen=True)
-class PriorEliminationWidths(Widths):
+class PriorEliminationBetas(Betas):
     r""":math:`\sqrt{\beta_t}` (Theorem 4.1, a *square* root of :func:`~botorch_unknown_hypers.confidence.pe_beta`)
     for every active prior, :math:`|\mathcal{P}|` the model's priors.
 
@@ -249,7 +249,7 @@ __all__ = [
     "DoublyOptimisticPrior",
     "JointThompson",
     "PriorEliminationTest",
-    "PriorEliminationWidths",
+    "PriorEliminationBetas",
     "PriorModels",
     "PriorsOnData",
     "SelectedPrior",

@@ -234,7 +234,7 @@ class HEStableOpt(EngineRule, CandidateSetPolicy):
         self.engine = CandidateSetRound(
             source=source,  # the fixed set U, U_{t-1} its survivors (or StableOpt's refitted one)
             model=UnitCubeModel(),  # every survivor's GP on all of D_{t-1}, raw outputs
-            widths=self.candidate_widths(),  # beta^u_t
+            betas=self.candidate_betas(),  # beta^u_t
             selector=RobustUCB(self.mask),  # lines 8-11
             test=test,  # lines 12-21 (or 12-15 alone)
             choice=SurvivorFlags(),

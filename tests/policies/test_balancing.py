@@ -210,7 +210,7 @@ def test_suspected_bounds_use_the_length_scales_on_the_device_and_equal_the_list
 
 def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(monkeypatch):
     from botorch_unknown_hypers.confidence import frequentist_beta
-    from botorch_unknown_hypers.policies.balancing_pieces import BalancingWidths
+    from botorch_unknown_hypers.policies.balancing_pieces import BalancingBetas
 
     problem = get_problem("berkenkamp")
     policy = make_policy("lb-gp-ucb", problem.domain, seed=0, **FAST)
@@ -218,7 +218,7 @@ def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(
     Y = problem.evaluate(X)[0]
     policy.suggest(X, Y)
     model = standardised_candidate_gp(problem.domain, X, Y, policy.state.candidates)
-    widths, K = BalancingWidths(R=0.1, delta=0.05), len(policy.state.candidates)
+    widths, K = BalancingBetas(R=0.1, delta=0.05), len(policy.state.candidates)
     gains = policy.information_gain(model).reshape(-1)
     expected = [float(frequentist_beta(float(g), B=float(b), R=0.1, delta=0.025)) for g, b in zip(gains, policy.state.norms)]
     reads = record_reads(monkeypatch)

@@ -24,13 +24,13 @@ from botorch_unknown_hypers.policies.elimination import HEGPUCB, EliminationStat
 from botorch_unknown_hypers.checks import NONNEGATIVE, check_all_entries, check_probability
 from botorch_unknown_hypers.policies.engine import CandidateSetRound
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB
-from botorch_unknown_hypers.policies.prior_pieces import PriorEliminationTest, PriorEliminationWidths
+from botorch_unknown_hypers.policies.prior_pieces import PriorEliminationTest, PriorEliminationBetas
 from botorch_unknown_hypers.policies.slots import fill_slots
-from botorch_unknown_hypers.policies.candidate_set import CandidateSetWidths
+from botorch_unknown_hypers.policies.candidate_set import CandidateSetBetas
 from botorch_unknown_hypers.policies.pieces import (
     DoublyOptimisticUCB,
     FixedCandidates,
-    FrequentistWidths,
+    FrequentistBetas,
     PrequentialElimination,
     UnitCubeModel,
 )
@@ -47,7 +47,7 @@ class HandMadeHE(HEGPUCB):
         super().__init__(domain, **kwargs)
         self.engine = CandidateSetRound(
             FixedCandidates(self.candidates), UnitCubeModel(fixed_raw_points=True),
-            CandidateSetWidths(self.beta, self.B, self.noise_std, self.delta, self.lipschitz), DoublyOptimisticUCB(),
+            CandidateSetBetas(self.beta, self.B, self.noise_std, self.delta, self.lipschitz), DoublyOptimisticUCB(),
             PrequentialElimination(self.noise_std, self.delta),
         )
 
@@ -78,7 +78,7 @@ def test_delta_is_checked_once_by_the_pieces_that_use_it(delta):
     with pytest.raises(ValueError, match="delta must be"):
         PrequentialElimination(0.1, delta)
     with pytest.raises(ValueError, match="delta must be"):
-        FrequentistWidths(1.0, 0.1, delta)
+        FrequentistBetas(1.0, 0.1, delta)
 
 
 def test_the_rule_written_as_a_configuration_in_the_docs_runs(monkeypatch):
@@ -102,7 +102,7 @@ def test_the_rule_written_as_a_configuration_in_the_docs_runs(monkeypatch):
 @pytest.mark.parametrize("delta", [0.0, 1.0, float("nan")])
 def test_the_prior_elimination_pieces_check_delta(delta):
     with pytest.raises(ValueError, match="delta must be"):
-        PriorEliminationWidths(delta)
+        PriorEliminationBetas(delta)
     with pytest.raises(ValueError, match="delta must be"):
         PriorEliminationTest(delta, None)
 
@@ -143,7 +143,7 @@ def test_prior_elimination_records_every_slot_on_the_data_observed(cls):
 
 
 @dataclass(frozen=True)
-class SignedWidths(CandidateSetWidths):
+class SignedBetas(CandidateSetBetas):
     r"""HE's widths with one more argument check of their own: ``sign * beta >= 0``."""
 
     sign: float = 1.0
@@ -159,7 +159,7 @@ class SignedHE(HEGPUCB):
         super().__init__(domain, **kwargs)
         self.engine = CandidateSetRound(
             FixedCandidates(self.candidates), UnitCubeModel(fixed_raw_points=True),
-            SignedWidths(self.beta, self.B, self.noise_std, self.delta, self.lipschitz, sign=sign), DoublyOptimisticUCB(),
+            SignedBetas(self.beta, self.B, self.noise_std, self.delta, self.lipschitz, sign=sign), DoublyOptimisticUCB(),
             PrequentialElimination(self.noise_std, self.delta),
         )
 
@@ -212,10 +212,10 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     from botorch_unknown_hypers.confidence import frequentist_beta
     from botorch_unknown_hypers.domains import BoxDomain
     from botorch_unknown_hypers.policies import make_policy
-    from botorch_unknown_hypers.policies.engine import PredictionLedger, RoundData, Widths
+    from botorch_unknown_hypers.policies.engine import PredictionLedger, RoundData, Betas
     from tests.host_reads import record_reads
 
-    class NaNWidths(Widths):
+    class NaNBetas(Betas):
         def __call__(self, ctx, state, model, info, t, candidates, defer=None):
             gains = torch.full((model.num_candidates,), math.nan, dtype=torch.float64)
             return frequentist_beta(gains, B=1.0, R=0.1, delta=0.05, defer=defer)
@@ -233,7 +233,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
             raise ValueError("the ledger failed")
 
     drawn, saved = policy.generator.get_state(), json.dumps(policy.state_dict(), sort_keys=True)
-    for pieces, match in (({"widths": NaNWidths()}, r"^(information_gain|beta) must be"), ({"ledger": FailingLedger()}, r"^the ledger failed$")):
+    for pieces, match in (({"betas": NaNBetas()}, r"^(information_gain|beta) must be"), ({"ledger": FailingLedger()}, r"^the ledger failed$")):
         policy.engine = replace(engine, **pieces)
         with pytest.raises(ValueError, match=match):
             policy.suggest(X, Y)
@@ -241,7 +241,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
         assert json.dumps(policy.state_dict(), sort_keys=True) == saved and policy.state.pending == []
     lb = make_policy("lb-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
     lb.observe(lb.suggest(X, Y), torch.tensor([[0.0]], dtype=torch.float64))
-    lb.engine = replace(lb.engine, widths=NaNWidths())
+    lb.engine = replace(lb.engine, betas=NaNBetas())
     lb_drawn, lb_saved = lb.generator.get_state(), json.dumps(lb.state_dict(), sort_keys=True)
     with pytest.raises(ValueError, match=r"^information_gain must be"):  # LB's search fails on the NaN width first
         lb.suggest(X, Y)
@@ -306,10 +306,10 @@ def test_a_test_and_a_ledger_that_do_not_pair_are_refused_by_name():
     from botorch_unknown_hypers.policies.balancing_pieces import BalancingElimination, CountRounds, NoRecord, PlayLedger
     from botorch_unknown_hypers.policies.engine import CandidateSetRound, PredictionLedger
     from botorch_unknown_hypers.policies.pieces import (
-        DoublyOptimisticUCB, FixedCandidates, FrequentistWidths, PrequentialElimination, UnitCubeModel)
+        DoublyOptimisticUCB, FixedCandidates, FrequentistBetas, PrequentialElimination, UnitCubeModel)
 
     fixed = FixedCandidates(KernelCandidates.from_lengthscales(torch.tensor([0.5], dtype=D)))
-    parts = dict(source=fixed, model=UnitCubeModel(), widths=FrequentistWidths(1.0, 0.1, 0.01, noise=0.01),
+    parts = dict(source=fixed, model=UnitCubeModel(), betas=FrequentistBetas(1.0, 0.1, 0.01, noise=0.01),
                  selector=DoublyOptimisticUCB())
     CandidateSetRound(**parts, test=PrequentialElimination(0.1, 0.01))  # the default ledger pairs with it
     with pytest.raises(ValueError, match="ledger: PrequentialElimination reads the records of PredictionLedger, got PlayLedger"):
