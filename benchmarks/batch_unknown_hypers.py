@@ -81,7 +81,7 @@ def run_one(out: str, problem_name: str, method: str, q: int, seed: int, threads
 
     from botorch_unknown_hypers.loop import run
     from botorch_unknown_hypers.policies.registry import make_policy
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     torch.set_num_threads(threads)
     name, options = parse_method(method)

@@ -110,7 +110,7 @@ def _cholesky_seconds(profile: cProfile.Profile) -> tuple[float, float]:
 def _observations(n: int, device, seed: int):
     import torch
 
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     problem = get_problem("michalewicz5").to(device=device)
     domain = problem.domain
@@ -205,7 +205,7 @@ def loop_of_single_task_gps(n: int, device_name: str, seed: int, num_restarts: i
     from gpytorch.kernels import MaternKernel, ScaleKernel
     from gpytorch.likelihoods import GaussianLikelihood
 
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     device = torch.device(device_name)
     problem = get_problem("michalewicz5").to(device=device)

@@ -132,7 +132,7 @@ def campaigns(rounds: int, quick: bool, device: str = "cpu") -> list[tuple[str, 
     from botorch_unknown_hypers import make_policy, run
     from botorch_unknown_hypers.benchmarks.practical_suite import N_INIT, PROBLEMS
     from botorch_unknown_hypers.domains import BoxDomain
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     golden_cases = runpy.run_path(str(ROOT / "tests" / "golden" / "cases.py"))  # the golden traces' cases, read as data
     CASES, ROUNDS, SEEDS = golden_cases["CASES"], golden_cases["ROUNDS"], golden_cases["SEEDS"]
@@ -205,7 +205,7 @@ def count_call_syncs(n: int, device: str, seed: int = 0) -> list[dict]:
     from botorch_unknown_hypers.acquisition.ucb import as_beta, candidate_ucb_at
     from botorch_unknown_hypers.candidates import KernelCandidates
     from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     problem = get_problem("michalewicz5").to(device=device)
     gen = torch.Generator().manual_seed(seed)

@@ -5,7 +5,7 @@ the implementer's note (Sec. 2). On a finite grid of :math:`[0, 1]^d` (``d`` = 1
 :math:`f^* = \tilde f + m` with :math:`\lVert\tilde f\rVert_k = B = 1` exactly (RBF kernel,
 length scale 0.2) and :math:`\max|m| = \epsilon` exactly, of four kinds (rough,
 high-frequency, adversarial needle, biased half-space; see
-:mod:`botorch_unknown_hypers.problems.misspecified`), for
+:mod:`botorch_unknown_hypers.problems.misspecified_problems`), for
 :math:`\epsilon \in \{0, 0.05, 0.1, 0.2\}`. Every method knows the kernel, :math:`B = 1`,
 the noise level :math:`\sigma = 0.1` and uses :math:`\lambda = 1`, :math:`\delta = 0.05`
 and the theoretical :math:`\beta_t` of Eq. 13 (variance form):
@@ -48,7 +48,7 @@ from tqdm import tqdm
 from botorch_unknown_hypers.models.kernel_ridge import greedy_information_gain, make_known_kernel
 from botorch_unknown_hypers.policies.misspecified import ECGPUCB, PhasedGPUS, RegretBalancing
 from botorch_unknown_hypers.misspecification import epsilon_grid, theoretical_bound_constants
-from botorch_unknown_hypers.problems.misspecified import PERTURBATIONS, MisspecifiedProblem
+from botorch_unknown_hypers.problems.misspecified_problems import PERTURBATIONS, MisspecifiedProblem
 
 EPS = (0.0, 0.05, 0.1, 0.2)
 DIMS = (1, 2)

@@ -99,7 +99,7 @@ def run_file(out: Path, problem: str, method: str, seed: int) -> Path:
 def run_key(problem: str, method: str, seed: int) -> dict[str, Any]:
     r"""The key fields of a run of the suite (its budget follows from the problem's domain)."""
     from botorch_unknown_hypers.domains import FiniteDomain
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     T = T_POOL if isinstance(get_problem(problem).domain, FiniteDomain) else T_BOX
     return {"problem": problem, "method": method, "seed": seed, "iterations": T, "n_init": N_INIT}
@@ -113,7 +113,7 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
     from botorch_unknown_hypers.integrations.peers import PEERS, import_optuna
     from botorch_unknown_hypers.loop import run
     from botorch_unknown_hypers.policies.registry import make_policy
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     torch.set_num_threads(threads)
     name, options = parse_method(method)
@@ -282,11 +282,11 @@ r"""Scrambled Sobol points (seed 0) of a box problem's spread; a pool uses every
 def problem_spread(name: str) -> float:
     r"""The 5-95 % quantile range of the noiseless objective over the problem's domain: over
     :data:`SPREAD_POINTS` scrambled Sobol points of a box, over every point of a pool (as BBOB's
-    spread, ``problems/bbob.py``), the scale of the targets of :func:`practical_frame`."""
+    spread, ``problems/bbob_problems.py``), the scale of the targets of :func:`practical_frame`."""
     import torch
 
     from botorch_unknown_hypers.domains import FiniteDomain, sobol_points
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     problem = get_problem(name)
     domain = problem.domain

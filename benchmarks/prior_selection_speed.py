@@ -39,7 +39,7 @@ import torch
 from botorch_unknown_hypers.models.tabular import TabularPriorGP
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS
 from botorch_unknown_hypers.acquisition.optimize import random_argmax
-from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
+from botorch_unknown_hypers.problems.prior_selection_problems import PriorSelectionProblem
 
 
 def median_time(call: Callable[[], object], repeats: int, device: torch.device) -> float:

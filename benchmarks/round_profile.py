@@ -91,7 +91,7 @@ def build(method: str, n: int, device_name: str, seed: int = 0, he_k: int = HE_K
 
     from botorch_unknown_hypers.candidates import KernelCandidates
     from botorch_unknown_hypers.policies.registry import make_policy
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     device = torch.device(device_name)
     problem = get_problem("michalewicz5").to(device=device)

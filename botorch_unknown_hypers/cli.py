@@ -35,7 +35,7 @@ from botorch_unknown_hypers.executors import (
     RunSpec,
 )
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, make_policy, method_limits
-from botorch_unknown_hypers.problems.registry import get_problem, list_problems, resolve_task_options
+from botorch_unknown_hypers.problems.problem_registry import get_problem, list_problems, resolve_task_options
 from botorch_unknown_hypers.report import SOLVED_TOLERANCE, write_report
 from botorch_unknown_hypers.results import ResultsStore
 

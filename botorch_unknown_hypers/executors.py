@@ -50,7 +50,7 @@ import torch
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.loop import run
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.registry import get_problem, resolve_task_options
+from botorch_unknown_hypers.problems.problem_registry import get_problem, resolve_task_options
 
 logger = logging.getLogger(__name__)
 

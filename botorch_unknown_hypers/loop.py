@@ -62,7 +62,7 @@ counts, suspected bounds, L_t, eliminations, xi_t, beta_t, ...; empty where a ru
 
 @runtime_checkable
 class BlackBox(Protocol):
-    r"""What :func:`run` needs of a problem (every :class:`~botorch_unknown_hypers.problems.base.Problem`).
+    r"""What :func:`run` needs of a problem (every :class:`~botorch_unknown_hypers.problems.problem.Problem`).
 
     Attributes:
         name: Written in the ``problem`` column.

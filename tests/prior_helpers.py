@@ -1,5 +1,5 @@
 r"""Shared set-up of the prior-selection tests (the rules in tests/policies, the (point, prior)
-selections in tests/acquisition/test_prior_selection.py, the prior models in tests/models):
+selections in tests/acquisition/test_prior_acquisition.py, the prior models in tests/models):
 small priors, data and independent references.
 
 Expected values are computed here, independently of TabularPriorGP: posteriors with one

@@ -224,6 +224,11 @@ def test_no_piece_of_a_round_takes_its_rule():
         assert "policies.base import" not in source, name
 
 
+def test_module_names_are_unique_in_the_package():
+    names = [path.name for path in PACKAGE.rglob("*.py") if path.name != "__init__.py"]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
 def test_policies_never_branch_on_the_domain_type():
     pattern = re.compile(r"isinstance\(.*(FiniteDomain|BoxDomain)")
     offenders = [

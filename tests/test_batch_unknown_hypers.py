@@ -27,7 +27,7 @@ def test_real_runs_at_two_batch_sizes_and_the_paired_check(bench, tmp_path, monk
 
 @pytest.mark.parametrize("problem", ["agnp", "hartmann6"])
 def test_prior_rules_get_the_benchmark_prior_set_on_a_pool_and_a_box(bench, tmp_path, monkeypatch, problem):
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     priors = bench.prior_set(get_problem(problem).domain)
     assert len(priors) == len(bench.PRIOR_LENGTHSCALES)

@@ -14,7 +14,7 @@ import pytest
 
 from botorch_unknown_hypers.cli import main
 from botorch_unknown_hypers.policies.registry import list_methods
-from botorch_unknown_hypers.problems.registry import list_problems
+from botorch_unknown_hypers.problems.problem_registry import list_problems
 from tests.contract import CONTRACT_COLUMNS
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from botorch_unknown_hypers.policies import registry
-from botorch_unknown_hypers.problems import registry as problem_registry
+from botorch_unknown_hypers.problems import problem_registry
 from tests.reader_data import reader_data
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"

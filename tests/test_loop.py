@@ -12,9 +12,9 @@ from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, initia
 from botorch_unknown_hypers.policies.baselines import RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
 from botorch_unknown_hypers.policies.tasks import TaskInfo
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
-from botorch_unknown_hypers.problems.registry import get_problem
+from botorch_unknown_hypers.problems.problem_registry import get_problem
 from tests.contract import CONTRACT_COLUMNS
 
 FAST = dict(num_restarts=2, raw_samples=32)

@@ -100,7 +100,7 @@ def test_problem_spread_is_the_5_95_range_over_sobol_points_or_the_pool(suite):
     import numpy as np
     import torch
 
-    from botorch_unknown_hypers.problems.registry import get_problem
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     branin = get_problem("branin")
     unit = torch.quasirandom.SobolEngine(2, scramble=True, seed=0).draw(4096, dtype=torch.float64)

@@ -13,7 +13,7 @@ import torch
 
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.registry import get_problem
+from botorch_unknown_hypers.problems.problem_registry import get_problem
 from botorch_unknown_hypers.state_io import (
     DEFAULT_MAX_BYTES,
     load_policy_state,
@@ -27,7 +27,7 @@ RESUME_SCRIPT = """
 import json, sys
 from botorch_unknown_hypers.loop import AskTellOptimizer
 from botorch_unknown_hypers.policies.registry import make_policy
-from botorch_unknown_hypers.problems.registry import get_problem
+from botorch_unknown_hypers.problems.problem_registry import get_problem
 from botorch_unknown_hypers.state_io import load_policy_state
 
 suggestions = {}

@@ -1,7 +1,7 @@
 r"""The BBOB benchmark harness: a grid of runs, one JSON per run, resumable, on any executor.
 
 A grid is functions x instances x dimensions x seeds x methods x noise
-(:class:`~botorch_unknown_hypers.problems.bbob.BBOBProblem`, names ``bbob-f{k}-i{i}-d{d}`` and
+(:class:`~botorch_unknown_hypers.problems.bbob_problems.BBOBProblem`, names ``bbob-f{k}-i{i}-d{d}`` and
 ``...-noisy``). Every run has the same budget at dimension :math:`d` (:func:`budget`):
 :math:`2d` scrambled Sobol points, then :math:`10d` BO rounds of one point (``docs/bbob.md``
 says why). Methods are the registered rules plus the peers of
@@ -25,7 +25,7 @@ simple regret :math:`f^* - \max_{i \le j} f(x_i)`, the proposal time of its roun
 cumulative proposal time up to it, and :math:`x_j`; per run the wall time and the worker's
 CPU time.
 
-Report instances (:data:`~botorch_unknown_hypers.problems.bbob.REPORT_INSTANCES`) are refused
+Report instances (:data:`~botorch_unknown_hypers.problems.bbob_problems.REPORT_INSTANCES`) are refused
 unless asked for explicitly (:func:`check_instances`).
 """
 
@@ -50,7 +50,7 @@ from botorch_unknown_hypers.benchmarks.records import RecordStore, label_file_na
 from botorch_unknown_hypers.executors import Executor, ProcessExecutor, RayExecutor, RunSpec, execute_run
 from botorch_unknown_hypers.integrations.peers import PEERS, import_optuna
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, parse_method_spec, register_method
-from botorch_unknown_hypers.problems.bbob import (
+from botorch_unknown_hypers.problems.bbob_problems import (
     BBOB_FUNCTIONS,
     DEV_INSTANCES,
     NOISE_FRACTION,
@@ -58,7 +58,7 @@ from botorch_unknown_hypers.problems.bbob import (
     bbob_problem,
     parse_bbob_name,
 )
-from botorch_unknown_hypers.problems.registry import PROBLEMS, list_problems, register_problem
+from botorch_unknown_hypers.problems.problem_registry import PROBLEMS, list_problems, register_problem
 
 logger = logging.getLogger(__name__)
 

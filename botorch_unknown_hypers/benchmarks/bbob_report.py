@@ -2,7 +2,7 @@ r"""Aggregates of a BBOB sweep as the field reads them: ECDFs of targets, paired
 
 A run :math:`\rho` (function :math:`k`, instance :math:`i`, seed, method) has simple regret
 :math:`r_\rho(n) = f^* - \max_{j \le n} f(x_j)` after :math:`n` evaluations, normalised by the
-instance's spread :math:`s` (:mod:`~botorch_unknown_hypers.problems.bbob`):
+instance's spread :math:`s` (:mod:`~botorch_unknown_hypers.problems.bbob_problems`):
 :math:`\tilde r_\rho(n) = r_\rho(n) / s`. With targets :math:`\tau_1, \dots, \tau_K` (default
 :data:`TARGETS`, COCO's 51 log-spaced targets :math:`10^{2}, 10^{1.8}, \dots, 10^{-8}`, applied to
 the normalised regret), the *empirical cumulative distribution* of a method over its runs

@@ -47,7 +47,7 @@ from botorch_unknown_hypers.benchmarks.bbob_report import (
     report_bars,
     runs_frame,
 )
-from botorch_unknown_hypers.problems.bbob import DEV_INSTANCES
+from botorch_unknown_hypers.problems.bbob_problems import DEV_INSTANCES
 
 REPORT_INSTANCES = tuple(range(16, 26))
 r"""The instances of the ``auto`` report (6-15 were read by an earlier report and choose nothing)."""

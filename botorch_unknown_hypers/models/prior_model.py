@@ -8,7 +8,7 @@ pairs given as one :class:`~botorch_unknown_hypers.candidates.CandidateSpec` and
 against the domain and builds the right one. Both share the point-based interface the rules use
 (``condition_at``, ``predictive_log_likelihood_at``, ``mean_variance_at``, ``mean_variance_points``, ``observed_X``,
 ``observed_Y``, ``without_data``, ``labels``, ``num_priors``), so a rule never branches on the
-domain; the selections themselves live in :mod:`botorch_unknown_hypers.acquisition.prior_selection`.
+domain; the selections themselves live in :mod:`botorch_unknown_hypers.acquisition.prior_acquisition`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Sandberg & Haghir Chehreghani, Algorithm 2. A distribution :math:`P_{t-1}` over 
 
 - line 2: :math:`p_t \sim P_{t-1}` (a categorical draw with the rule's generator);
 - lines 3-4: **one** posterior sample, from :math:`p_t` only, and its argmax
-  (:func:`~botorch_unknown_hypers.acquisition.prior_selection.thompson_prior_argmax`);
+  (:func:`~botorch_unknown_hypers.acquisition.prior_acquisition.thompson_prior_argmax`);
 - line 6: for **all** :math:`p`, with the one-step predictive likelihood taken before
   conditioning,
 
@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import random_argmax
-from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch
+from botorch_unknown_hypers.acquisition.prior_acquisition import thompson_prior_batch
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.policies.prior_selection import PriorSelectionPolicy, PriorState

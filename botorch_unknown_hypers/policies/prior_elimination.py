@@ -6,7 +6,7 @@ Sandberg & Haghir Chehreghani, Algorithm 1. An active set :math:`\mathcal{P}_{t-
 
 - lines 3-4: one independent posterior sample :math:`\tilde f_{t,p}` per active prior and
   :math:`(x_t, p_t) = \arg\max_{(x, p)} \tilde f_{t,p}(x)`
-  (:func:`~botorch_unknown_hypers.acquisition.prior_selection.thompson_prior_batch`);
+  (:func:`~botorch_unknown_hypers.acquisition.prior_acquisition.thompson_prior_batch`);
   PE-GP-UCB (Ziomek et al. 2024b) takes the doubly optimistic
   :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)` instead;
 - line 5: :math:`S_{p_t} \leftarrow S_{p_t} \cup \{t\}`;

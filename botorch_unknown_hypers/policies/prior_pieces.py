@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
-from botorch_unknown_hypers.acquisition.prior_selection import thompson_prior_batch, ucb_prior_argmax
+from botorch_unknown_hypers.acquisition.prior_acquisition import thompson_prior_batch, ucb_prior_argmax
 from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
@@ -145,7 +145,7 @@ def recorded_slots(data: RoundData, X: Tensor, locals_: list[int]) -> list[Slot]
 class JointThompson(Selector):
     r"""Alg. 1 lines 3-4 per slot: the whole batch is drawn at the round's start (independent
     samples per (slot, active prior) in one call,
-    :func:`~botorch_unknown_hypers.acquisition.prior_selection.thompson_prior_batch`, pending
+    :func:`~botorch_unknown_hypers.acquisition.prior_acquisition.thompson_prior_batch`, pending
     points excluded, ``num_features`` random Fourier features per sample path on a box); the slots
     hand out its rows."""
 
@@ -170,7 +170,7 @@ class JointThompson(Selector):
 @dataclass(frozen=True)
 class DoublyOptimisticPrior(Selector):
     r"""PE-GP-UCB's selection: :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)`
-    over the active priors (:func:`~botorch_unknown_hypers.acquisition.prior_selection.ucb_prior_argmax`);
+    over the active priors (:func:`~botorch_unknown_hypers.acquisition.prior_acquisition.ucb_prior_argmax`);
     one slot with nothing pending (the rule proposes one point per round)."""
 
     conditioned: ClassVar[bool] = False

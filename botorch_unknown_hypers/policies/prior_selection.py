@@ -13,7 +13,7 @@ condition on the :math:`t - 1` earlier observations.
 
 The rules are :mod:`~botorch_unknown_hypers.policies.prior_elimination` (PE-GP-TS, PE-GP-UCB and
 the oracles) and :mod:`~botorch_unknown_hypers.policies.hyperprior` (HP-GP-TS, MAP-GP-TS); their
-selections live in :mod:`~botorch_unknown_hypers.acquisition.prior_selection`. Conventions where
+selections live in :mod:`~botorch_unknown_hypers.acquisition.prior_acquisition`. Conventions where
 the paper is silent: :math:`t` counts the rule's rounds; data told without a selection (an initial
 design) condition every prior but join no play record; an observation at another point than the
 suggested one is data, not a play. The priors come as an object (``priors=``) or from the task

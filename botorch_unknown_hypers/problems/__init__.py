@@ -1,13 +1,13 @@
 r"""Benchmark black boxes: domains, objectives, optima and a registry of names."""
 
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
 from botorch_unknown_hypers.problems.materials import (
     MaterialsProblem,
     load_materials_problem,
     resolve_data_dir,
 )
-from botorch_unknown_hypers.problems.registry import (
+from botorch_unknown_hypers.problems.problem_registry import (
     PROBLEMS,
     get_problem,
     list_problems,

@@ -60,7 +60,7 @@ from botorch.test_functions.synthetic import (
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_nonnegative
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.problems.synthetic import BoTorchTestProblem
 

@@ -34,7 +34,7 @@ import math
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.rng import forked_rng
 

@@ -49,7 +49,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
 
 DATA_DIR_ENV = "BUH_DATA_DIR"

@@ -49,7 +49,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_int, check_nonnegative, check_positive
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.problems.batch_benchmarks import (
     GPYTORCH_DEFAULT,

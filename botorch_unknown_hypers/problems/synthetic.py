@@ -49,7 +49,7 @@ from botorch.test_functions import Michalewicz
 from botorch.test_functions.synthetic import SyntheticTestFunction
 from torch import Tensor
 
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain
 
 # --------------------------------------------------------------------------- #

@@ -16,7 +16,7 @@ from botorch_unknown_hypers.benchmarks.bbob import (
     run_path,
     sweep,
 )
-from botorch_unknown_hypers.problems.bbob import bbob_problem
+from botorch_unknown_hypers.problems.bbob_problems import bbob_problem
 
 pytest.importorskip("ioh")
 
@@ -102,7 +102,7 @@ def test_executors_run_the_bbob_task_with_the_threads_asked():
 def test_registries_are_untouched_outside_a_benchmark(tmp_path):
     from botorch_unknown_hypers.benchmarks.bbob import bbob_registered
     from botorch_unknown_hypers.policies.registry import list_methods, make_policy
-    from botorch_unknown_hypers.problems.registry import get_problem, list_problems
+    from botorch_unknown_hypers.problems.problem_registry import get_problem, list_problems
 
     methods, problems = list_methods(), list_problems()
     assert "optuna-gp" not in methods and not any(p.startswith("bbob-") for p in problems)

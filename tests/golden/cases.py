@@ -24,7 +24,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers import get_problem
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
 from botorch_unknown_hypers.problems.elimination_tasks import task_candidates
 

@@ -441,7 +441,7 @@ def test_lognei_runs_on_an_objective_spread_over_a_billion():
     # 1e18) and L-BFGS-B raised; on the standardised scale the campaign runs.
     pytest.importorskip("ioh")
     from botorch_unknown_hypers.loop import run
-    from botorch_unknown_hypers.problems.bbob import bbob_problem
+    from botorch_unknown_hypers.problems.bbob_problems import bbob_problem
 
     problem = bbob_problem("bbob-f12-i1-d5")
     policy = make_policy("lb-gp-ucb-auto", problem.domain, seed=0, acquisition="lognei")

@@ -13,7 +13,7 @@ from botorch_unknown_hypers.loop import run
 from botorch_unknown_hypers.policies.baselines import MLEGPUCB, GPThompsonSampling, RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
-from botorch_unknown_hypers.problems.registry import get_problem
+from botorch_unknown_hypers.problems.problem_registry import get_problem
 
 FAST = dict(num_restarts=2, raw_samples=32)
 LO = torch.tensor([-2.0, 10.0], dtype=torch.float64)

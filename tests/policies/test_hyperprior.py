@@ -15,7 +15,7 @@ from botorch_unknown_hypers.loop import AskTellOptimizer, run
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.policies.hyperprior import HPGPTS, MAPGPTS
 from botorch_unknown_hypers.problems import FiniteDomain, get_problem
-from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem, task_priors
+from botorch_unknown_hypers.problems.prior_selection_problems import PriorSelectionProblem, task_priors
 from tests.prior_helpers import (
     BOX_OPTIONS,
     DEVICES,

@@ -246,7 +246,7 @@ def test_prior_rules_fill_batches_with_one_sample_per_slot(name, kind):
     # PE/HP-GP-TS slots are independent Thompson samples (no variance to condition): each slot
     # takes its own sample of its prior(s), drawn with the others in one call
     from botorch_unknown_hypers.candidates import KernelCandidates
-    from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem
+    from botorch_unknown_hypers.problems.prior_selection_problems import PriorSelectionProblem
 
     if kind == "pool":
         problem = PriorSelectionProblem("gp-hill", num_arms=40).instance(1)

@@ -24,7 +24,7 @@ from botorch_unknown_hypers.policies.candidate_set import elimination_xi
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB, OracleGPTS
 from botorch_unknown_hypers.policies.pending_plays import PendingPlay
 from botorch_unknown_hypers.problems import BoxDomain, FiniteDomain
-from botorch_unknown_hypers.problems.prior_selection import PriorSelectionProblem, task_priors
+from botorch_unknown_hypers.problems.prior_selection_problems import PriorSelectionProblem, task_priors
 from tests.prior_helpers import (
     BOX_OPTIONS,
     DEVICES,

@@ -29,7 +29,7 @@ from botorch_unknown_hypers.policies.hyperprior import HPGPTS, MAPGPTS
 from botorch_unknown_hypers.policies.prior_elimination import PEGPTS, PEGPUCB
 from botorch_unknown_hypers.policies.prior_selection import describe_priors, same_priors
 from botorch_unknown_hypers.problems import BoxDomain, FiniteDomain, get_problem
-from botorch_unknown_hypers.problems.prior_selection import (
+from botorch_unknown_hypers.problems.prior_selection_problems import (
     PriorSelectionProblem,
     task_priors,
 )

@@ -1,4 +1,4 @@
-"""Tests of the prior-selection tasks (botorch_unknown_hypers.problems.prior_selection).
+"""Tests of the prior-selection tasks (botorch_unknown_hypers.problems.prior_selection_problems).
 
 The draw of f is checked independently of the model that drew it: an
 eigendecomposition in the test whitens f - m_{p*}, whose coordinates must look
@@ -18,7 +18,7 @@ from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.problems.prior_tasks import paper_arms
 from botorch_unknown_hypers.policies import make_policy
 from botorch_unknown_hypers.problems import FiniteDomain, get_problem
-from botorch_unknown_hypers.problems.prior_selection import (
+from botorch_unknown_hypers.problems.prior_selection_problems import (
     PRIOR_SELECTION_TASKS,
     PriorSelectionProblem,
     task_priors,

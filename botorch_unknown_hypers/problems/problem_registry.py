@@ -48,7 +48,7 @@ from typing import Any
 
 import torch
 
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.problems.batch_benchmarks import SYNTHETIC_BENCHMARKS, gp_rbf2, gp_rbf3, synthetic_benchmark
 from botorch_unknown_hypers.problems.elimination_tasks import (
     Additive3dProblem,
@@ -56,10 +56,10 @@ from botorch_unknown_hypers.problems.elimination_tasks import (
     PeriodProblem,
     task_candidates,
 )
-from botorch_unknown_hypers.problems.robust import RobustPeakProblem
+from botorch_unknown_hypers.problems.robust_problems import RobustPeakProblem
 from botorch_unknown_hypers.problems.materials import load_materials_problem
 from botorch_unknown_hypers.problems.practical import PRACTICAL_FUNCTIONS, practical_benchmark
-from botorch_unknown_hypers.problems.prior_selection import PRIOR_SELECTION_TASKS, PriorSelectionProblem, task_priors
+from botorch_unknown_hypers.problems.prior_selection_problems import PRIOR_SELECTION_TASKS, PriorSelectionProblem, task_priors
 from botorch_unknown_hypers.problems.robot_push import robot_push3, robot_push4
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
@@ -147,7 +147,7 @@ def resolve_task_options(options: dict[str, Any], problem: Problem) -> dict[str,
     elimination task's set (:func:`~botorch_unknown_hypers.problems.elimination_tasks.task_candidates`,
     with the option ``noise_std`` or the rules' default 0.01); a string ``priors`` that prior-selection
     task's priors over the problem's pool
-    (:func:`~botorch_unknown_hypers.problems.prior_selection.task_priors`).
+    (:func:`~botorch_unknown_hypers.problems.prior_selection_problems.task_priors`).
 
     Raises:
         ValueError: for an unknown task name.

@@ -1,5 +1,5 @@
 """Tests of the (point, prior) selections of prior selection, on arms and on a box
-(botorch_unknown_hypers.acquisition.prior_selection).
+(botorch_unknown_hypers.acquisition.prior_acquisition).
 
 References: the textbook posterior of every prior (tests/prior_helpers.py), replays of the
 caller's generator, and brute-force grid maxima of the UCB.
@@ -14,7 +14,7 @@ import torch
 
 from botorch_unknown_hypers.acquisition.optimize import optimize_ucb_joint
 from botorch_unknown_hypers.acquisition.prior_sampling import sample_candidate_maxima
-from botorch_unknown_hypers.acquisition.prior_selection import (
+from botorch_unknown_hypers.acquisition.prior_acquisition import (
     sample_generator,
     thompson_prior_argmax,
     ucb_prior_argmax,

@@ -1,4 +1,4 @@
-"""Tests of the robust-peak task (botorch_unknown_hypers.problems.robust): the function by its
+"""Tests of the robust-peak task (botorch_unknown_hypers.problems.robust_problems): the function by its
 formula, the epsilon-robust values against a brute-force worst case, and the documented optima."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import torch
 from botorch_unknown_hypers.acquisition.robust import robust_min
 from botorch_unknown_hypers.domains import FiniteDomain
 from botorch_unknown_hypers.problems import get_problem
-from botorch_unknown_hypers.problems.robust import RobustPeakProblem, robust_peak
+from botorch_unknown_hypers.problems.robust_problems import RobustPeakProblem, robust_peak
 
 
 def formula(x: float) -> float:

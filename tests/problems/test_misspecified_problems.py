@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from botorch_unknown_hypers.problems.misspecified import PERTURBATIONS, MisspecifiedProblem, perturbation
+from botorch_unknown_hypers.problems.misspecified_problems import PERTURBATIONS, MisspecifiedProblem, perturbation
 
 
 @pytest.mark.parametrize("dim", [1, 2])

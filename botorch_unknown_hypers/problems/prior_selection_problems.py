@@ -50,7 +50,7 @@ from botorch_unknown_hypers.models.tabular import TabularPriorGP
 from botorch_unknown_hypers.problems.prior_tasks import PAPER_NOISE, PAPER_NUM_ARMS, hill_task_priors, kernel_task_priors, lengthscale_task_priors
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.policies.tasks import TaskInfo
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
 
 PRIOR_SELECTION_TASKS = {

@@ -48,7 +48,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.models.kernel_ridge import make_known_kernel
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
 
 PERTURBATIONS = ("rough", "high-frequency", "adversarial", "biased")

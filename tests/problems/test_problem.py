@@ -1,4 +1,4 @@
-"""Tests of the benchmark problem interface (botorch_unknown_hypers.problems.base); the domains
+"""Tests of the benchmark problem interface (botorch_unknown_hypers.problems.problem); the domains
 are tested in tests/test_domains.py."""
 
 import pytest

@@ -9,7 +9,7 @@ from botorch_unknown_hypers.problems import (
     get_problem,
     list_problems,
 )
-from botorch_unknown_hypers.problems.registry import register_problem
+from botorch_unknown_hypers.problems.problem_registry import register_problem
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp
 
 DTYPES = [torch.float32, torch.float64]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_unknown_hypers.problems.bbob import (
+from botorch_unknown_hypers.problems.bbob_problems import (
     BBOB_FUNCTIONS,
     DEV_INSTANCES,
     NOISE_FRACTION,

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.robust import robust_min
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
 
 

@@ -44,7 +44,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.domains import BoxDomain
-from botorch_unknown_hypers.problems.base import Problem
+from botorch_unknown_hypers.problems.problem import Problem
 
 BBOB_FUNCTIONS = tuple(range(1, 25))
 r"""Function ids of the 24 noiseless BBOB functions."""
