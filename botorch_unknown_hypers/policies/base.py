@@ -36,11 +36,9 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH, resolve_search
 from botorch_unknown_hypers.acquisition.multistart import check_multistart
-from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points
-from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.policies.context import RoundContext, SearchOptions
 from botorch_unknown_hypers.policies.pending_plays import upgrade_pending
@@ -232,7 +230,7 @@ class Policy(ABC):
             pending = None
         if pending is not None and not self.supports_pending:
             raise ValueError(f"X_pending: {self.name} does not condition on pending points; `buh list` shows the rules that do.")
-        train_X, train_Y = self._checked_inputs(train_X, train_Y)
+        train_X, train_Y = self.context.checked_inputs(train_X, train_Y)  # read before the round: refused data change nothing
         if train_X.shape[0] < self.min_observations:
             raise ValueError(
                 f"train_X must hold at least {self.min_observations} observation(s) for {self.name!r} "
@@ -248,15 +246,6 @@ class Policy(ABC):
         if len(self.selected) != q:
             self.selected = [""] * q
         return X
-
-    def _checked_inputs(self, train_X: Tensor, train_Y: Tensor) -> tuple[Tensor, Tensor]:
-        r"""The round's data checked (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.checked_inputs`),
-        before the round: refused data leave the rule as it was."""
-        return self.context.checked_inputs(train_X, train_Y)
-
-    def unit_inputs(self, train_X: Tensor) -> tuple[Tensor, Tensor | None]:
-        r""":meth:`~botorch_unknown_hypers.policies.context.RoundContext.unit_inputs`."""
-        return self.context.unit_inputs(train_X)
 
     def observe(self, X: Tensor, Y: Tensor) -> None:
         r"""Record the observations of the last batch (``q x d``, ``q`` or ``q x 1``).
@@ -360,22 +349,10 @@ class Policy(ABC):
         factors = self.context.candidate_factor_sets(spec, train_X, [noise], keep, points, keys)
         return None if factors is None else factors[0]
 
-    def information_gain(self, model: CandidateGP, factor: CandidateFactor | None = None, noise: float | None = None) -> Tensor:
-        r""":math:`I = \tfrac12\log\det(I + s^{-1}K)` of every candidate of ``model``
-        (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.information_gain`)."""
-        return self.context.information_gain(model, factor, noise)
-
     def maximize(self, acqf: AcquisitionFunction, q: int = 1, **options: Any) -> Tensor:
         r"""``q x d`` maximiser of ``acqf`` over the policy's domain with its generator and search
         options (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.maximize`)."""
         return self.context.maximize(acqf, q, **options)
-
-    def maximize_slot(
-        self, acqf: AcquisitionFunction, exclude: Tensor | None = None, initial_points: Tensor | None = None, warm: Restarts | None = None
-    ) -> tuple[Tensor, Restarts | None]:
-        r"""One slot of a batch filled one point at a time
-        (:meth:`~botorch_unknown_hypers.policies.context.RoundContext.maximize_slot`)."""
-        return self.context.maximize_slot(acqf, exclude, initial_points, warm)
 
     def campaign_raw_points(self, seed: int | None) -> Tensor | None:
         r"""The campaign's fixed raw points for ``seed``

@@ -65,17 +65,16 @@ class MarginalLikelihoodUCB(Selector):
     ) -> tuple[Slot, Restarts | None]:
         model, betas = data.model, data.betas
         lml = model.log_marginal_likelihood()
-        if self.weighted:
-            weights = torch.softmax(lml, dim=0)  # p(D|u) / sum_v p(D|v), via log-sum-exp
-            acqf = CandidateUCB(model, beta=betas, reduction="weighted", weights=weights)
-            k = int(weights.argmax())
-            weights_list, betas_list = weights.tolist(), betas.tolist()
-            info: dict[str, Any] = {"weights": weights_list, "betas": betas_list}
-        else:
-            k = int(lml.argmax())
+        weights = torch.softmax(lml, dim=0) if self.weighted else None  # p(D|u) / sum_v p(D|v), via log-sum-exp
+        (values,) = data.host(lml if weights is None else weights)  # one copy, with the betas and their checks
+        k = values.index(max(values))  # the first of equal maxima, as torch.argmax
+        info: dict[str, Any]
+        if weights is None:
             acqf = CandidateUCB(model, beta=betas, reduction="select", index=k)
-            info = {"log_marginal_likelihood": lml.tolist(), "beta": float(betas[k])}
-        data.host()  # the widths' deferred checks are settled before the search
+            info = {"log_marginal_likelihood": values, "beta": data.host_betas()[k]}
+        else:
+            acqf = CandidateUCB(model, beta=betas, reduction="weighted", weights=weights)
+            info = {"weights": values, "betas": data.host_betas()}
         return Slot(ctx.maximize(acqf), k, info=info), warm
 
     def diagnostics(self, slots: list[Slot]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.candidate_set import SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.candidate_set import SurvivorState
 from botorch_unknown_hypers.policies.engine import CandidateSetRound, EngineRule, Selector
 from botorch_unknown_hypers.policies.prior_pieces import (
     ActivePriors,
@@ -160,7 +160,9 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
 
     def xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))` (Theorem 4.1)."""
-        return elimination_xi(t, self._ensure_model().num_priors, self.noise_std, self.delta)
+        test = self.engine.test
+        assert isinstance(test, PriorEliminationTest)
+        return test.xi(t)
 
     def statistics(self, t: int | None = None) -> dict[str, list[float]]:
         r"""Per model prior: :math:`|\sum_{i \in S_p} \eta_i|` and the threshold at round ``t``

@@ -576,7 +576,7 @@ def test_data_that_extend_the_last_rounds_are_checked_with_the_observations_in_o
     monkeypatch.setattr(torch, "equal", spy)
     caches = list(policy.factor_caches.values())
     x = policy.suggest(X, Y)
-    unit, prefix = policy.unit_inputs(X)  # the round's data (the same tensor): their unit image of the round
+    unit, prefix = policy.context.unit_inputs(X)  # the round's data (the same tensor): their unit image of the round
     assert len(caches) == 2 and not any(compared)  # no inputs compared
     assert prefix is not None and all(c._inputs is unit for c in caches)
     monkeypatch.undo()
@@ -591,7 +591,7 @@ def test_data_that_extend_the_last_rounds_are_checked_with_the_observations_in_o
     assert torch.equal(policy.suggest(X, Y), fresh.suggest(X, Y))
     after = [c.stats.refactor_reasons.get("data not an extension", 0) for c in caches]
     assert all(a > r for a, r in zip(after, restarts))  # every cache restarted (counted per candidate dropped)
-    assert policy.unit_inputs(X)[1] is None  # not an extension: nothing vouched for
+    assert policy.context.unit_inputs(X)[1] is None  # not an extension: nothing vouched for
     with pytest.raises(ValueError, match="train_Y must be finite"):
         policy.suggest(X, torch.cat([Y[:-1], torch.full_like(Y[:1], math.nan)]))
 
@@ -675,5 +675,5 @@ def test_refused_data_leave_the_rule_as_it_was_and_its_round_never_starts(name, 
         fresh = make()
         fresh.load_state_dict(json.loads(saved))
         assert torch.equal(policy.suggest(new_X, new_Y), fresh.suggest(new_X, new_Y))
-        assert policy.unit_inputs(new_X)[1] is None
+        assert policy.context.unit_inputs(new_X)[1] is None
         policy.suggest(X, Y)  # the last round's inputs again
