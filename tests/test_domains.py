@@ -291,7 +291,7 @@ def test_check_domain():
     box = BoxDomain(BOUNDS)
     assert check_domain(box) is box
     for bad in (BOUNDS, None, "box"):
-        with pytest.raises(ValueError, match="^domain must be a BoxDomain or a FiniteDomain"):
+        with pytest.raises(ValueError, match="^domain must be a BoxDomain, a FiniteDomain or a MixedDomain"):
             check_domain(bad)
     with pytest.raises(ValueError, match="^search_space must be"):
         check_domain(None, name="search_space")
@@ -455,3 +455,127 @@ def test_a_nan_row_is_refused_on_a_pool_whose_corner_is_a_point():
         check_points(pool, bad)
     with pytest.raises(ValueError, match=r"train_X must be finite"):
         check_observations(pool, bad, torch.zeros(2, dtype=torch.float64), "train_X", "train_Y")
+
+
+# --------------------------------------------------------------------------- mixed domains
+from botorch_unknown_hypers.domains import CategoricalParameter, FloatParameter, IntParameter, MixedDomain  # noqa: E402
+
+
+def mixed_domain() -> MixedDomain:
+    return MixedDomain(
+        (
+            FloatParameter("lr", 1e-5, 1e-1, log=True),
+            IntParameter("layers", 1, 6),
+            CategoricalParameter("act", ("relu", "tanh", "gelu")),
+            FloatParameter("dropout", 0.0, 0.5, step=0.1),
+            IntParameter("batch", 8, 512, log=True),
+        )
+    )
+
+
+def test_mixed_domain_columns_and_bounds():
+    d = mixed_domain()
+    assert d.dim == 7 and not d.is_box and d.size == math.inf
+    expected = [[math.log(1e-5), 1, 0, 0, 0, 0.0, math.log(8)], [math.log(1e-1), 6, 1, 1, 1, 0.5, math.log(512)]]
+    assert torch.allclose(d.bounds, torch.tensor(expected, dtype=torch.float64))
+    bounds, discrete, categorical = d.code_layout()
+    assert bounds.shape == (2, 5) and categorical == {2: [0.0, 1.0, 2.0]}
+    assert discrete[1] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] and len(discrete[3]) == 6 and len(discrete[4]) == 505
+    assert MixedDomain((IntParameter("a", 0, 3), CategoricalParameter("b", (True, None)))).size == 8.0
+    assert MixedDomain((FloatParameter("a", 0.0, 1.0),)).is_box
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: FloatParameter("a", 1.0, 1.0), "'a': upper must exceed lower"),
+        (lambda: FloatParameter("a", 0.0, 1.0, log=True), "'a': a log-scale parameter needs lower > 0"),
+        (lambda: FloatParameter("a", 0.0, 1.0, step=2.0), "'a': step 2.0 leaves one value"),
+        (lambda: IntParameter("n", 1, 5, step=0), "'n': needs step >= 1"),
+        (lambda: IntParameter("n", 1.0, 5), "'n': lower must be an int"),
+        (lambda: IntParameter("n", 0, 5, log=True), "'n': a log-scale integer needs lower >= 1"),
+        (lambda: CategoricalParameter("c", ("x",)), "'c': choices must be a tuple of at least two"),
+        (lambda: CategoricalParameter("c", ("x", "x")), "'c': choices must be distinct"),
+        (lambda: CategoricalParameter("c", ("x", [1])), "'c': choices must be str, int, float, bool or None"),
+        (lambda: MixedDomain((IntParameter("n", 1, 3), IntParameter("n", 1, 4))), "names must be distinct"),
+        (lambda: MixedDomain(()), "parameters must be a non-empty tuple"),
+    ],
+)
+def test_mixed_domain_refuses_bad_parameters_by_name(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_mixed_points_are_checked_and_snapped_exactly():
+    d = mixed_domain()
+    X = d.sample(16, seed=0)
+    assert bool(d.contains(X).all())
+    snapped = check_points(d, X.float())
+    grid = [1, 2, 3, 4, 5, 6]  # a float32 copy is on the grid and the choices bit for bit
+    assert torch.equal(snapped[:, grid], X[:, grid])
+    assert torch.allclose(snapped[:, 0], X[:, 0], rtol=1e-6)  # a continuous column: converted, as a box's
+    integral = MixedDomain((IntParameter("n", 1, 6), CategoricalParameter("c", ("a", "b"))))
+    assert torch.equal(check_points(integral, torch.tensor([[2, 0, 1]])), torch.tensor([[2.0, 0.0, 1.0]], dtype=torch.float64))
+    bad = X.clone()
+    bad[3, 1] = 2.5
+    with pytest.raises(ValueError, match=r"rows \[3\].*parameter 'layers' \(column 1\) must be an integer in \[1, 6\]"):
+        check_points(d, bad)
+    bad = X.clone()
+    bad[0, 2:5] = torch.tensor([1.0, 1.0, 0.0], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"parameter 'act' \(columns 2..4\) must be one-hot"):
+        check_points(d, bad)
+    bad = X.clone()
+    bad[1, 5] = 0.25
+    with pytest.raises(ValueError, match=r"parameter 'dropout' \(column 5\) must be on the grid"):
+        check_points(d, bad)
+    bad = X.clone()
+    bad[2, 0] = 0.0
+    with pytest.raises(ValueError, match=r"parameter 'lr' \(column 0\) must lie in"):
+        check_points(d, bad)
+
+
+def test_named_values_round_trip_exactly():
+    d = mixed_domain()
+    for x in d.sample(32, seed=1):
+        values = d.to_values(x)
+        assert isinstance(values["layers"], int) and isinstance(values["batch"], int)
+        assert values["act"] in ("relu", "tanh", "gelu") and 1e-5 <= values["lr"] <= 1e-1
+        assert torch.equal(torch.tensor(d.to_row(values), dtype=torch.float64), x)
+        assert d.to_values(torch.tensor(d.to_row(values), dtype=torch.float64)) == values
+    with pytest.raises(ValueError, match="'layers' must be an integer"):
+        d.to_row({"lr": 1e-3, "layers": 2.5, "act": "relu", "dropout": 0.1, "batch": 8})
+    with pytest.raises(ValueError, match=r"'act' must be one of \['relu', 'tanh', 'gelu'\], got 'elu'"):
+        d.to_row({"lr": 1e-3, "layers": 2, "act": "elu", "dropout": 0.1, "batch": 8})
+    with pytest.raises(ValueError, match="'dropout' must be on its grid"):
+        d.to_row({"lr": 1e-3, "layers": 2, "act": "relu", "dropout": 0.15, "batch": 8})
+    with pytest.raises(ValueError, match=r"parameters \['batch'\] are missing"):
+        d.to_row({"lr": 1e-3, "layers": 2, "act": "relu", "dropout": 0.1})
+    assert MixedDomain.from_description(d.describe()) == d
+
+
+def test_round_is_the_nearest_point_by_brute_force():
+    d = MixedDomain((IntParameter("n", 1, 9, step=2), IntParameter("m", 1, 40, log=True), CategoricalParameter("c", ("a", "b", "c"))))
+    X = torch.rand(200, d.dim, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 12 - 1
+    X[:, 1] = torch.rand(200, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 4
+    R = d.round(X)
+    assert bool(d.contains(R).all())
+    ns = torch.tensor([1.0, 3.0, 5.0, 7.0, 9.0], dtype=torch.float64)
+    ms = torch.arange(1, 41, dtype=torch.float64).log()
+    for x, r in zip(X, R):
+        assert r[0] == ns[(ns - x[0].clamp(1, 9)).abs().argmin()]
+        assert r[1] == ms[(ms - x[1].clamp(0, math.log(40))).abs().argmin()]
+        assert int(r[2:].argmax()) == int(x[2:].argmax()) and r[2:].sum() == 1
+
+
+def test_mixed_sampling_is_seeded_and_uniform_over_choices():
+    d = mixed_domain()
+    assert torch.equal(d.sample(64, seed=3), d.sample(64, seed=3))
+    X = d.sample_uniform(3000, torch.Generator().manual_seed(0))
+    assert bool(d.contains(X).all())
+    shares = X[:, 2:5].mean(dim=0)
+    assert torch.allclose(shares, torch.full((3,), 1 / 3, dtype=torch.float64), atol=0.03)
+    layers = torch.bincount(X[:, 1].long(), minlength=7)[1:].double() / 3000.0
+    assert torch.allclose(layers, torch.full((6,), 1 / 6, dtype=torch.float64), atol=0.03)
+    assert bool(d.contains(d.neutral_point()).all())
+    with pytest.raises(ValueError, match="need a finite pool"):
+        d.neighbourhoods(0.1)

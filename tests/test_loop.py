@@ -454,7 +454,7 @@ def test_run_accepts_a_pool_inside_a_box_problem():
 def test_initial_design_refuses_non_integers():
     with pytest.raises(ValueError, match=r"^n must be an integer >= 1, got 2\.0\.$"):
         initial_design(BOX2, 2.0, 0)
-    with pytest.raises(ValueError, match=r"^domain must be a BoxDomain or a FiniteDomain, got NoneType\.$"):
+    with pytest.raises(ValueError, match=r"^domain must be a BoxDomain, a FiniteDomain or a MixedDomain, got NoneType\.$"):
         initial_design(None, 2, 0)
 
 

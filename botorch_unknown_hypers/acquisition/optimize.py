@@ -57,8 +57,9 @@ from botorch_unknown_hypers.acquisition.multistart import (
     split_options,
 )
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search, search_options
-from botorch_unknown_hypers.acquisition.ucb import CandidateUCBValues, as_beta, beta_checks
+from botorch_unknown_hypers.acquisition.ucb import CandidateUCB, CandidateUCBValues, as_beta, beta_checks
 from botorch_unknown_hypers.confidence import upper_confidence_bound
+from botorch_unknown_hypers.acquisition.mixed_search import is_mixed, maximize_mixed
 from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points, point_checks, sobol_points
 from botorch_unknown_hypers.host import at_argmax, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
@@ -168,6 +169,9 @@ def maximize(
     fork, seed = draw_seeds(generator, 2) if fork_rng else (None, draw_seed(generator))  # one host copy
 
     def run() -> tuple[Tensor, Tensor]:
+        if is_mixed(domain):
+            fallback = domain.sample_uniform(1, torch.Generator().manual_seed(seed))
+            return maximize_mixed(acqf, domain, q, num_restarts, raw_samples, fallback, exclude)
         X, values = _box_restarts(acqf, domain, seed, q, num_restarts, raw_samples, starts, exclude is None, search)
         if exclude is None:
             return X, values
@@ -288,6 +292,8 @@ def maximize_slot(
     if isinstance(domain, FiniteDomain):
         return maximize(acqf, domain, generator, num_restarts=num_restarts, raw_samples=raw_samples, exclude=exclude)[0], None
     check_multistart(num_restarts, raw_samples)
+    if is_mixed(domain):  # searched afresh each slot: the mixed search keeps no restarts
+        return maximize(acqf, domain, generator, num_restarts=num_restarts, raw_samples=raw_samples, exclude=exclude)[0], None
     if warm is None:
         (fork, seed), count = draw_seeds(generator, 2), num_restarts  # one host copy for both
         starts = None if initial_points is None else initial_points.unsqueeze(-2)
@@ -314,14 +320,14 @@ def _ucb_chunk(model: CandidateModel) -> int:
 def draw_raw_seed(domain: Domain, generator: torch.Generator) -> int | None:
     r"""A seed for :func:`fixed_raw_points` drawn from ``generator`` on a box; ``None`` on a pool,
     with ``generator`` untouched."""
-    return None if isinstance(domain, FiniteDomain) else draw_seed(generator)
+    return None if isinstance(domain, FiniteDomain) or is_mixed(domain) else draw_seed(generator)
 
 
 def fixed_raw_points(domain: Domain, raw_samples: int, seed: int) -> Tensor | None:
     r"""``raw_samples x d`` scrambled Sobol points of the box of ``domain`` drawn with ``seed``, to
     be kept as the raw samples of every round of a campaign (``joint_ucb_argmax(...,
     raw_points=...)``); ``None`` on a pool, which is scored exhaustively."""
-    if isinstance(domain, FiniteDomain):
+    if isinstance(domain, FiniteDomain) or is_mixed(domain):
         return None
     check_multistart(1, raw_samples)
     return sobol_points(domain.bounds, raw_samples, seed)
@@ -571,6 +577,14 @@ def joint_ucb_argmax(
             raise ValueError("exclude: every pool point is pending or already in the batch.")
         k, i = divmod(random_argmax(values, generator), values.shape[-1])
         X, restarts = domain.points[i : i + 1], None
+    elif is_mixed(domain):  # max_k UCB_k(x) over the mixed domain, then the best candidate at x
+        beta_t = as_beta(beta, model.num_candidates, model.raw_train_X) if check_values else beta_checks(beta, model.num_candidates, model.raw_train_X)[0]
+        acqf = CandidateUCB(model, beta_t, reduction="max", check_beta=False)
+        X = maximize(acqf, domain, generator, num_restarts=num_restarts, raw_samples=raw_samples, exclude=exclude)[0]
+        with torch.no_grad():
+            mean, variance = model.marginal_mean_variance(X.unsqueeze(0))  # K x 1
+        k = int(upper_confidence_bound(mean, variance, beta_t.unsqueeze(-1))[:, 0].argmax())
+        i, restarts = 0, None
     else:
         restarts = joint_ucb_restarts(  # checks beta's values unless check_values is False
             model, beta, domain.bounds, num_restarts, raw_samples, seed=draw_seed(generator), warm=warm, raw_points=raw_points,

@@ -31,6 +31,7 @@ from botorch.sampling.pathwise import draw_matheron_paths
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
+from botorch_unknown_hypers.acquisition.mixed_search import is_mixed
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain
 from botorch_unknown_hypers.host import at_argmax
@@ -183,9 +184,10 @@ def thompson_maximizers(
         ``(X, maxima)``: ``num x d`` and ``num``.
     """
     check_search(search)
-    if isinstance(domain, FiniteDomain):
-        maxima, idx = PoolJointSampler(model, domain.points).draw(num, generator).max(dim=0)
-        return domain.points[idx], maxima
+    if isinstance(domain, FiniteDomain) or is_mixed(domain):
+        points = stand_in_points(domain, raw_samples, generator)
+        maxima, idx = PoolJointSampler(model, points).draw(num, generator).max(dim=0)
+        return points[idx], maxima
     fork, seed = draw_seeds(generator, 2)  # one host copy for both
     with forked_rng(fork, domain.device):
         return thompson_maximizers_box(model, domain.bounds, num, num_restarts, raw_samples, seed, extra_starts, search)
@@ -203,11 +205,21 @@ def posterior_mean_maximizer(
     r"""A ``1 x d`` maximiser of the posterior mean on a box (an extra start for the box
     optimisers of batch rules); ``None`` on a pool, where every maximisation is exhaustive and
     needs no start. Seeded from ``generator``; ``search`` as :func:`max_posterior_mean_box`."""
-    if isinstance(domain, FiniteDomain):
+    if isinstance(domain, FiniteDomain) or is_mixed(domain):
         return None
     fork, seed = draw_seeds(generator, 2)  # one host copy for both
     with forked_rng(fork, domain.device):
         return posterior_mean_argmax_box(model, domain.bounds, train_X, num_restarts, raw_samples, seed, search)[1]
+
+
+def stand_in_points(domain: Domain, raw_samples: int, generator: torch.Generator) -> Tensor:
+    r"""The points a sample is maximised over exactly: a pool's own, or on a mixed domain the
+    distinct points of ``raw_samples`` scrambled Sobol draws of its codes seeded from
+    ``generator`` (pathwise samples on its continuous relaxation would be maximised off the
+    domain's grid and choices)."""
+    if isinstance(domain, FiniteDomain):
+        return domain.points
+    return domain.discretize(raw_samples, draw_seed(generator))
 
 
 def candidate_set(domain: Domain, num_points: int, generator: torch.Generator) -> Tensor:

@@ -40,6 +40,7 @@ from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
+from botorch_unknown_hypers.acquisition.mixed_search import is_mixed
 from botorch_unknown_hypers.acquisition.optimize import maximize
 from botorch_unknown_hypers.acquisition.pending import (
     MIN_VARIANCE,
@@ -51,6 +52,7 @@ from botorch_unknown_hypers.acquisition.thompson import (
     PoolJointSampler,
     max_posterior_mean_box,
     random_point_sampler,
+    stand_in_points,
     thompson_maximizers_box,
 )
 from botorch_unknown_hypers.checks import check_int
@@ -384,9 +386,10 @@ def gen_ts_rsr_batch(
         ``(X, info)``: ``q x d`` points and the batch diagnostics.
     """
     check_search(search)
-    if isinstance(domain, FiniteDomain):
-        idx, info = gen_ts_rsr_batch_pool(model, domain.points, q, generator, max_resamples=max_resamples)
-        return domain.points[idx], info
+    if isinstance(domain, FiniteDomain) or is_mixed(domain):
+        points = stand_in_points(domain, raw_samples, generator)
+        idx, info = gen_ts_rsr_batch_pool(model, points, q, generator, max_resamples=max_resamples)
+        return points[idx], info
     return gen_ts_rsr_batch_box(
         model,
         domain.bounds,

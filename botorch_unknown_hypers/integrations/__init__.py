@@ -7,8 +7,9 @@ r"""Integrations with other optimisation frameworks (optional extras).
 - :mod:`botorch_unknown_hypers.integrations.optuna`: run any registered rule as an Optuna sampler,
   :class:`~botorch_unknown_hypers.integrations.optuna.PolicySampler`
   (``pip install "botorch-unknown-hypers[optuna]"``).
-- :mod:`botorch_unknown_hypers.integrations.box`: the mapping of named float parameters (linear or
-  log scale) to the columns of a box that both use; it needs no framework.
+- Both map named parameters (floats, linear or log scale, integers, stepped floats, categoricals)
+  to the columns of a :class:`~botorch_unknown_hypers.domains.MixedDomain` (its box when all are
+  continuous floats); the mapping is the domain's own and needs no framework.
 
 Submodules import their framework on import; this package imports nothing.
 """

@@ -24,8 +24,9 @@ Example:
     ...     ((index, params),) = client.get_next_trials(max_trials=1).items()
     ...     client.complete_trial(index, raw_data={"loss": my_loss(params)})
 
-Float range parameters become the columns of a
-:class:`~botorch_unknown_hypers.domains.BoxDomain` (log-scale ones in log space); every
+Range parameters (float or integer, log-scale ones in log space) and choice parameters become
+the parameters of a :class:`~botorch_unknown_hypers.domains.MixedDomain` (the columns of a
+:class:`~botorch_unknown_hypers.domains.BoxDomain` when all are floats); every
 rule maximises, so a minimised objective is negated. The node keeps nothing between
 calls: it rebuilds the data from the experiment, and the rule's state (the JSON of
 ``policy.state_dict()``) is stored in each generator run's
@@ -64,7 +65,7 @@ from ax.core.experiment import Experiment
 from ax.core.experiment_status import ExperimentStatus
 from ax.core.generator_run import GeneratorRun
 from ax.core.observation import ObservationFeatures
-from ax.core.parameter import FixedParameter, ParameterType, RangeParameter
+from ax.core.parameter import ChoiceParameter, FixedParameter, ParameterType, RangeParameter
 from ax.core.search_space import SearchSpace
 from ax.core.trial_status import TrialStatus
 from ax.core.types import TParameterization
@@ -92,8 +93,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.registry import METHODS, make_policy
-from botorch_unknown_hypers.domains import BoxDomain
-from botorch_unknown_hypers.integrations.box import ParameterBox
+from botorch_unknown_hypers.domains import CategoricalParameter, Domain, FloatParameter, IntParameter, MixedDomain, Parameter
 
 __all__ = [
     "CLASS_DECODER_REGISTRY",
@@ -132,52 +132,79 @@ _OBSERVED = (TrialStatus.COMPLETED, TrialStatus.EARLY_STOPPED)
 
 
 @dataclass(frozen=True)
-class SearchSpaceMap(ParameterBox):
-    r"""Ax parameters to and from the rows of a :class:`BoxDomain`.
+class SearchSpaceMap:
+    r"""Ax parameters to and from the rows of the rule's domain.
+
+    Float range parameters (linear or log), integer range parameters (linear or log) and choice
+    parameters (categoricals, one-hot) become the parameters of a
+    :class:`~botorch_unknown_hypers.domains.MixedDomain`, in Ax's order; the rule runs on its box
+    when every one is a float (:meth:`domain`).
 
     Attributes:
-        names: The tunable (float range) parameters, in the domain's column order.
-        log_scale: Per tunable parameter, whether its column holds :math:`\log x`.
-        lower, upper: Per tunable parameter, Ax's bounds (natural units).
+        space: The tunable parameters, as a mixed domain whose columns are the rule's.
         fixed: Fixed parameters, added to every proposal.
     """
 
+    space: MixedDomain
     fixed: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        r"""The tunable parameters, in the domain's order."""
+        return tuple(p.name for p in self.space.parameters)
+
+    @property
+    def dim(self) -> int:
+        r"""The number of the domain's columns."""
+        return self.space.dim
 
     @classmethod
     def from_search_space(cls, search_space: SearchSpace) -> SearchSpaceMap:
-        r"""Read a search space of float range (and fixed) parameters.
+        r"""Read a search space of range, choice and fixed parameters.
 
         Raises:
-            UnsupportedError: for other parameter types or parameter constraints.
+            UnsupportedError: for parameter constraints, a logit scale, or another parameter type.
         """
         if search_space.parameter_constraints:
             raise UnsupportedError(
-                "PolicyGenerationNode supports box search spaces only; remove the parameter constraints."
+                "PolicyGenerationNode supports search spaces without parameter constraints; remove them."
             )
-        names, log_scale, lower, upper, fixed = [], [], [], [], []
+        params: list[Parameter] = []
+        fixed = []
         for name, parameter in search_space.parameters.items():
             if isinstance(parameter, FixedParameter):
                 fixed.append((name, parameter.value))
-            elif isinstance(parameter, RangeParameter) and parameter.parameter_type == ParameterType.FLOAT:
+            elif isinstance(parameter, RangeParameter) and parameter.parameter_type in (ParameterType.FLOAT, ParameterType.INT):
                 if parameter.logit_scale:
                     raise UnsupportedError(f"parameter {name!r}: logit scale is not supported; use a linear or log scale.")
-                names.append(name)
-                log_scale.append(bool(parameter.log_scale))
-                lower.append(float(parameter.lower))
-                upper.append(float(parameter.upper))
+                if parameter.parameter_type == ParameterType.INT:
+                    params.append(IntParameter(name, int(parameter.lower), int(parameter.upper), log=bool(parameter.log_scale)))
+                else:
+                    params.append(FloatParameter(name, float(parameter.lower), float(parameter.upper), log=bool(parameter.log_scale)))
+            elif isinstance(parameter, ChoiceParameter):
+                params.append(CategoricalParameter(name, tuple(parameter.values)))
             else:
                 raise UnsupportedError(
                     f"parameter {name!r} ({type(parameter).__name__}, {parameter.parameter_type.name}): "
-                    "PolicyGenerationNode supports float range parameters (and fixed ones) only."
+                    "PolicyGenerationNode supports range, choice and fixed parameters."
                 )
-        if not names:
-            raise UnsupportedError("the search space has no float range parameter to optimise.")
-        return cls(tuple(names), tuple(log_scale), tuple(lower), tuple(upper), tuple(fixed))
+        if not params:
+            raise UnsupportedError("the search space has no range or choice parameter to optimise.")
+        return cls(MixedDomain(tuple(params)), tuple(fixed))
+
+    def domain(self, dtype: torch.dtype, device: torch.device) -> Domain:
+        r"""The rule's domain: the box of the columns when every parameter is a continuous float,
+        else the mixed domain."""
+        space = self.space.to(device=device, dtype=dtype)
+        return space.as_box() if space.is_box else space
+
+    def to_row(self, values: Mapping[str, Any]) -> list[float]:
+        r"""The ``d`` columns of an Ax parameterisation (fixed parameters ignored)."""
+        return self.space.to_row(values)
 
     def to_parameters(self, x: Tensor) -> TParameterization:
         r"""Ax parameterisation of a ``d``-dim domain point (clamped to Ax's bounds), with the fixed parameters."""
-        out: dict[str, Any] = dict(self.to_values(x))
+        out: dict[str, Any] = dict(self.space.to_values(x))
         out.update(dict(self.fixed))
         return out
 
@@ -361,7 +388,7 @@ class PolicyGenerationNode(ExternalGenerationNode):
         metric, sign = objective_metric(experiment)
         observed = _observations(experiment, data, metric, sign, space)
         device = self.device or torch.device("cpu")
-        domain = BoxDomain(space.bounds(self.dtype, device))
+        domain = space.domain(self.dtype, device)
         policy = make_policy(self.method, domain, seed=self.seed, device=device, dtype=self.dtype, **self.options)
         _check_max_in_flight(self.method, self.max_in_flight, policy.supports_pending)
         last = self.last_generator_run(experiment)

@@ -3,16 +3,21 @@ r"""Optuna integration: any registered rule as an Optuna sampler.
 Optuna (https://optuna.org) asks its study's sampler for each trial's parameters.
 :class:`PolicySampler` is an ``optuna.samplers.BaseSampler`` that runs any method of
 :mod:`botorch_unknown_hypers.policies.registry` (``lb-gp-ucb-auto``, ``he-gp-ucb``, ...) on the
-study's float parameters, the way Optuna's own ``GPSampler`` runs its GP:
+study's parameters, the way Optuna's own ``GPSampler`` runs its GP:
 
 - **Search space.** Optuna's ``IntersectionSearchSpace`` (the parameters of every completed
-  trial); its continuous float parameters (``FloatDistribution`` without ``step``) become the
-  columns of a :class:`~botorch_unknown_hypers.domains.BoxDomain`, log-scale ones as
-  :math:`\log x` (:class:`~botorch_unknown_hypers.integrations.box.ParameterBox`).
-- **Other parameters.** Integer, categorical and stepped float parameters (and a float parameter
-  not in every completed trial) are *delegated* to Optuna's ``RandomSampler``, as Optuna's
-  ``GPSampler`` and ``CmaEsSampler`` do with what they cannot model, with one ``UserWarning`` per
-  parameter. The rule does not see them: their effect on the objective is noise to it.
+  trial) becomes a :class:`~botorch_unknown_hypers.domains.MixedDomain`, one parameter each, as
+  Optuna's own ``GPSampler`` models them: a float (``FloatDistribution``, log-scale ones as
+  :math:`\log x`, stepped ones on their grid), an integer (``IntDistribution``, log-scale and
+  stepped ones included) and a categorical (``CategoricalDistribution``, one-hot columns). When
+  every parameter is a continuous float the rule runs on the domain's box
+  (:meth:`~botorch_unknown_hypers.domains.MixedDomain.as_box`), as before mixed spaces were
+  modelled; otherwise its acquisitions are maximised over the mixed space
+  (:mod:`~botorch_unknown_hypers.acquisition.mixed_search`), and a rule that needs a box or a pool
+  says so at its first proposal.
+- **Other parameters.** What Optuna itself cannot intersect (a parameter not in every completed
+  trial) and a distribution of a single value are *delegated* to Optuna's ``RandomSampler``, as
+  Optuna's ``GPSampler`` does, with one ``UserWarning`` per parameter.
 - **Start.** The first ``n_startup_trials`` trials (counted as completed trials) come from
   ``RandomSampler(seed=seed)``; the rule's first call takes them as its initial design.
 - **Direction.** Every rule maximises; a minimised study's values are negated.
@@ -58,33 +63,42 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from optuna.distributions import BaseDistribution, FloatDistribution
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 from torch import Tensor
 
-from botorch_unknown_hypers.domains import BoxDomain
-from botorch_unknown_hypers.integrations.box import ParameterBox
+from botorch_unknown_hypers.domains import BoxDomain, CategoricalParameter, FloatParameter, IntParameter, MixedDomain, Parameter
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.registry import METHODS, make_policy
 
-__all__ = ["PolicySampler", "is_modelled"]
+__all__ = ["PolicySampler", "is_modelled", "search_domain"]
 
 
 def is_modelled(distribution: BaseDistribution) -> bool:
-    r"""Whether the rule models a parameter of ``distribution``: a continuous float range
-    (``FloatDistribution`` without ``step``, linear or log scale) of more than one value."""
-    return isinstance(distribution, FloatDistribution) and distribution.step is None and not distribution.single()
+    r"""Whether the rule models a parameter of ``distribution``: a float, integer or categorical
+    distribution of more than one value."""
+    return isinstance(distribution, (FloatDistribution, IntDistribution, CategoricalDistribution)) and not distribution.single()
 
 
-def _box(search_space: dict[str, BaseDistribution]) -> ParameterBox:
-    names = tuple(sorted(search_space))
-    dists = [search_space[n] for n in names]
-    return ParameterBox(
-        names, tuple(bool(d.log) for d in dists), tuple(float(d.low) for d in dists), tuple(float(d.high) for d in dists)
-    )
+def search_domain(search_space: dict[str, BaseDistribution], dtype: torch.dtype = torch.float64, device: Any = None) -> MixedDomain:
+    r"""The :class:`~botorch_unknown_hypers.domains.MixedDomain` of Optuna distributions, one
+    parameter per name in sorted order (the columns of the rule's domain)."""
+    params: list[Parameter] = []
+    for name in sorted(search_space):
+        dist = search_space[name]
+        if isinstance(dist, CategoricalDistribution):
+            params.append(CategoricalParameter(name, tuple(dist.choices)))
+        elif isinstance(dist, IntDistribution):
+            params.append(IntParameter(name, int(dist.low), int(dist.high), step=int(dist.step), log=bool(dist.log)))
+        elif isinstance(dist, FloatDistribution):
+            step = None if dist.step is None else float(dist.step)
+            params.append(FloatParameter(name, float(dist.low), float(dist.high), log=bool(dist.log), step=step))
+        else:
+            raise ValueError(f"search_space: parameter {name!r} has a distribution PolicySampler does not model ({type(dist).__name__}).")
+    return MixedDomain(tuple(params), dtype=dtype, device=device)
 
 
 def _check_options(method: str, options: dict[str, Any]) -> None:
@@ -104,7 +118,7 @@ def _check_options(method: str, options: dict[str, Any]) -> None:
 
 
 class PolicySampler(BaseSampler):
-    r"""An Optuna sampler that runs a registered rule on the study's float parameters.
+    r"""An Optuna sampler that runs a registered rule on the study's parameters.
 
     See the module docstring for the search space, the delegated parameters, the record and
     pending points.
@@ -125,8 +139,9 @@ class PolicySampler(BaseSampler):
         policy: The rule (``None`` before its first proposal); ``policy.state`` is its record.
         told: The numbers of the trials the rule was told, in that order (the initial design
             first).
-        box: The float parameters the rule models, as the columns of its domain (``None``
-            before its first proposal).
+        space: The parameters the rule models, as a
+            :class:`~botorch_unknown_hypers.domains.MixedDomain` whose columns are the rule's
+            (``None`` before its first proposal).
 
     Example:
         Two workers: the second trial is asked while the first still runs, and the rule
@@ -158,13 +173,13 @@ class PolicySampler(BaseSampler):
         self._warned: set[str] = set()
         self.policy: Policy | None = None
         self.told: list[int] = []
-        self.box: ParameterBox | None = None
+        self.space: MixedDomain | None = None
         self._study: str | None = None
         self._proposed: dict[int, list[float]] = {}  # running trial number -> its point
 
     # ------------------------------------------------------------ BaseSampler API
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        r"""The continuous float parameters of every completed trial (the others are delegated)."""
+        r"""The parameters of every completed trial with more than one value (the others are delegated)."""
         return {n: d for n, d in self._search_space.calculate(study).items() if is_modelled(d)}
 
     def sample_relative(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -178,22 +193,22 @@ class PolicySampler(BaseSampler):
             return {}
         running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         with self._lock:
-            box = _box(search_space)
-            if self.policy is None or box != self.box or study.study_name != self._study:
-                self._start(box, study)
+            space = search_domain(search_space, self.options.get("dtype", torch.float64), self.options.get("device"))
+            if self.policy is None or space != self.space or study.study_name != self._study:
+                self._start(space, study)
             x = self._suggest(study, completed, [t for t in running if t.number != trial.number])
             self._proposed[trial.number] = x.tolist()
-        return box.to_values(x)
+        return space.to_values(x)
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution) -> Any:
         r"""A parameter the rule does not model, from ``RandomSampler`` (warned once per name
         after the random start)."""
         if param_name not in self._warned and len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) >= self.n_startup_trials:
             self._warned.add(param_name)
-            reason = "is not a continuous float parameter" if not is_modelled(param_distribution) else "is not in every completed trial"
+            reason = "has a single value" if not is_modelled(param_distribution) else "is not in every completed trial"
             warnings.warn(
                 f"parameter {param_name!r} ({type(param_distribution).__name__}) {reason}: PolicySampler "
-                f"({self.method}) models continuous float parameters only, so it is sampled by RandomSampler.",
+                f"({self.method}) models the parameters of every completed trial, so it is sampled by RandomSampler.",
                 UserWarning,
                 stacklevel=2,
             )
@@ -211,8 +226,9 @@ class PolicySampler(BaseSampler):
         self._random.reseed_rng()
 
     # ------------------------------------------------------------------ helpers
-    def _start(self, box: ParameterBox, study: Study) -> None:
-        r"""A fresh rule on ``box`` (the first proposal, a new study or a changed search space)."""
+    def _start(self, space: MixedDomain, study: Study) -> None:
+        r"""A fresh rule on ``space`` (the first proposal, a new study or a changed search space):
+        on its box when every parameter is a continuous float."""
         if self.policy is not None:
             warnings.warn(
                 f"PolicySampler ({self.method}): the search space or the study changed; the rule restarts "
@@ -220,18 +236,19 @@ class PolicySampler(BaseSampler):
                 UserWarning,
                 stacklevel=3,
             )
-        domain = BoxDomain(box.bounds(self.options.get("dtype", torch.float64), self.options.get("device")))
+        domain = space.as_box() if space.is_box else space
         self.policy = make_policy(self.method, domain, seed=self._policy_seed, **self.options)
-        self.box, self._study, self.told = box, study.study_name, []
+        self.space, self._study, self.told = space, study.study_name, []
 
     def _suggest(self, study: Study, completed: list[FrozenTrial], running: list[FrozenTrial]) -> Tensor:
         r"""Tell the rule the trials completed since its last proposal, then ask it for one point."""
-        policy, box = self.policy, self.box
+        policy, space = self.policy, self.space
         sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        names = {p.name for p in space.parameters}
         data = {
-            t.number: (box.to_row(t.params), sign * float(t.value))
+            t.number: (space.to_row(t.params), sign * float(t.value))
             for t in completed
-            if set(box.names) <= t.params.keys() and math.isfinite(float(t.value))
+            if names <= t.params.keys() and math.isfinite(float(t.value))
         }
         if not self.told:  # the rule's first call: every completed trial is the initial design
             self.told = sorted(data)
@@ -260,7 +277,7 @@ class PolicySampler(BaseSampler):
                 )
             pending = []
         X_pending = self._tensor(pending) if pending else None
-        train_X = self._tensor(rows).reshape(len(rows), box.dim)
+        train_X = self._tensor(rows).reshape(len(rows), space.dim)
         X = policy.suggest(train_X, self._tensor(values).reshape(-1, 1), q=1, X_pending=X_pending)
         return X[0]
 
@@ -268,8 +285,8 @@ class PolicySampler(BaseSampler):
         r"""The point of a running trial: the rule's proposal, else its parameters once all are set."""
         if trial.number in self._proposed:
             return self._proposed[trial.number]
-        if set(self.box.names) <= trial.params.keys():
-            return self.box.to_row(trial.params)
+        if {p.name for p in self.space.parameters} <= trial.params.keys():
+            return self.space.to_row(trial.params)
         return None
 
     def _tensor(self, values: list[Any]) -> Tensor:

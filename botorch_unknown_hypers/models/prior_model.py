@@ -19,7 +19,7 @@ import math
 import torch
 
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain, FiniteDomain, MixedDomain
 from botorch_unknown_hypers.models.box_priors import BoxPriors
 from botorch_unknown_hypers.models.tabular import TabularPriorGP
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
@@ -38,9 +38,15 @@ def check_priors_available(priors: Priors | None, domain: Domain, rule: str) -> 
     Raises:
         ValueError: naming ``domain``, for a box and ``priors=None``.
     """
+    if isinstance(domain, MixedDomain) and not domain.is_box:
+        raise ValueError(
+            f"domain: {rule} needs a BoxDomain (its prior sample paths are maximised over a continuous box) or a "
+            "FiniteDomain (tabular priors over its arms); a MixedDomain with integer, stepped or categorical "
+            "parameters is neither: enumerate its points into a FiniteDomain, or use a rule of the other families."
+        )
     if priors is None and not isinstance(domain, FiniteDomain):
         raise ValueError(
-            f"domain: {rule} on a box (BoxDomain) needs priors=<a CandidateSpec of K (mean, kernel) pairs, "
+            f"domain: {rule} on a {type(domain).__name__} needs priors=<a CandidateSpec of K (mean, kernel) pairs, "
             "e.g. KernelCandidates>; tabular priors need a FiniteDomain of their arms. Got priors=None."
         )
 
@@ -76,7 +82,7 @@ def prepare_priors(
         return dataclasses.replace(priors, arms=points)
     if not isinstance(priors, CandidateSpec):
         raise ValueError(
-            f"{name}: on a box (BoxDomain) the priors must be a CandidateSpec of K (mean, kernel) pairs, "
+            f"{name}: on a {type(domain).__name__} the priors must be a CandidateSpec of K (mean, kernel) pairs, "
             f"e.g. KernelCandidates; tabular priors need a FiniteDomain of their arms. Got {type(priors).__name__}."
         )
     if noise_std is not None:

@@ -19,7 +19,7 @@ pytestmark = [  # Ax 1.3's own pandas / API deprecations
 from ax.api.client import Client
 from ax.api.configs import ChoiceParameterConfig, RangeParameterConfig
 from ax.core.trial_status import TrialStatus
-from ax.exceptions.core import UnsupportedError, UserInputError
+from ax.exceptions.core import UserInputError
 from ax.exceptions.generation_strategy import MaxParallelismReachedException
 
 from botorch_unknown_hypers.integrations.ax import (
@@ -194,8 +194,8 @@ def test_unsupported_search_spaces_and_methods():
             ChoiceParameterConfig(name="c", values=["a", "b", "c"], parameter_type="str", is_ordered=False),
         ]
     )
-    with pytest.raises(UnsupportedError, match="'c'"):
-        SearchSpaceMap.from_search_space(client._experiment.search_space)
+    space = SearchSpaceMap.from_search_space(client._experiment.search_space)
+    assert space.names == ("x", "c") and space.dim == 4  # c: three one-hot columns
 
 
 def test_search_space_map_log_scale_and_fixed():
@@ -207,8 +207,8 @@ def test_search_space_map_log_scale_and_fixed():
         ]
     )
     space = SearchSpaceMap.from_search_space(client._experiment.search_space)
-    bounds = space.bounds()
-    assert space.names == ("lr", "x") and space.log_scale == (True, False)
+    bounds = space.domain(torch.float64, torch.device("cpu")).bounds
+    assert space.names == ("lr", "x") and [p.log for p in space.space.parameters] == [True, False]
     assert torch.allclose(bounds[:, 0], torch.tensor([math.log(1e-4), math.log(1e-1)], dtype=torch.float64))
     params = space.to_parameters(bounds[1])
     assert params == {"lr": 1e-1, "x": 1.0}  # clamped to Ax's bounds after exp(log(u))
@@ -342,3 +342,34 @@ def test_max_in_flight_needs_a_rule_with_pending_points():
     assert [c.threshold for c in node.pausing_criteria] == [1]
     node = PolicyGenerationNode.from_json_dict(PolicyGenerationNode("he-gp-ucb", max_in_flight=3).to_json_dict())
     assert node.max_in_flight == 3 and [c.threshold for c in node.pausing_criteria] == [3]
+
+
+def test_choice_and_integer_parameters_run_and_round_trip(tmp_path):
+    client = Client()
+    client.configure_experiment(
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float"),
+            RangeParameterConfig(name="n", bounds=(1, 6), parameter_type="int"),
+            ChoiceParameterConfig(name="act", values=["relu", "tanh", "gelu"], parameter_type="str", is_ordered=False),
+        ]
+    )
+    client.configure_optimization(objective="-loss")
+    client.set_generation_strategy(policy_generation_strategy("lb-gp-ucb-auto", n_init=4, seed=5, options=FAST))
+
+    def loss(p: dict) -> float:
+        return (p["x"] - 0.3) ** 2 + 0.1 * (p["n"] - 3) ** 2 + {"relu": 0.0, "tanh": 0.5, "gelu": 0.2}[p["act"]]
+
+    for _ in range(7):
+        ((index, params),) = client.get_next_trials(max_trials=1).items()
+        assert isinstance(params["n"], int) and 1 <= params["n"] <= 6 and params["act"] in ("relu", "tanh", "gelu")
+        client.complete_trial(index, raw_data={"loss": loss(params)})
+    node = client._generation_strategy.nodes_by_name["lb-gp-ucb-auto"]
+    assert node.space.dim == 5 and node.policy.domain.dim == 5  # act: three one-hot columns
+    for index in range(4, 7):  # the rule's rows are the arms' parameters, exactly
+        (arm,) = client._experiment.trials[index].arms
+        row = torch.tensor(node.space.to_row(arm.parameters), dtype=torch.float64)
+        assert node.space.to_parameters(row) == arm.parameters
+    path = tmp_path / "mixed.json"
+    save_client(client, path)
+    expected = load_client(path).get_next_trials(max_trials=1)
+    assert client.get_next_trials(max_trials=1) == expected  # the reloaded rule proposes the same arm

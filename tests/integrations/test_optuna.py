@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -11,6 +12,7 @@ optuna = pytest.importorskip("optuna")
 
 from optuna.trial import TrialState  # noqa: E402
 
+from botorch_unknown_hypers.domains import MixedDomain  # noqa: E402
 from botorch_unknown_hypers.integrations.optuna import PolicySampler, is_modelled  # noqa: E402
 
 FAST = {"num_restarts": 2, "raw_samples": 32}
@@ -75,7 +77,8 @@ def test_log_scale_parameter_is_a_log_column():
     study = optuna.create_study(sampler=sampler)
     study.optimize(objective, n_trials=4)
     bounds = sampler.policy.domain.bounds
-    assert sampler.box.names == ("lr", "x") and sampler.box.log_scale == (True, False)
+    assert [p.name for p in sampler.space.parameters] == ["lr", "x"]
+    assert [p.log for p in sampler.space.parameters] == [True, False]
     assert torch.allclose(bounds[:, 0], torch.tensor([math.log(LR[0]), math.log(LR[1])], dtype=torch.float64))
 
 
@@ -116,27 +119,52 @@ def test_maximised_values_are_not_negated():
     assert sampler.policy.state.play_y == [values[3]]  # trial 3, told before trial 4's proposal
 
 
-def test_integer_and_categorical_parameters_go_to_the_random_sampler():
+def test_integer_and_categorical_parameters_are_modelled():
     sampler = PolicySampler("he-gp-ucb", n_startup_trials=3, seed=4, **FAST)
     study = optuna.create_study(sampler=sampler)
 
     def mixed(trial: optuna.Trial) -> float:
         n = trial.suggest_int("n", 1, 4)
         kind = trial.suggest_categorical("kind", ["a", "b"])
-        return objective(trial) + 0.1 * n + (0.2 if kind == "b" else 0.0)
+        step = trial.suggest_float("step", 0.0, 1.0, step=0.25)
+        return objective(trial) + 0.1 * n + (0.2 if kind == "b" else 0.0) + step
 
     study.optimize(mixed, n_trials=3)
-    with pytest.warns(UserWarning) as record:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is delegated: no warning
         study.optimize(mixed, n_trials=2)
-    messages = [str(w.message) for w in record]
-    assert any("'n' (IntDistribution)" in m and "RandomSampler" in m for m in messages)
-    assert any("'kind' (CategoricalDistribution)" in m for m in messages)
-    assert sum("'n'" in m for m in messages) == 1  # once per parameter
-    assert sampler.box.names == ("lr", "x")  # the rule models the float parameters only
+    names = [p.name for p in sampler.space.parameters]
+    assert names == ["kind", "lr", "n", "step", "x"]
+    assert isinstance(sampler.policy.domain, MixedDomain) and sampler.policy.domain.dim == 6  # kind: two one-hot columns
     assert sampler.told == [0, 1, 2, 3]
-    assert all(1 <= t.params["n"] <= 4 and t.params["kind"] in ("a", "b") for t in study.trials)
-    assert is_modelled(optuna.distributions.FloatDistribution(0.0, 1.0))
-    assert not is_modelled(optuna.distributions.FloatDistribution(0.0, 1.0, step=0.5))
+    for t in study.trials:
+        assert isinstance(t.params["n"], int) and 1 <= t.params["n"] <= 4 and t.params["kind"] in ("a", "b")
+        assert t.params["step"] in (0.0, 0.25, 0.5, 0.75, 1.0)
+    # The rule's own rows are the trials' parameters, exactly (the round trip through the dictionaries).
+    rows = [sampler.space.to_row(t.params) for t in study.trials]
+    assert all(sampler.space.to_values(torch.tensor(r, dtype=torch.float64)) == t.params for r, t in zip(rows, study.trials))
+    assert is_modelled(optuna.distributions.FloatDistribution(0.0, 1.0, step=0.5))
+    assert is_modelled(optuna.distributions.CategoricalDistribution(["a", "b"]))
+    assert not is_modelled(optuna.distributions.CategoricalDistribution(["a"]))
+
+
+def test_a_parameter_missing_from_a_trial_or_of_one_value_goes_to_the_random_sampler():
+    sampler = PolicySampler("he-gp-ucb", n_startup_trials=3, seed=4, **FAST)
+    study = optuna.create_study(sampler=sampler)
+
+    def grows(trial: optuna.Trial) -> float:
+        value = objective(trial)
+        if trial.number >= 3:
+            value += trial.suggest_float("late", 0.0, 1.0)
+        return value + 0.0 * trial.suggest_int("one", 2, 2)
+
+    study.optimize(grows, n_trials=3)
+    with pytest.warns(UserWarning) as record:
+        study.optimize(grows, n_trials=2)
+    messages = [str(w.message) for w in record]
+    assert any("'late' (FloatDistribution) is not in every completed trial" in m and "RandomSampler" in m for m in messages)
+    assert sum("'late'" in m for m in messages) == 1  # once per parameter
+    assert [p.name for p in sampler.space.parameters] == ["lr", "x"]
 
 
 def test_failed_and_pruned_trials_are_skipped():

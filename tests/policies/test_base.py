@@ -115,7 +115,7 @@ def test_bad_options_raise_value_error_naming_the_argument(kwargs, name):
 
 
 def test_a_domain_must_be_a_domain():
-    with pytest.raises(ValueError, match="domain must be a BoxDomain or a FiniteDomain"):
+    with pytest.raises(ValueError, match="domain must be a BoxDomain, a FiniteDomain or a MixedDomain"):
         Counter(torch.tensor([[0.0], [1.0]]))
 
 

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import torch
+
+from botorch_unknown_hypers.domains import MixedDomain
+from botorch_unknown_hypers.problems.problem_registry import get_problem
+
+
+def test_labs_optimum_is_the_best_of_every_sequence():
+    problem = get_problem("labs")
+    assert isinstance(problem.domain, MixedDomain) and problem.dim == 16
+    assert abs(problem.optimal_value - 16 / 3) < 1e-12  # n^2 / (2 E) with E = 24 at n = 16
+    X = problem.domain.sample(256, seed=0)
+    y, f = problem.evaluate(X)
+    assert bool((f <= problem.optimal_value + 1e-12).all()) and torch.equal(y, f)
+
+
+def test_ackley_mixed_is_maximised_at_its_drawn_optimum():
+    problem = get_problem("ackley-mixed")
+    x_opt = problem.function.x_opt.unsqueeze(0)
+    assert bool(problem.domain.contains(x_opt).all())
+    assert abs(float(problem.evaluate_true(x_opt))) < 1e-9
+    X = problem.domain.sample(64, seed=1)
+    assert bool((problem.evaluate_true(X) < 0).all())
+    assert torch.equal(get_problem("ackley-mixed").function.x_opt, problem.function.x_opt)  # the same in every build
