@@ -46,7 +46,7 @@ def check_priors_available(priors: Priors | None, domain: Domain, rule: str) -> 
         )
     if priors is None and not isinstance(domain, FiniteDomain):
         raise ValueError(
-            f"domain: {rule} on a {type(domain).__name__} needs priors=<a CandidateSpec of K (mean, kernel) pairs, "
+            f"domain: {rule} on a box (BoxDomain) needs priors=<a CandidateSpec of K (mean, kernel) pairs, "
             "e.g. KernelCandidates>; tabular priors need a FiniteDomain of their arms. Got priors=None."
         )
 
@@ -82,7 +82,7 @@ def prepare_priors(
         return dataclasses.replace(priors, arms=points)
     if not isinstance(priors, CandidateSpec):
         raise ValueError(
-            f"{name}: on a {type(domain).__name__} the priors must be a CandidateSpec of K (mean, kernel) pairs, "
+            f"{name}: on a box (BoxDomain) the priors must be a CandidateSpec of K (mean, kernel) pairs, "
             f"e.g. KernelCandidates; tabular priors need a FiniteDomain of their arms. Got {type(priors).__name__}."
         )
     if noise_std is not None:
