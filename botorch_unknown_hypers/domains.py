@@ -750,6 +750,13 @@ Domain = BoxDomain | FiniteDomain | MixedDomain
 r"""A search domain: a box, a pool or a mixed space."""
 
 
+def is_mixed(domain: Domain) -> bool:
+    r"""Whether ``domain`` is searched as a mixed space (``acquisition.mixed_search``): a
+    :class:`MixedDomain` with an integer, stepped or categorical parameter (one of continuous floats
+    only is searched as its box)."""
+    return isinstance(domain, MixedDomain) and not domain.is_box
+
+
 def check_domain(domain: object, name: str = "domain") -> Domain:
     r"""``domain`` itself if it is a :class:`BoxDomain`, :class:`FiniteDomain` or
     :class:`MixedDomain`, else ``ValueError``."""

@@ -22,7 +22,9 @@ of a batch) are penalised by :data:`EXCLUDE_PENALTY`; if the result is still one
 uniform point of the domain is played instead.
 
 Only the acquisition's host-side search is offered on a mixed domain (``search`` is a box's); the
-rules call this through :mod:`~botorch_unknown_hypers.acquisition.optimize` and never directly.
+rules call this through :mod:`~botorch_unknown_hypers.acquisition.optimize` and never directly
+(which says which points to avoid, with its
+:func:`~botorch_unknown_hypers.acquisition.optimize.near`).
 
 References:
     BoTorch ``botorch.optim.optimize_mixed.optimize_acqf_mixed_alternating``.
@@ -30,26 +32,17 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from torch import Tensor
 
-from botorch_unknown_hypers.domains import Domain, MixedDomain
+from botorch_unknown_hypers.domains import MixedDomain
 
 EXCLUDE_PENALTY = 1e10
 r"""Subtracted from the acquisition at a point to avoid: its gradient stays the acquisition's,
 so a continuous step can leave it."""
-
-EXCLUDE_TOL = 1e-6
-r"""A point within this Euclidean distance of one to avoid is that point (as a box's proposals)."""
-
-
-def is_mixed(domain: Domain) -> bool:
-    r"""Whether ``domain`` is searched by this module:
-    a :class:`~botorch_unknown_hypers.domains.MixedDomain` with an integer, stepped or categorical
-    parameter (one of continuous floats only is searched as its box)."""
-    return isinstance(domain, MixedDomain) and not domain.is_box
-
 
 class CodedAcquisition(AcquisitionFunction):
     r"""``acqf`` evaluated at the points of codes: ``batch_shape x q x P -> batch_shape``.
@@ -57,24 +50,25 @@ class CodedAcquisition(AcquisitionFunction):
     Args:
         acqf: An acquisition of ``batch_shape x q x d`` points of ``domain``.
         domain: The mixed domain.
-        exclude: Optional ``e x d`` points to avoid (:data:`EXCLUDE_PENALTY`).
+        avoid: Optional test of ``m x d`` points: which of them to avoid (``m`` bools; penalised
+            by :data:`EXCLUDE_PENALTY`).
     """
 
-    def __init__(self, acqf: AcquisitionFunction, domain: MixedDomain, exclude: Tensor | None = None) -> None:
+    def __init__(self, acqf: AcquisitionFunction, domain: MixedDomain, avoid: Callable[[Tensor], Tensor] | None = None) -> None:
         super().__init__(model=acqf.model)
         self.acqf = acqf
         self.domain = domain
-        self.exclude = exclude
+        self.avoid = avoid
         self.base_pending = getattr(acqf, "X_pending", None)
         self.X_pending = None  # type: ignore[assignment]  # codes of a batch's earlier points (BoTorch: None when none)
 
     def forward(self, X: Tensor) -> Tensor:
         points = self.domain.from_codes(X)
         values = self.acqf(points)
-        if self.exclude is None:
+        if self.avoid is None:
             return values
-        close = (torch.cdist(points.reshape(-1, points.shape[-1]), self.exclude.to(points)) < EXCLUDE_TOL).any(-1)
-        return values - EXCLUDE_PENALTY * close.reshape(points.shape[:-1]).any(-1).to(values)
+        close = self.avoid(points.reshape(-1, points.shape[-1])).reshape(points.shape[:-1]).any(-1)
+        return values - EXCLUDE_PENALTY * close.to(values)
 
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
         r"""Codes of points being filled in (a sequential batch): the inner acquisition's pending
@@ -94,17 +88,17 @@ def maximize_mixed(
     num_restarts: int,
     raw_samples: int,
     fallback: Tensor,
-    exclude: Tensor | None = None,
+    avoid: Callable[[Tensor], Tensor] | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""The ``q x d`` maximiser of ``acqf`` over ``domain`` and its value (see the module docstring).
 
     Runs with the global RNG as it is (the caller forks and seeds it). ``fallback``: the ``1 x d``
-    point played when the result is one to avoid (``exclude``, ``q = 1``).
+    point played when the result is one to avoid (``avoid``, :class:`CodedAcquisition`; ``q = 1``).
     """
     from botorch.optim.optimize_mixed import optimize_acqf_mixed_alternating
 
     bounds, discrete, categorical = domain.code_layout()
-    coded = CodedAcquisition(acqf, domain, exclude)
+    coded = CodedAcquisition(acqf, domain, avoid)
     C, values = optimize_acqf_mixed_alternating(
         coded, bounds, discrete_dims=discrete or None, cat_dims=categorical or None,
         q=q, num_restarts=num_restarts, raw_samples=raw_samples,
@@ -112,7 +106,7 @@ def maximize_mixed(
     if q > 1:
         acqf.set_X_pending(coded.base_pending)
     X = domain.round(domain.from_codes(C.detach()))
-    if exclude is not None and q == 1 and bool((torch.cdist(X, exclude.to(X)) < EXCLUDE_TOL).any()):
+    if avoid is not None and q == 1 and bool(avoid(X).any()):
         X = fallback.to(X)
         with torch.no_grad():
             values = acqf(X.unsqueeze(-2)).reshape(1)

@@ -58,9 +58,9 @@ from botorch_unknown_hypers.acquisition.multistart import (
 )
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search, search_options
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB, CandidateUCBValues, as_beta, beta_checks
+from botorch_unknown_hypers.acquisition.mixed_search import maximize_mixed
 from botorch_unknown_hypers.confidence import upper_confidence_bound
-from botorch_unknown_hypers.acquisition.mixed_search import is_mixed, maximize_mixed
-from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points, point_checks, sobol_points
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, check_points, is_mixed, point_checks, sobol_points
 from botorch_unknown_hypers.host import at_argmax, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng
@@ -171,7 +171,8 @@ def maximize(
     def run() -> tuple[Tensor, Tensor]:
         if is_mixed(domain):
             fallback = domain.sample_uniform(1, torch.Generator().manual_seed(seed))
-            return maximize_mixed(acqf, domain, q, num_restarts, raw_samples, fallback, exclude)
+            avoid = None if exclude is None else lambda X: near(X, exclude)
+            return maximize_mixed(acqf, domain, q, num_restarts, raw_samples, fallback, avoid)
         X, values = _box_restarts(acqf, domain, seed, q, num_restarts, raw_samples, starts, exclude is None, search)
         if exclude is None:
             return X, values

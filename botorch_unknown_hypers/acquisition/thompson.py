@@ -31,9 +31,8 @@ from botorch.sampling.pathwise import draw_matheron_paths
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
-from botorch_unknown_hypers.acquisition.mixed_search import is_mixed
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
-from botorch_unknown_hypers.domains import Domain, FiniteDomain
+from botorch_unknown_hypers.domains import Domain, FiniteDomain, is_mixed
 from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.quiet_normal import quiet_paths
 from botorch_unknown_hypers.rng import draw_seed, draw_seeds, forked_rng

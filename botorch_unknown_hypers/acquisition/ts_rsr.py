@@ -40,7 +40,6 @@ from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
-from botorch_unknown_hypers.acquisition.mixed_search import is_mixed
 from botorch_unknown_hypers.acquisition.optimize import maximize
 from botorch_unknown_hypers.acquisition.pending import (
     MIN_VARIANCE,
@@ -56,7 +55,7 @@ from botorch_unknown_hypers.acquisition.thompson import (
     thompson_maximizers_box,
 )
 from botorch_unknown_hypers.checks import check_int
-from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain
+from botorch_unknown_hypers.domains import BoxDomain, Domain, FiniteDomain, is_mixed
 from botorch_unknown_hypers.models.cached_predictive import CachedExactPredictive
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
 

@@ -7,10 +7,10 @@ import torch
 from botorch.acquisition import PosteriorMean, qUpperConfidenceBound
 from botorch.models import SingleTaskGP
 
-from botorch_unknown_hypers.acquisition.mixed_search import CodedAcquisition, is_mixed
+from botorch_unknown_hypers.acquisition.mixed_search import CodedAcquisition
 from botorch_unknown_hypers.acquisition.optimize import joint_ucb_argmax, maximize, maximize_slot
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.domains import CategoricalParameter, FloatParameter, IntParameter, MixedDomain
+from botorch_unknown_hypers.domains import CategoricalParameter, FloatParameter, IntParameter, MixedDomain, is_mixed
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 
 DOMAIN = MixedDomain((IntParameter("a", 0, 4), CategoricalParameter("c", ("x", "y", "z")), FloatParameter("s", 0.0, 1.0, step=0.25)))
