@@ -120,7 +120,7 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
     problem = get_problem(problem_name)
     T = T_POOL if isinstance(problem.domain, FiniteDomain) else T_BOX
     if name in PEERS:  # another library's optimiser, with its defaults (Optuna's INFO line per trial silenced)
-        if name == "optuna-gp":
+        if name.startswith("optuna-"):
             import_optuna().logging.set_verbosity(logging.WARNING)
         policy = PEERS[name](problem.domain, seed=seed, **options)
     else:
@@ -281,16 +281,16 @@ r"""Scrambled Sobol points (seed 0) of a box problem's spread; a pool uses every
 
 def problem_spread(name: str) -> float:
     r"""The 5-95 % quantile range of the noiseless objective over the problem's domain: over
-    :data:`SPREAD_POINTS` scrambled Sobol points of a box, over every point of a pool (as BBOB's
+    :data:`SPREAD_POINTS` scrambled Sobol points of a box (of the codes of a mixed domain), over every point of a pool (as BBOB's
     spread, ``problems/bbob_problems.py``), the scale of the targets of :func:`practical_frame`."""
     import torch
 
-    from botorch_unknown_hypers.domains import FiniteDomain, sobol_points
+    from botorch_unknown_hypers.domains import FiniteDomain
     from botorch_unknown_hypers.problems.problem_registry import get_problem
 
     problem = get_problem(name)
     domain = problem.domain
-    X = domain.points if isinstance(domain, FiniteDomain) else sobol_points(domain.bounds, SPREAD_POINTS, seed=0)
+    X = domain.points if isinstance(domain, FiniteDomain) else domain.sample(SPREAD_POINTS, seed=0)  # Sobol (codes of a mixed domain)
     f = problem.evaluate_true(X).reshape(-1).double()
     low, high = torch.quantile(f, torch.tensor([0.05, 0.95], dtype=f.dtype)).tolist()
     return high - low

@@ -246,7 +246,7 @@ def run_bbob(spec: RunSpec) -> pd.DataFrame:
     one failing run is recorded and the grid goes on.
     """
     try:
-        if spec.method == "optuna-gp":
+        if spec.method.startswith("optuna-"):
             import_optuna().logging.set_verbosity(logging.WARNING)  # one INFO line per trial otherwise
         with bbob_registered([spec.problem]):
             cpu_start = time.process_time()

@@ -4,8 +4,10 @@ r"""Mixed-space problems: BoTorch's ``AckleyMixed`` and ``Labs`` on a
 - ``ackley-mixed`` (:math:`d = 8`): Ackley at :math:`|x - x^*|` over 5 binary parameters and 3
   floats in :math:`[0, 1]`, :math:`f^* = 0` (negated: every rule maximises). BoTorch's
   ``randomize_optimum=True`` draws :math:`x^*` from the global RNG; it is drawn here once under a
-  forked RNG seeded with 0, so the problem is the same in every process (not the origin, a
-  corner that rules drawn to the boundary would find for free).
+  forked RNG seeded with :data:`OPTIMUM_SEED`, so the problem is the same in every process (not
+  the origin, a corner that rules drawn to the boundary would find for free). The seed is one no
+  run uses: under seed 0, a rule seeded 0 that draws uniform points (``random``) played
+  :math:`x^*` exactly as its first point.
 - ``labs`` (:math:`d = 16`): the merit factor :math:`F(s) = n^2 / (2 E(s))` of a binary
   sequence :math:`s \in \{\pm 1\}^n`, :math:`E(s) = \sum_{k=1}^{n-1} (\sum_i s_i s_{i+k})^2`
   (low-autocorrelation binary sequences), maximised; :math:`f^*` is computed by enumerating the
@@ -24,6 +26,10 @@ from torch import Tensor
 
 from botorch_unknown_hypers.domains import FloatParameter, IntParameter, MixedDomain
 from botorch_unknown_hypers.problems.problem import Problem
+
+
+OPTIMUM_SEED = 2_718_281
+r"""The seed of the global RNG when ``ackley-mixed`` draws its optimum (module docstring)."""
 
 
 class BoTorchMixedProblem(Problem):
@@ -61,7 +67,7 @@ def ackley_mixed(dtype: torch.dtype = torch.float64, device: torch.device | str 
     from botorch.test_functions.synthetic import AckleyMixed
 
     with torch.random.fork_rng():
-        torch.manual_seed(0)
+        torch.manual_seed(OPTIMUM_SEED)
         function = AckleyMixed(dim=8, randomize_optimum=True, dtype=torch.float64)
     return BoTorchMixedProblem("ackley-mixed", function, 0.0, True, 10, dtype, device)
 

@@ -107,3 +107,109 @@ def test_other_domains_and_state_saving_are_refused():
         OptunaGPPolicy("box")
     with pytest.raises(NotImplementedError):
         OptunaGPPolicy(_box()).state_dict()
+
+
+# ------------------------------------------------------------------- mixed domains
+def _mixed():
+    from botorch_unknown_hypers.domains import CategoricalParameter, FloatParameter, IntParameter, MixedDomain
+
+    return MixedDomain(
+        (
+            FloatParameter("lr", 1e-4, 1e-1, log=True),
+            IntParameter("layers", 1, 5),
+            CategoricalParameter("act", ("relu", "tanh", "gelu")),
+            FloatParameter("dropout", 0.0, 0.5, step=0.1),
+        )
+    )
+
+
+def _mixed_objective(domain, X):
+    values = [domain.to_values(x) for x in X]
+    penalty = {"relu": 0.0, "tanh": 0.5, "gelu": 0.2}
+    return -torch.tensor(
+        [(torch.log10(torch.tensor(v["lr"])) + 2) ** 2 + 0.3 * (v["layers"] - 3) ** 2 + penalty[v["act"]] + (v["dropout"] - 0.1) ** 2
+         for v in values],
+        dtype=torch.float64,
+    )
+
+
+@pytest.mark.parametrize("peer", ["optuna-gp", "optuna-tpe"])
+def test_optuna_peers_model_each_mixed_parameter_as_its_own_distribution(peer):
+    from botorch_unknown_hypers.integrations.peers import PEERS
+
+    domain = _mixed()
+    policy = PEERS[peer](domain, seed=0)
+    assert policy.sampler_name == {"optuna-gp": "GPSampler", "optuna-tpe": "TPESampler"}[peer]
+    dists = policy.distributions
+    assert dists["lr"].log and dists["layers"].step == 1 and dists["dropout"].step == 0.1
+    assert list(dists["act"].choices) == ["relu", "tanh", "gelu"]
+    opt = AskTellOptimizer(policy)
+    X0 = domain.sample(10, seed=0)
+    opt.tell(X0, _mixed_objective(domain, X0))
+    for _ in range(3):
+        X = opt.ask()
+        assert domain.contains(X).all()
+        opt.tell(X, _mixed_objective(domain, X))
+    trials = policy.study.get_trials(deepcopy=False)
+    assert len(trials) == 13 and all(t.state == optuna.trial.TrialState.COMPLETE for t in trials)
+    for t, x in zip(trials, opt.train_X):  # the study's values are the points played, exactly
+        assert isinstance(t.params["layers"], int) and t.params["act"] in ("relu", "tanh", "gelu")
+        assert domain.to_row(t.params) == x.tolist()
+
+
+def test_mixed_qlognei_models_codes_with_botorch_mixed_gp():
+    from botorch.models import MixedSingleTaskGP, SingleTaskGP
+    from gpytorch.kernels import ScaleKernel
+
+    from botorch_unknown_hypers.domains import FloatParameter, IntParameter, MixedDomain
+    from botorch_unknown_hypers.integrations.peers import MixedQLogNEI
+
+    domain = _mixed()
+    X = domain.sample(8, seed=0)
+    policy = MixedQLogNEI(domain, seed=0)
+    model = policy.build_model(domain.to_codes(X), _mixed_objective(domain, X).unsqueeze(-1))
+    assert isinstance(model, MixedSingleTaskGP)
+    kinds = {type(m).__name__ for m in model.covar_module.modules()}
+    assert "CategoricalKernel" in kinds and isinstance(model.covar_module.kernels[0], ScaleKernel)
+    ints = MixedDomain((IntParameter("a", 0, 3), FloatParameter("b", 0.0, 1.0)))
+    Xi = ints.sample(6, seed=0)
+    plain = MixedQLogNEI(ints, seed=0).build_model(ints.to_codes(Xi), Xi.sum(-1, keepdim=True))
+    assert type(plain) is SingleTaskGP  # no categorical: BoTorch's default GP on the codes
+    with pytest.raises(ValueError, match="domain: mixed-qlognei searches a MixedDomain, got BoxDomain"):
+        MixedQLogNEI(_box())
+
+
+def test_mixed_qlognei_proposes_the_brute_force_maximiser_on_an_enumerable_space():
+    from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+
+    from botorch_unknown_hypers.domains import CategoricalParameter, IntParameter, MixedDomain
+    from botorch_unknown_hypers.integrations.peers import MixedQLogNEI
+
+    domain = MixedDomain((IntParameter("n", 0, 4), CategoricalParameter("c", ("a", "b", "c"))))
+    every = domain.from_codes(torch.cartesian_prod(torch.arange(5.0), torch.arange(3.0)).double())  # all 15 points
+    X = every[[0, 4, 7, 11, 13]]
+    Y = (-(domain.to_codes(X)[:, :1] - 2.0) ** 2 + domain.to_codes(X)[:, 1:]).reshape(-1, 1)
+    policy = MixedQLogNEI(domain, seed=0)
+    x = policy.suggest(X, Y)
+    assert domain.contains(x).all()
+    with policy.seeded():  # the same model and QMC base samples as the proposal
+        model = policy.build_model(domain.to_codes(X), Y)
+        acqf = qLogNoisyExpectedImprovement(model, X_baseline=domain.to_codes(X))
+        values = acqf(domain.to_codes(every).unsqueeze(1))
+    best = domain.to_codes(every)[values.argmax()]
+    assert float(acqf(domain.to_codes(x).unsqueeze(0))) >= float(values.max()) - 1e-6, (domain.to_codes(x), best)
+
+
+def test_mixed_qlognei_batch_and_pending_points_are_distinct_domain_points():
+    from botorch_unknown_hypers.integrations.peers import MixedQLogNEI
+
+    domain = _mixed()
+    X0 = domain.sample(8, seed=0)
+    Y0 = _mixed_objective(domain, X0).unsqueeze(-1)
+    a = MixedQLogNEI(domain, seed=1, num_restarts=4, raw_samples=64)
+    X = a.suggest(X0, Y0, q=2)
+    assert X.shape == (2, domain.dim) and domain.contains(X).all() and not torch.equal(X[0], X[1])
+    b = MixedQLogNEI(domain, seed=1, num_restarts=4, raw_samples=64)
+    torch.testing.assert_close(b.suggest(X0, Y0, q=2), X)  # deterministic given the seed
+    P = a.suggest(X0, Y0, q=1, X_pending=X[:1])
+    assert domain.contains(P).all() and not torch.equal(P[0], X[0])

@@ -23,3 +23,15 @@ def test_ackley_mixed_is_maximised_at_its_drawn_optimum():
     X = problem.domain.sample(64, seed=1)
     assert bool((problem.evaluate_true(X) < 0).all())
     assert torch.equal(get_problem("ackley-mixed").function.x_opt, problem.function.x_opt)  # the same in every build
+
+
+def test_ackley_mixed_optimum_is_not_a_random_rules_first_draw():
+    # Under a seed a run uses, a rule drawing uniform points from a generator with that seed must
+    # not play the optimum (with the optimum drawn under seed 0, ``random`` seeded 0 did).
+    from botorch_unknown_hypers.loop import run
+    from botorch_unknown_hypers.policies.registry import make_policy
+
+    problem = get_problem("ackley-mixed")
+    for seed in (0, 1, 100):
+        df = run(problem, make_policy("random", problem.domain, seed=seed), iterations=2, seed=seed, n_init=2)
+        assert float(df["f"].max()) < -0.5, seed
