@@ -6,7 +6,11 @@ batch size, points with NaN or inf, the wrong shape or width, bool, complex or t
 points outside the box or not in the pool (also as integers or lower precision), ragged lists,
 values that do not match the points, and empty observations. Each call is classified by its
 outcome. The test fails on any exception other than ``ValueError`` / ``TypeError``, on any bad
-input accepted silently, and on any change of the policy's saved JSON state. Hypothesis runs
+input accepted silently, and on any change of the policy's saved JSON state. The same holds on a
+mixed domain (log float, integer, categorical, stepped and plain float parameters) for every rule
+that takes one, with its own corruptions: an integer or a step off its grid, a categorical with
+no, two or a fractional one-hot entry; and a float32, integer-typed or NumPy copy of valid mixed
+points is accepted. Hypothesis runs
 derandomised (a fixed seed, no example database), so every run draws the same cases.
 """
 
@@ -24,7 +28,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from botorch_unknown_hypers.domains import FiniteDomain
+from botorch_unknown_hypers.domains import CategoricalParameter, FiniteDomain, FloatParameter, IntParameter, MixedDomain
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.registry import list_methods, make_policy
 from tests.golden.cases import CASES
@@ -178,3 +182,131 @@ def test_bad_input_is_refused_cleanly_and_changes_no_state(policies, capsys):
         for (entry, kind, outcome), count in sorted(table.items()):
             print(f"  {entry:8s} {kind:18s} {outcome:10s} {count:5d}")
     assert total >= 1000
+
+
+# --------------------------------------------------------------------------- mixed domains
+MIXED_EXAMPLES = 600
+MIXED_CORRUPTIONS = [
+    *[k for k in CORRUPTIONS if k not in ("X_outside_int",)],
+    "X_int_off_grid", "X_step_off_grid", "X_no_hot", "X_two_hot", "X_half_hot", "X_hot_not_one",
+]
+
+
+def _mixed_domain() -> MixedDomain:
+    return MixedDomain(
+        (
+            FloatParameter("lr", 1e-4, 1e-1, log=True),  # column 0
+            IntParameter("n", 1, 5),  # column 1
+            CategoricalParameter("act", ("relu", "tanh", "gelu")),  # columns 2-4
+            FloatParameter("p", 0.0, 0.5, step=0.1),  # column 5
+            FloatParameter("x", -1.0, 1.0),  # column 6
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def mixed_policies() -> dict[str, tuple[Policy, torch.Tensor, torch.Tensor]]:
+    domain = _mixed_domain()
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method in list_methods():
+            try:
+                policy = make_policy(method, domain, seed=0)
+            except ValueError as e:  # the prior and robust rules refuse a mixed domain, naming it
+                assert "MixedDomain" in str(e), (method, str(e))
+                continue
+            n = max(policy.min_observations, 4)
+            X = domain.sample(n, 0)
+            out[method] = (policy, X, torch.sin(X.sum(-1, keepdim=True)))
+    return out
+
+
+def _corrupt_mixed(kind: str, policy: Policy, X: torch.Tensor, Y: torch.Tensor, row: int, offset: float) -> dict[str, Any]:
+    r"""Keyword arguments of one bad call on :func:`_mixed_domain`; the generic kinds as :func:`_corrupt`."""
+    if not kind.startswith("X_") or kind in CORRUPTIONS:
+        return _corrupt(kind, policy, X, Y, row, offset)
+    bad = X.clone()
+    fraction = 0.05 + 0.9 * (offset % 1.0)  # strictly between two grid values
+    if kind == "X_int_off_grid":
+        bad[row, 1] = min(bad[row, 1].item(), 4.0) + fraction
+    elif kind == "X_step_off_grid":
+        bad[row, 5] = min(bad[row, 5].item(), 0.4) + 0.1 * fraction
+    elif kind == "X_no_hot":
+        bad[row, 2:5] = 0.0
+    elif kind == "X_two_hot":
+        bad[row, 2:5] = torch.tensor([1.0, 1.0, 0.0], dtype=bad.dtype)
+    elif kind == "X_half_hot":
+        bad[row, 2:5] = torch.tensor([fraction, 1.0 - fraction, 0.0], dtype=bad.dtype)
+    elif kind == "X_hot_not_one":
+        bad[row, 2:5] = torch.tensor([0.0, 1.0 + offset, 0.0], dtype=bad.dtype)
+    return {"X": bad, "Y": Y, "q": 1}
+
+
+def test_every_rule_that_takes_a_mixed_domain_is_fuzzed_on_one(mixed_policies):
+    assert len(mixed_policies) >= 25 and {"auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei"} <= set(mixed_policies)
+
+
+def test_bad_input_on_a_mixed_domain_is_refused_cleanly_and_changes_no_state(mixed_policies, capsys):
+    keys = sorted(mixed_policies)
+    table: Counter[tuple[str, str, str]] = Counter()
+
+    @settings(
+        max_examples=MIXED_EXAMPLES, derandomize=True, database=None, deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        key=st.sampled_from(keys),
+        entry=st.sampled_from(ENTRIES),
+        kind=st.sampled_from(MIXED_CORRUPTIONS),
+        row=st.integers(min_value=0, max_value=3),
+        offset=st.floats(min_value=1e-3, max_value=1e3, allow_nan=False),
+    )
+    def check(key: str, entry: str, kind: str, row: int, offset: float) -> None:
+        policy, X, Y = mixed_policies[key]
+        if entry == "observe" and kind.startswith("q_"):
+            entry = "suggest"
+        if entry == "suggest" and kind == "empty" and policy.min_observations == 0:
+            kind = "X_no_hot"
+        kwargs = _corrupt_mixed(kind, policy, X, Y, row, offset)
+        before = json.dumps(policy.state_dict(), sort_keys=True)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _call(policy, entry, kwargs)
+        except (ValueError, TypeError) as e:
+            outcome = type(e).__name__
+            assert str(e), f"{key} {entry} {kind}: empty message"
+        except Exception as e:  # noqa: BLE001 - anything else is a defect
+            raise AssertionError(f"{key} {entry} {kind}: {type(e).__name__}: {e}") from e
+        else:
+            raise AssertionError(f"{key} {entry} {kind}: bad input accepted silently")
+        after = json.dumps(policy.state_dict(), sort_keys=True)
+        assert after == before, f"{key} {entry} {kind}: the state changed after a refused call"
+        table[(entry, kind, outcome)] += 1
+
+    check()
+    total = sum(table.values())
+    with capsys.disabled():
+        print(f"\nmixed fuzz: {total} bad inputs over {len(keys)} rules")
+    assert total >= 500 and {kind for _, kind, _ in table} >= set(MIXED_CORRUPTIONS) - {"X_outside_int"}
+
+
+@pytest.mark.parametrize("copy", ["float32", "int64", "numpy"])
+def test_a_lower_precision_or_integer_copy_of_mixed_points_is_accepted(copy):
+    domain = MixedDomain((IntParameter("n", 1, 5), CategoricalParameter("act", ("relu", "tanh")), FloatParameter("p", 0.0, 0.5, step=0.25)))
+    X = domain.sample(4, 0)
+    X[:, -1] = torch.tensor([0.0, 0.25, 0.5, 0.0]) if copy != "int64" else 0.0  # an integer copy needs integer points
+    Y = X.sum(-1, keepdim=True)
+    X_copy: Any = {"float32": X.float(), "int64": X.long(), "numpy": X.numpy()}[copy]
+    assert torch.equal(torch.as_tensor(X_copy).double(), X)
+    for method in ("auto", "he-gp-ucb-auto", "random"):
+        policy = make_policy(method, domain, seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = policy.suggest(X_copy, Y)
+        assert bool(domain.contains(x).all())
+        reference = make_policy(method, domain, seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert torch.equal(reference.suggest(X, Y), x), method  # the copy is those points

@@ -2,7 +2,7 @@ r"""Property-based fuzzing of the package's other entry points with bad input (H
 
 Extends ``tests/test_fuzz.py`` (the policies' ``suggest`` / ``observe``) to :func:`run`,
 :class:`AskTellOptimizer`, the keyword arguments of :func:`make_policy` and the reading of a
-``results.csv`` by ``buh report``. Bad input must raise ``ValueError`` or ``TypeError`` with a
+``results.csv`` by ``buh report``; the ask/tell calls on a box, a pool and a mixed domain. Bad input must raise ``ValueError`` or ``TypeError`` with a
 message (never ``AttributeError``, ``KeyError``, ``RuntimeError``, a pandas error or silence)
 and leave the state as it was. Hypothesis runs derandomised (a fixed seed, no example
 database), so every run draws the same cases.
@@ -22,7 +22,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
+from botorch_unknown_hypers.domains import BoxDomain, CategoricalParameter, FiniteDomain, FloatParameter, IntParameter, MixedDomain
 from botorch_unknown_hypers.loop import AskTellOptimizer, run
 from botorch_unknown_hypers.policies.baselines import RandomPolicy
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, make_policy
@@ -32,6 +32,7 @@ from tests.test_results import fake_history
 
 SETTINGS = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 BOX = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=torch.float64))
+MIXED = MixedDomain((IntParameter("n", 1, 4), CategoricalParameter("c", ("a", "b", "c")), FloatParameter("x", 0.0, 1.0, log=False)))
 
 
 class Opaque:
@@ -116,10 +117,10 @@ def _optimizer(domain) -> AskTellOptimizer:
 ASK_TELL_CALLS = ["ask_q", "tell_X", "tell_Y", "tell_initial", "load_state_dict"]
 
 
-@settings(max_examples=80, **SETTINGS)
-@given(data=st.data(), call=st.sampled_from(ASK_TELL_CALLS), pool=st.booleans())
-def test_ask_tell_optimizer_refuses_bad_calls_with_its_state_unchanged(data, call, pool):
-    domain = FiniteDomain(BOX.sample(10, 1)) if pool else BOX
+@settings(max_examples=120, **SETTINGS)
+@given(data=st.data(), call=st.sampled_from(ASK_TELL_CALLS), kind=st.sampled_from(["box", "pool", "mixed"]))
+def test_ask_tell_optimizer_refuses_bad_calls_with_its_state_unchanged(data, call, kind):
+    domain = {"box": BOX, "pool": FiniteDomain(BOX.sample(10, 1)), "mixed": MIXED}[kind]
     opt = _optimizer(domain)
     X = domain.sample(2, 5)
     Y = X.sum(-1, keepdim=True)

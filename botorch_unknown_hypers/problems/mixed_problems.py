@@ -15,16 +15,24 @@ r"""Mixed-space problems: BoTorch's ``AckleyMixed`` and ``Labs`` on a
 
 Both are integer parameters in :math:`\{0, 1\}` (one column each, on their grid) and, for
 ``ackley-mixed``, continuous floats: the points a rule sees are BoTorch's inputs unchanged.
+
+- ``hpo-four`` (:math:`d = 6`): a learning-rate / depth / activation / dropout search,
+  :math:`(\log_{10} lr + 3)^2 + 0.3 (n - 3)^2 + c(act) + (p - 0.1)^2`, minimised (negated),
+  :math:`f^* = 0` at :math:`lr = 10^{-3}, n = 3`, relu, :math:`p = 0.1`; ``lr`` log-scale in
+  :math:`[10^{-5}, 10^{-1}]`, ``n`` an integer in 1..6, ``act`` one of relu (0), tanh (0.5),
+  gelu (0.2) (three one-hot columns), ``p`` in :math:`[0, 0.5]`. The one problem here with a
+  categorical parameter, so the one where a one-hot model and BoTorch's categorical kernel differ.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.domains import FloatParameter, IntParameter, MixedDomain
+from botorch_unknown_hypers.domains import CategoricalParameter, FloatParameter, IntParameter, MixedDomain
 from botorch_unknown_hypers.problems.problem import Problem
 
 
@@ -80,3 +88,33 @@ def labs(dtype: torch.dtype = torch.float64, device: torch.device | str | None =
     every = torch.tensor(list(itertools.product((0.0, 1.0), repeat=16)), dtype=torch.float64)
     optimal = float(function.evaluate_true(every).max())
     return BoTorchMixedProblem("labs", function, optimal, False, 10, dtype, device)
+
+
+ACTIVATION_COST = {"relu": 0.0, "tanh": 0.5, "gelu": 0.2}
+r"""``hpo-four``'s cost of each activation (module docstring)."""
+
+
+class HPOFour(Problem):
+    r"""``hpo-four`` (module docstring): ``lr`` (column 0, :math:`\log lr`), ``layers`` (1),
+    ``act`` (2-4, one-hot), ``dropout`` (5)."""
+
+    def __init__(self, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> None:
+        act = CategoricalParameter("act", tuple(ACTIVATION_COST))
+        domain = MixedDomain(
+            (FloatParameter("lr", 1e-5, 1e-1, log=True), IntParameter("layers", 1, 6), act, FloatParameter("dropout", 0.0, 0.5)),
+            dtype=dtype,
+            device=device,
+        )
+        super().__init__(name="hpo-four", domain=domain, optimal_value=0.0, n_init=10,
+                         metadata={"reference": "the four-parameter objective of benchmarks/mixed_optuna.py"})
+
+    def evaluate_true(self, X: Tensor) -> Tensor:
+        log10_lr = X[..., 0] / math.log(10.0)
+        costs = torch.tensor(list(ACTIVATION_COST.values()), dtype=X.dtype, device=X.device)
+        activation = (X[..., 2:5] * costs).sum(-1)  # a one-hot row picks its choice's cost
+        return -((log10_lr + 3) ** 2 + 0.3 * (X[..., 1] - 3) ** 2 + activation + (X[..., 5] - 0.1) ** 2)
+
+
+def hpo_four(dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> HPOFour:
+    r"""``hpo-four`` (module docstring)."""
+    return HPOFour(dtype, device)

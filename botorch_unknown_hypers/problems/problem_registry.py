@@ -61,7 +61,7 @@ from botorch_unknown_hypers.problems.materials import load_materials_problem
 from botorch_unknown_hypers.problems.practical import PRACTICAL_FUNCTIONS, practical_benchmark
 from botorch_unknown_hypers.problems.prior_selection_problems import PRIOR_SELECTION_TASKS, PriorSelectionProblem, task_priors
 from botorch_unknown_hypers.problems.robot_push import robot_push3, robot_push4
-from botorch_unknown_hypers.problems.mixed_problems import ackley_mixed, labs
+from botorch_unknown_hypers.problems.mixed_problems import ackley_mixed, hpo_four, labs
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
 ProblemFactory = Callable[..., Problem]
@@ -193,6 +193,7 @@ _BUILT_IN: dict[str, ProblemFactory] = {
     "robot-push4": _ignoring_data_dir(robot_push4),
     "ackley-mixed": _ignoring_data_dir(ackley_mixed),
     "labs": _ignoring_data_dir(labs),
+    "hpo-four": _ignoring_data_dir(hpo_four),
     **{name: _ignoring_data_dir(partial(practical_benchmark, name)) for name in PRACTICAL_FUNCTIONS},
 }
 for _name, _factory in _BUILT_IN.items():

@@ -35,3 +35,19 @@ def test_ackley_mixed_optimum_is_not_a_random_rules_first_draw():
     for seed in (0, 1, 100):
         df = run(problem, make_policy("random", problem.domain, seed=seed), iterations=2, seed=seed, n_init=2)
         assert float(df["f"].max()) < -0.5, seed
+
+
+def test_hpo_four_matches_the_optuna_objective_by_name():
+    import math
+
+    problem = get_problem("hpo-four")
+    domain = problem.domain
+    X = domain.sample(32, seed=0)
+    cost = {"relu": 0.0, "tanh": 0.5, "gelu": 0.2}
+    for x, f in zip(X, problem.evaluate_true(X)):
+        v = domain.to_values(x)
+        expected = (math.log10(v["lr"]) + 3) ** 2 + 0.3 * (v["layers"] - 3) ** 2 + cost[v["act"]] + (v["dropout"] - 0.1) ** 2
+        assert abs(float(f) + expected) < 1e-12
+    best = torch.tensor([domain.to_row({"lr": 1e-3, "layers": 3, "act": "relu", "dropout": 0.1})], dtype=torch.float64)
+    assert abs(float(problem.evaluate_true(best))) < 1e-12 and problem.optimal_value == 0.0
+    assert bool((problem.evaluate_true(X) < 0).all())
