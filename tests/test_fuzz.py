@@ -130,6 +130,26 @@ def _call(policy: Policy, entry: str, kwargs: dict[str, Any]) -> None:
         policy.observe(kwargs["X"], kwargs["Y"])
 
 
+def _refused_unchanged(policy: Policy, entry: str, kwargs: dict[str, Any], label: str) -> str:
+    r"""Make the bad call; the name of the ``ValueError``/``TypeError`` it raised (with a message),
+    after checking that the policy's saved state did not change. Anything else fails."""
+    before = json.dumps(policy.state_dict(), sort_keys=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _call(policy, entry, kwargs)
+    except (ValueError, TypeError) as e:
+        outcome = type(e).__name__
+        assert str(e), f"{label}: empty message"
+    except Exception as e:  # noqa: BLE001 - anything else is a defect
+        raise AssertionError(f"{label}: {type(e).__name__}: {e}") from e
+    else:
+        raise AssertionError(f"{label}: bad input accepted silently")
+    after = json.dumps(policy.state_dict(), sort_keys=True)
+    assert after == before, f"{label}: the state changed after a refused call"
+    return outcome
+
+
 def test_every_method_is_fuzzed_on_a_box_and_a_pool(policies):
     fuzzed = {key.split("@")[0] for key in policies}
     assert set(list_methods()) <= fuzzed
@@ -158,22 +178,7 @@ def test_bad_input_is_refused_cleanly_and_changes_no_state(policies, capsys):
             entry = "suggest"  # observe has no batch size
         if entry == "suggest" and kind == "empty" and policy.min_observations == 0:
             kind = "X_nan"  # no data is valid input for rules that start from their prior
-        kwargs = _corrupt(kind, policy, X, Y, row, offset)
-        before = json.dumps(policy.state_dict(), sort_keys=True)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                _call(policy, entry, kwargs)
-        except (ValueError, TypeError) as e:
-            outcome = type(e).__name__
-            assert str(e), f"{key} {entry} {kind}: empty message"
-        except Exception as e:  # noqa: BLE001 - anything else is a defect
-            raise AssertionError(f"{key} {entry} {kind}: {type(e).__name__}: {e}") from e
-        else:
-            raise AssertionError(f"{key} {entry} {kind}: bad input accepted silently")
-        after = json.dumps(policy.state_dict(), sort_keys=True)
-        assert after == before, f"{key} {entry} {kind}: the state changed after a refused call"
-        table[(entry, kind, outcome)] += 1
+        table[(entry, kind, _refused_unchanged(policy, entry, _corrupt(kind, policy, X, Y, row, offset), f"{key} {entry} {kind}"))] += 1
 
     check()
     total = sum(table.values())
@@ -268,22 +273,7 @@ def test_bad_input_on_a_mixed_domain_is_refused_cleanly_and_changes_no_state(mix
             entry = "suggest"
         if entry == "suggest" and kind == "empty" and policy.min_observations == 0:
             kind = "X_no_hot"
-        kwargs = _corrupt_mixed(kind, policy, X, Y, row, offset)
-        before = json.dumps(policy.state_dict(), sort_keys=True)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                _call(policy, entry, kwargs)
-        except (ValueError, TypeError) as e:
-            outcome = type(e).__name__
-            assert str(e), f"{key} {entry} {kind}: empty message"
-        except Exception as e:  # noqa: BLE001 - anything else is a defect
-            raise AssertionError(f"{key} {entry} {kind}: {type(e).__name__}: {e}") from e
-        else:
-            raise AssertionError(f"{key} {entry} {kind}: bad input accepted silently")
-        after = json.dumps(policy.state_dict(), sort_keys=True)
-        assert after == before, f"{key} {entry} {kind}: the state changed after a refused call"
-        table[(entry, kind, outcome)] += 1
+        table[(entry, kind, _refused_unchanged(policy, entry, _corrupt_mixed(kind, policy, X, Y, row, offset), f"{key} {entry} {kind}"))] += 1
 
     check()
     total = sum(table.values())
