@@ -31,7 +31,7 @@ step() {
 
 step "CUDA tests" python -m pytest -q -p no:randomly tests/test_cuda.py
 step "refused input leaves state unchanged" python -m pytest -q -p no:randomly -k "refused or unchanged" \
-    tests/policies/test_base.py tests/policies/test_engine.py
+    tests/policies/test_base.py tests/policies/round/test_candidate_round.py
 step "round profile, n = 500" python benchmarks/round_profile.py --device cuda --threads "$THREADS" \
     --searches scipy torch --json "$OUT/round_profile.json"
 step "campaign scaling: LB, HE at n = 10,000; P5" python benchmarks/campaign_scaling.py --device cuda \

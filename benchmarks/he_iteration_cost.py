@@ -1,6 +1,6 @@
 r"""Cost of one HE-GP-UCB iteration against the number of candidates |U|.
 
-An iteration of :class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB` (batched
+An iteration of :class:`~botorch_unknown_hypers.policies.elimination.he_gp_ucb.HEGPUCB` (batched
 posterior over the surviving candidates on their cached factors, the joint (x, u) argmax in one
 batched L-BFGS-B, frequentist beta with each candidate's information gain, the observation and
 the elimination test) on ``n`` random points in ``[0, 1]^d``, for |U| = 1 and |U| = 11
@@ -25,7 +25,7 @@ import time
 import torch
 
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.policies.elimination import HEGPUCB
+from botorch_unknown_hypers.policies.elimination.he_gp_ucb import HEGPUCB
 from botorch_unknown_hypers.domains import BoxDomain
 
 

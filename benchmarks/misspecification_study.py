@@ -46,7 +46,7 @@ import torch
 from tqdm import tqdm
 
 from botorch_unknown_hypers.models.kernel_ridge import greedy_information_gain, make_known_kernel
-from botorch_unknown_hypers.policies.misspecified import ECGPUCB, PhasedGPUS, RegretBalancing
+from botorch_unknown_hypers.policies.misspecified.misspecified_rules import ECGPUCB, PhasedGPUS, RegretBalancing
 from botorch_unknown_hypers.misspecification import epsilon_grid, theoretical_bound_constants
 from botorch_unknown_hypers.problems.misspecified_problems import PERTURBATIONS, MisspecifiedProblem
 

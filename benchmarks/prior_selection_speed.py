@@ -8,7 +8,7 @@ default) of the seed-0 function at random arms. One iteration is
 2. observe: condition every prior on the new observation.
 
 *Batched* does this the way
-:class:`~botorch_unknown_hypers.policies.prior_selection.PEGPTS` does: one
+:class:`~botorch_unknown_hypers.policies.prior_selection.prior_selection_policy.PEGPTS` does: one
 ``TabularPriorGP`` over the K priors, one batched pathwise ``sample`` and one
 batched ``condition``. *Loop* keeps one single-prior ``TabularPriorGP`` per prior
 (built once, factors cached, the same data) and calls ``sample`` /
@@ -37,7 +37,7 @@ from collections.abc import Callable
 import torch
 
 from botorch_unknown_hypers.models.tabular import TabularPriorGP
-from botorch_unknown_hypers.policies.prior_elimination import PEGPTS
+from botorch_unknown_hypers.policies.prior_selection.prior_elimination import PEGPTS
 from botorch_unknown_hypers.acquisition.optimize import random_argmax
 from botorch_unknown_hypers.problems.prior_selection_problems import PriorSelectionProblem
 

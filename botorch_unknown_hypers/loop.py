@@ -33,7 +33,7 @@ from torch import Tensor
 from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, FiniteDomain, check_domain, check_observations, check_points
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.pending_plays import match_pending
+from botorch_unknown_hypers.policies.round.pending_plays import match_pending
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ r"""Confidence widths and regret bounds of misspecified kernelised bandits.
 Bogunovic & Krause, "Misspecified Gaussian Process Bandit Optimization" (NeurIPS 2021). The
 learner knows the kernel and a norm bound :math:`B` but :math:`f^*` is only :math:`\epsilon`-close
 to the RKHS ball. These are the closed-form quantities of its three algorithms
-(:mod:`~botorch_unknown_hypers.policies.misspecified`):
+(:mod:`~botorch_unknown_hypers.policies.misspecified.misspecified_rules`):
 
 - :func:`confidence_width`: Lemma 1 / Eq. 13, :math:`\beta_t = \frac{\sigma}{\sqrt\lambda}
   \sqrt{2\ln(1/\delta) + \sum_{s<t}\ln(1 + \lambda^{-1}\sigma^2_{s-1}(x_s))} + B` (the variance,

@@ -51,7 +51,7 @@ def test_the_contracts_are_kept():
         ("models/candidate_gp.py", "import botorch_unknown_hypers.acquisition.ucb", 1),  # a model imports an acquisition
         ("__init__.py", "from botorch_unknown_hypers.problems import get_problem", 1),  # the harness at import again
         ("loop.py", "import matplotlib.pyplot", 1),  # a plotting library at import
-        ("policies/registry.py", "from botorch_unknown_hypers.policies.nuts import NUTSGPUCB", 1),  # Pyro's NUTS at import
+        ("policies/registry.py", "from botorch_unknown_hypers.policies.balancing.nuts import NUTSGPUCB", 1),  # Pyro's NUTS at import
     ],
 )
 def test_a_wrong_import_breaks_a_contract(tmp_path, module, bad_import, broken):
@@ -208,7 +208,7 @@ def test_no_import_cycle_in_the_package():
         if module not in colour:
             visit(module, [module])
     assert cycles == []
-    assert "botorch_unknown_hypers.policies.context" in graph["botorch_unknown_hypers.policies.engine"]  # the graph is read
+    assert "botorch_unknown_hypers.policies.context" in graph["botorch_unknown_hypers.policies.round.candidate_round"]  # the graph is read
 
 
 def test_no_piece_of_a_round_takes_its_rule():
@@ -219,9 +219,20 @@ def test_no_piece_of_a_round_takes_its_rule():
     found = [f"{path.relative_to(ROOT)}:{i}" for path in sorted(PACKAGE.rglob("*.py"))
              for i, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
     assert found == []
-    for name in ("engine", "pieces", "balancing_pieces", "prior_pieces", "context"):
+    for name in ("round/candidate_round", "round/shared_pieces", "balancing/balancing_pieces", "prior_selection/prior_pieces", "context"):
         source = (PACKAGE / "policies" / f"{name}.py").read_text()
         assert "policies.base import" not in source, name
+
+
+def test_each_family_of_rules_has_its_folder():
+    r"""``policies/`` holds the interface (base, context, registry, tasks, the JSON codec) and one
+    folder per family, each module named for what it holds."""
+    policies = PACKAGE / "policies"
+    assert sorted(p.name for p in policies.glob("*.py")) == ["__init__.py", "base.py", "context.py", "json_state.py", "registry.py", "tasks.py"]
+    folders = sorted(p.name for p in policies.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == ["balancing", "baselines", "batch", "elimination", "misspecified", "presets", "prior_selection", "round"]
+    for folder in folders:  # the tests mirror the folders
+        assert (ROOT / "tests" / "policies" / folder / "__init__.py").exists(), folder
 
 
 def test_module_names_are_unique_in_the_package():

@@ -15,7 +15,7 @@ from botorch_unknown_hypers.confidence import (
     pe_beta,
     xi,
 )
-from botorch_unknown_hypers.policies.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.round.candidate_set import elimination_xi
 
 
 # --------------------------------------------------------------------------- #

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from botorch_unknown_hypers.domains import BoxDomain, CategoricalParameter, FiniteDomain, FloatParameter, IntParameter, MixedDomain
 from botorch_unknown_hypers.loop import AskTellOptimizer, run
-from botorch_unknown_hypers.policies.baselines import RandomPolicy
+from botorch_unknown_hypers.policies.baselines.standard_baselines import RandomPolicy
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, make_policy
 from botorch_unknown_hypers.results import INTEGER_COLUMNS, REAL_COLUMNS, ResultsStore
 from tests.test_loop import PoolProblem

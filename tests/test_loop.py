@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from botorch_unknown_hypers.loop import RESULT_COLUMNS, AskTellOptimizer, initial_design, run
-from botorch_unknown_hypers.policies.baselines import RandomPolicy
+from botorch_unknown_hypers.policies.baselines.standard_baselines import RandomPolicy
 from botorch_unknown_hypers.policies.registry import make_policy
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 from botorch_unknown_hypers.problems.problem import Problem

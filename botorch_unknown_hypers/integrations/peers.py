@@ -56,7 +56,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.domains import BoxDomain, CategoricalParameter, Domain, FiniteDomain, FloatParameter, MixedDomain
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.batch_baselines import QLogNEI
+from botorch_unknown_hypers.policies.batch.batch_baselines import QLogNEI
 
 OPTUNA_INSTALL_HINT = 'pip install "botorch-unknown-hypers[optuna]"'
 
@@ -325,7 +325,7 @@ class MixedQLogNEI(Policy):
 
 
 class FullyBayesianQLogNEI(QLogNEI):
-    r"""``qlognei`` on BoTorch's fully Bayesian GP: :class:`~botorch_unknown_hypers.policies.batch_baselines.QLogNEI`
+    r"""``qlognei`` on BoTorch's fully Bayesian GP: :class:`~botorch_unknown_hypers.policies.batch.batch_baselines.QLogNEI`
     with ``surrogate="fully-bayesian"`` (the module docstring; every other option as ``qlognei``'s).
     BoTorch's acquisition averages qLogNEI's improvement over the NUTS samples' GPs."""
 

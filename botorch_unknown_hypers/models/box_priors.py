@@ -36,7 +36,7 @@ class BoxPriors:
     subset) is built over **all** data on demand (an :math:`O(K n^3)` factorisation, cached
     until the next observation). Inputs are scaled to the unit cube by the box's bounds
     (``Normalize``), so the candidates' length scales are in unit-cube units, as in
-    :class:`~botorch_unknown_hypers.policies.elimination.HEGPUCB`. Before any data the
+    :class:`~botorch_unknown_hypers.policies.elimination.he_gp_ucb.HEGPUCB`. Before any data the
     moments and sample paths are the priors' own.
 
     Args:

@@ -1,6 +1,6 @@
 r"""Stateful BO rules (policies) and the method registry.
 
-The baseline rules are re-exported from :mod:`~botorch_unknown_hypers.policies.baselines`,
+The baseline rules are re-exported from :mod:`~botorch_unknown_hypers.policies.baselines.standard_baselines`,
 imported on first access (it loads BoTorch's model fitting), like every rule's module through
 the registry.
 """
@@ -9,7 +9,7 @@ from botorch_unknown_hypers.lazy import lazy_attributes
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, make_policy, register_method
 
-_LAZY = {name: "botorch_unknown_hypers.policies.baselines" for name in ("RandomPolicy", "MLEGPUCB", "GPThompsonSampling")}
+_LAZY = {name: "botorch_unknown_hypers.policies.baselines.standard_baselines" for name in ("RandomPolicy", "MLEGPUCB", "GPThompsonSampling")}
 r"""Public names that live in rule modules: name to the module imported on first access."""
 
 __all__ = [

@@ -9,7 +9,7 @@ problem may tell it about itself once per run (:meth:`Policy.bind_task`).
 Memory lives in one dataclass of tensors and plain values, ``policy.state`` (play counts,
 recorded widths :math:`\beta_\tau\sigma_{\tau-1}(x_\tau)`, prequential residuals, eliminated
 sets, hyperposteriors). :meth:`Policy.state_dict` saves it with the shared JSON codec of
-:mod:`~botorch_unknown_hypers.policies.state` together with the generator's state, and
+:mod:`~botorch_unknown_hypers.policies.json_state` together with the generator's state, and
 :meth:`Policy.load_state_dict` validates everything before changing anything, so a campaign
 stops and resumes with the identical next suggestion, and a bad state leaves the policy as it
 was. Nothing is pickled.
@@ -41,8 +41,8 @@ from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.domains import Domain, check_domain, check_observations, check_points
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor, FactorCache
 from botorch_unknown_hypers.policies.context import RoundContext, SearchOptions
-from botorch_unknown_hypers.policies.pending_plays import upgrade_pending
-from botorch_unknown_hypers.policies.state import decode_state, encode_state
+from botorch_unknown_hypers.policies.round.pending_plays import upgrade_pending
+from botorch_unknown_hypers.policies.json_state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
 STATE_VERSION = 4
@@ -84,8 +84,8 @@ def upgrade_state(state_type: type, rule: Any, version: int) -> Any:
     ``pending_scale`` moves into its pending selection as ``scale``.
 
     Version 3 to 4: every pending entry takes the one layout of
-    :class:`~botorch_unknown_hypers.policies.pending_plays.PendingPlay`
-    (:func:`~botorch_unknown_hypers.policies.pending_plays.upgrade_pending`).
+    :class:`~botorch_unknown_hypers.policies.round.pending_plays.PendingPlay`
+    (:func:`~botorch_unknown_hypers.policies.round.pending_plays.upgrade_pending`).
     """
     if version == STATE_VERSION or not isinstance(rule, dict):
         return rule

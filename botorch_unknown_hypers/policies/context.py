@@ -13,9 +13,9 @@ for its lifetime. It holds
   extended by block updates as rows arrive), the GPyTorch modules of recent candidate sets, the
   campaign's fixed raw points and the unit-cube image :math:`(x - l)/(u - l)` of the round's data.
 
-The pieces of :class:`~botorch_unknown_hypers.policies.engine.CandidateSetRound` receive the context
+The pieces of :class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound` receive the context
 and the rule's state, never the rule. The host copies of the round's values are made by the round
-itself (:class:`~botorch_unknown_hypers.policies.engine.RoundData`), not here.
+itself (:class:`~botorch_unknown_hypers.policies.round.candidate_round.RoundData`), not here.
 """
 
 from __future__ import annotations

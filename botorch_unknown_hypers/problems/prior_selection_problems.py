@@ -10,7 +10,7 @@ Sandberg & Haghir Chehreghani [Sandberg2025]_, Sec. 6.1. Each task is a set
     f \sim \mathcal{N}(m_{p^*}, C_{p^*}) \quad \text{over the arms},
 
 observed with Gaussian noise of standard deviation :math:`\sigma = 0.25`. The
-rules of :mod:`~botorch_unknown_hypers.policies.prior_selection` must find the
+rules of :mod:`~botorch_unknown_hypers.policies.prior_selection.prior_selection_policy` must find the
 best arm without knowing :math:`p^*`.
 
 - ``gp-kernel``: six zero-mean kernels (SE, Matérn-5/2, Matérn-3/2, periodic,

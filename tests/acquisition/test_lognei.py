@@ -87,7 +87,7 @@ def test_an_objective_on_a_huge_scale_gives_its_unit_scale_values_shifted_and_fi
     # Targets spread over 1e9 (as BBOB's Bent Cigar): computed on the standardised scale, the
     # values are the unit-scale model's plus log(1e9) and the gradients finite, at observed points
     # too. (The NaN gradients the raw scale gave are reproduced by the policy test of
-    # acquisition="lognei" on Bent Cigar, tests/policies/test_auto.py.)
+    # acquisition="lognei" on Bent Cigar, tests/policies/presets/test_auto.py.)
     g = torch.Generator().manual_seed(1)
     X = torch.rand(12, 2, generator=g, dtype=torch.float64)
     Y = torch.sin(4 * X).sum(-1, keepdim=True)

@@ -9,7 +9,7 @@ import torch
 
 from botorch_unknown_hypers.policies import METHODS, Policy, list_methods, make_policy, register_method
 from botorch_unknown_hypers.policies.registry import method_limits
-from botorch_unknown_hypers.policies.baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
+from botorch_unknown_hypers.policies.baselines.standard_baselines import GPThompsonSampling, MLEGPUCB, RandomPolicy
 from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 
 DOMAIN = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=torch.float64))
@@ -78,9 +78,9 @@ def test_a_rule_module_is_imported_when_first_built_or_asked(tmp_path):
     code = """
 import sys
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, method_limits
-nuts = "botorch_unknown_hypers.policies.nuts"
+nuts = "botorch_unknown_hypers.policies.balancing.nuts"
 assert "nuts-gp-ucb" in list_methods() and "nuts-gp-ucb" in METHODS and len(METHODS) == len(list_methods())
-assert nuts not in sys.modules and "botorch_unknown_hypers.policies.elimination" not in sys.modules
+assert nuts not in sys.modules and "botorch_unknown_hypers.policies.elimination.he_gp_ucb" not in sys.modules
 assert method_limits("nuts-gp-ucb") == (1, 1)
 assert nuts in sys.modules
 """

@@ -1,0 +1,257 @@
+r"""The pieces of prior elimination's round on :class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`.
+
+Sandberg & Haghir Chehreghani, Algorithm 1 (PE-GP-TS), and PE-GP-UCB (Ziomek et al. 2024b), on
+the rule's one model of all K priors, conditioned on every observation and kept across rounds
+(``whole_set``); the math and constants are in :mod:`~botorch_unknown_hypers.policies.prior_selection.prior_elimination`.
+
+- :class:`ActivePriors`: the active set :math:`\mathcal{P}_{t-1}`; :class:`PriorsOnData`: the model on :math:`D_{t-1}`;
+- :class:`PriorEliminationBetas`: :math:`\sqrt{\beta_t}` of Theorem 4.1, one for every active prior;
+- :class:`JointThompson` (lines 3-4 per slot, the batch drawn in one call, pending points
+  excluded) or :class:`DoublyOptimisticPrior` (PE-GP-UCB, one slot); both record lines 7-8's
+  :math:`\mu_{t,p_t}(x_t)` and :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)` on the data observed;
+- :class:`PriorEliminationTest`: lines 5-10 per value as it arrives, only :math:`p_t` tested;
+- :class:`SelectedPrior`: the round's diagnostics (the played prior in the prior set).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+from botorch_unknown_hypers.acquisition.optimize import Restarts
+from botorch_unknown_hypers.acquisition.prior_acquisition import thompson_prior_batch, ucb_prior_argmax
+from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_pair, check_probability
+from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
+from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.models.box_priors import BoxPriors
+from botorch_unknown_hypers.models.prior_model import PriorModel, Priors
+from botorch_unknown_hypers.policies.context import RoundContext
+from botorch_unknown_hypers.policies.round.candidate_set import elimination_xi
+from botorch_unknown_hypers.policies.round.candidate_round import (
+    CandidateSource,
+    AllCandidates,
+    RoundData,
+    RoundModel,
+    Selector,
+    Slot,
+    Test,
+    Betas,
+)
+from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, play_record
+
+
+@dataclass(frozen=True)
+class PriorModels:
+    r"""The model of every prior that a prior-selection rule keeps across rounds (built once its
+    priors are known, conditioned on every observation), as the pieces reach it.
+
+    Attributes:
+        ensure: The model (built, and the rule's state started, if it was not yet).
+        sync: The model made to condition on exactly ``(train_X, train_Y)`` (rows it has not seen
+            added by rank-one updates; data that do not extend its own rebuild it).
+        condition_plays: Condition on observed rows ``(X, Y)`` in order, handing each row that
+            answers a pending play, with its value, to ``play`` before it is conditioned on.
+        noise_std: The known noise standard deviation :math:`\sigma` of the priors.
+    """
+
+    ensure: Callable[[], PriorModel]
+    sync: Callable[[Tensor, Tensor], PriorModel]
+    condition_plays: Callable[[Tensor, Tensor, Callable[[PendingPlay, float], None]], None]
+    noise_std: Callable[[], float]
+
+
+@dataclass(frozen=True)
+class ActivePriors(CandidateSource):
+    r""":math:`\mathcal{P}_{t-1}`: the model's priors flagged in ``state.survivors.alive``."""
+
+    models: PriorModels
+
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[Priors, list[int]]:
+        model = self.models.ensure()
+        spec = model.candidates if isinstance(model, BoxPriors) else model.priors
+        return spec, [p for p, alive in enumerate(state.survivors.alive) if alive]
+
+
+@dataclass(frozen=True)
+class PriorsOnData(RoundModel):
+    r"""The model of every prior, made to condition on exactly :math:`D_{t-1}` (rows it has not
+    seen are added by rank-one updates; data that do not extend its own rebuild it)."""
+
+    whole_set: ClassVar[bool] = True
+
+    models: PriorModels
+
+    def __call__(
+        self, ctx: RoundContext, state: Any, spec: Priors, train_X: Tensor, train_Y: Tensor, keep: Any = None
+    ) -> tuple[PriorModel, None, None]:
+        return self.models.sync(train_X, train_Y), None, None
+
+
+@dataclass(frozen=True)
+class PriorEliminationBetas(Betas):
+    r""":math:`\sqrt{\beta_t}` (Theorem 4.1, a *square* root of :func:`~botorch_unknown_hypers.confidence.pe_beta`)
+    for every active prior, :math:`|\mathcal{P}|` the model's priors.
+
+    Attributes:
+        delta: :math:`\delta` (0.05 in the paper).
+        num_arms_equivalent: Replaces :math:`|\mathcal{X}|` (``None``: the pool size, or on a box
+            :func:`~botorch_unknown_hypers.confidence.box_num_arms` at round :math:`t`).
+        lipschitz: ``(a, b)`` of ``box_num_arms``.
+    """
+
+    delta: float
+    num_arms_equivalent: float | None = None
+    lipschitz: tuple[float, float] = (1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        check_probability("delta", self.delta)
+        check_pair("lipschitz", self.lipschitz, POSITIVE)
+
+    def num_arms(self, domain: Domain, t: int) -> float:
+        r""":math:`|\mathcal{X}|` in :math:`\beta_t` at round ``t``."""
+        if self.num_arms_equivalent is not None:
+            return self.num_arms_equivalent
+        size = domain.size
+        return size if math.isfinite(size) else box_num_arms(t, domain.dim, self.delta, *self.lipschitz)
+
+    def sqrt_beta(self, domain: Domain, num_priors: int, t: int) -> float:
+        r""":math:`\sqrt{\beta_t}` for ``num_priors`` priors."""
+        return math.sqrt(pe_beta(t, self.num_arms(domain, t), num_priors, self.delta))
+
+    def __call__(
+        self, ctx: RoundContext, state: Any, model: PriorModel, info: None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+    ) -> Tensor:
+        sqrt_beta = self.sqrt_beta(ctx.domain, model.num_priors, t)
+        return torch.full((sum(state.survivors.alive),), sqrt_beta, dtype=torch.float64)
+
+
+def recorded_slots(data: RoundData, X: Tensor, locals_: list[int]) -> list[Slot]:
+    r"""Lines 7-8: the slots ``X`` (``q x d``) of the active priors at ``locals_`` with
+    :math:`\mu_{t,p}(x)` and :math:`\sigma_{t,p}(x)` on the data observed, every slot in one
+    posterior call (``K' x q``)."""
+    mean, variance = data.model.mean_variance_points(X, data.candidates)
+    slot = torch.arange(len(locals_), device=mean.device)
+    local = torch.tensor(locals_, device=mean.device)
+    means, sigmas = mean[local, slot].tolist(), variance[local, slot].clamp_min(0).sqrt().tolist()
+    return [Slot(X[j : j + 1], p, m, s) for j, (p, m, s) in enumerate(zip(locals_, means, sigmas))]
+
+
+@dataclass(frozen=True)
+class JointThompson(Selector):
+    r"""Alg. 1 lines 3-4 per slot: the whole batch is drawn at the round's start (independent
+    samples per (slot, active prior) in one call,
+    :func:`~botorch_unknown_hypers.acquisition.prior_acquisition.thompson_prior_batch`, pending
+    points excluded, ``num_features`` random Fourier features per sample path on a box); the slots
+    hand out its rows."""
+
+    conditioned: ClassVar[bool] = False
+
+    num_features: int = 1024
+
+    def start(self, ctx: RoundContext, data: RoundData) -> Iterator[Slot]:
+        o = ctx.options
+        X, locals_ = thompson_prior_batch(
+            data.model, [data.candidates] * data.q, ctx.generator, o.num_restarts, o.raw_samples,
+            num_features=self.num_features, exclude=ctx.X_pending, search=o.search,
+        )
+        return iter(recorded_slots(data, X, locals_))
+
+    def __call__(
+        self, ctx: RoundContext, data: RoundData, prepared: Iterator[Slot], view: Any, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        return next(prepared), warm
+
+
+@dataclass(frozen=True)
+class DoublyOptimisticPrior(Selector):
+    r"""PE-GP-UCB's selection: :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)`
+    over the active priors (:func:`~botorch_unknown_hypers.acquisition.prior_acquisition.ucb_prior_argmax`);
+    one slot with nothing pending (the rule proposes one point per round)."""
+
+    conditioned: ClassVar[bool] = False
+
+    def __call__(
+        self, ctx: RoundContext, data: RoundData, prepared: Any, view: Any, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        if fixed is not None:
+            raise ValueError("DoublyOptimisticPrior fills one slot with nothing pending; got points to exclude.")
+        o = ctx.options
+        X, local = ucb_prior_argmax(
+            data.model, data.candidates, data.host_betas()[0], ctx.generator, o.num_restarts, o.raw_samples, o.search,
+        )
+        return recorded_slots(data, X, [local])[0], warm
+
+
+@dataclass(frozen=True)
+class PriorEliminationTest(Test):
+    r"""Alg. 1 lines 5-10 on each value as it arrives (before the model conditions on it), with
+    :math:`\xi_t` (Theorem 4.1) at the priors' noise :math:`\sigma` and the model's :math:`|\mathcal{P}|`."""
+
+    delta: float
+    models: PriorModels
+
+    def __post_init__(self) -> None:
+        check_probability("delta", self.delta)
+
+    def xi(self, t: int) -> float:
+        r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))`."""
+        return elimination_xi(t, self.models.ensure().num_priors, self.models.noise_std(), self.delta)
+
+    def play(self, state: Any, pending: PendingPlay, y: float) -> dict[str, Any]:
+        r"""Lines 5-10 for the play of round ``state.round``; its diagnostics."""
+        st = state
+        t = st.round
+        prior, eta, width = play_record(pending, y)  # line 7: eta = y - mu_{t,p_t}(x_t)
+        st.play_prior.append(prior)  # line 5: t joins S_{p_t}
+        st.play_eta.append(eta)
+        st.play_width.append(width)
+        xi_t = self.xi(t)
+        stats, thresholds = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.models.ensure().num_priors, xi_t)
+        statistic, threshold = stats[prior], thresholds[prior]  # line 8
+        eliminated, kept_last = None, False
+        if statistic > threshold:  # lines 9-10: strict, only p_t is tested
+            if st.survivors.eliminate(prior, t):
+                eliminated = st.prior_ids[prior]
+            else:
+                kept_last = True  # the last active prior is never eliminated
+        return {"eta": eta, "xi": xi_t, "statistic": statistic, "threshold": threshold,
+                "eliminated": eliminated, "kept_last": kept_last}
+
+    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        self.models.condition_plays(X, Y, lambda pending, y: out.update(self.play(state, pending, y)))
+        alive = state.survivors.alive
+        return {**out, "active": list(alive), "n_active": sum(alive)}
+
+
+@dataclass(frozen=True)
+class SelectedPrior(AllCandidates):
+    r"""Every surviving prior in the model (the selector chooses among them); reports the first
+    slot's prior (its index in the prior set), :math:`p^*` of a bound task, and the slot's
+    :math:`\sigma` and :math:`\sqrt{\beta_t}`."""
+
+    def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
+        return indices, {}
+
+    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+        first = slots[0]
+        return {"prior": data.state.prior_ids[data.candidates[first.local]], "true_prior": data.state.true_prior,
+                "sigma": first.sigma, "sqrt_beta": data.host_betas()[first.local]}
+
+
+__all__ = [
+    "ActivePriors",
+    "DoublyOptimisticPrior",
+    "JointThompson",
+    "PriorEliminationTest",
+    "PriorEliminationBetas",
+    "PriorModels",
+    "PriorsOnData",
+    "SelectedPrior",
+    "recorded_slots",
+]
