@@ -42,7 +42,7 @@ from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.round.candidate_set import elimination_xi
 from botorch_unknown_hypers.policies.round.candidate_round import (
     CandidateSource,
-    Choice,
+    ModelSubset,
     Ledger,
     RoundData,
     Selector,
@@ -96,7 +96,7 @@ def kernel_regret_bounds(ctx: RoundContext, state: Any, counts: Tensor, defer: D
 
 
 @dataclass(frozen=True)
-class LeastSuspectedBound(Choice):
+class LeastSuspectedBound(ModelSubset):
     r"""Line 3: the active candidate of least suspected bound ``bounds(ctx, state, counts)``
     (:data:`SuspectedBounds`), the counts :math:`|S^u|` with the plays still pending (first index
     on ties; :math:`R^u(1) = 0`, so a fresh candidate is played next)."""
@@ -125,7 +125,7 @@ class LeastSuspectedBound(Choice):
 
 
 @dataclass(frozen=True)
-class SoleCandidate(Choice):
+class SoleCandidate(ModelSubset):
     r"""A set of one candidate (A-GP-UCB's :math:`\theta_0/g(t)`): nothing to choose."""
 
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:

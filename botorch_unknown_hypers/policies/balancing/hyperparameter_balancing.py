@@ -194,7 +194,7 @@ class HyperparameterBalancing(BalancingPolicy):
         source = GivenCandidates(initial, None if propose is None else self.proposal)  # a(0), a(t)
         self.engine = CandidateSetRound(
             source=source,
-            choice=LeastSuspectedBound(self.bounds_of_state),  # line 3: argmin_u R^u(|S^u| + 1), pending plays counted
+            subset=LeastSuspectedBound(self.bounds_of_state),  # line 3: argmin_u R^u(|S^u| + 1), pending plays counted
             model=UnitCubeModel(standardise=True),  # u_t's GP on D_{t-1}, factors kept for every active u
             betas=BalancingBetas(self.noise_std, self.delta),  # Thm 2.1's beta^u_t, I at u_t's own noise
             selector=PlayedUCB(),  # line 4: argmax_x mu^u + beta^u sigma^u, slot by slot

@@ -97,7 +97,7 @@ class LBGPUCB(LengthScalePolicy):
         R2 = self.constants.R**2  # I_t at noise variance R^2 (the code's sigma_N = R)
         return CandidateSetRound(
             source=source,
-            choice=LeastSuspectedBound(self.family.suspected_bounds),  # line 3: argmin_theta R^theta(|S^theta| + 1), Thm 2.3
+            subset=LeastSuspectedBound(self.family.suspected_bounds),  # line 3: argmin_theta R^theta(|S^theta| + 1), Thm 2.3
             model=UnitCubeModel(standardise=True, info_noise=R2),  # theta_t's GP, factors kept for all
             betas=BalancingBetas(self.noise_std, self.delta, R2),  # line 4's beta_t (Thm 2.1)
             selector=PlayedUCB(),  # line 4: argmax_x UCB of theta_t, slot by slot
@@ -152,7 +152,7 @@ class AGPUCB(LengthScalePolicy):
         self.snap = None if snap is None else sorted(float(v) for v in snap)
         self.engine = CandidateSetRound(
             source=ShrinkingLengthScale(self.family, self.fixed_theta0, None if self.snap is None else tuple(self.snap)),  # theta_t
-            choice=SoleCandidate(),
+            subset=SoleCandidate(),
             model=UnitCubeModel(standardise=True, cache=False),  # a new length scale each round: nothing to keep
             betas=BalancingBetas(self.noise_std, self.delta, self.constants.R**2),  # the LB preset's beta_t
             selector=PlayedUCB(),  # x_t = argmax_x mu + beta_t sigma under theta_t

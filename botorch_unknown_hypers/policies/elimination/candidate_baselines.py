@@ -29,7 +29,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.balancing.balancing_pieces import CountRounds, NoRecord
 from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetPolicy, RoundState
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, Choice, EngineRule, RoundData, Selector, Slot
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, ModelSubset, EngineRule, RoundData, Selector, Slot
 from botorch_unknown_hypers.policies.round.shared_pieces import UnitCubeModel
 
 
@@ -44,7 +44,7 @@ class EveryCandidate(CandidateSource):
 
 
 @dataclass(frozen=True)
-class WholeModel(Choice):
+class WholeModel(ModelSubset):
     r"""The round's model holds every candidate in play; the selector reports the choice."""
 
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
@@ -95,7 +95,7 @@ class MLECandidates(EngineRule, CandidateSetPolicy):
         self.state = RoundState()
         self.engine = CandidateSetRound(
             source=EveryCandidate(self.candidates),  # U, every round
-            choice=WholeModel(),
+            subset=WholeModel(),
             model=UnitCubeModel(),  # every candidate's GP on all of D_{t-1}, raw outputs, cached factors
             betas=self.candidate_betas(),  # beta^u_t as HE's
             selector=MarginalLikelihoodUCB(self.weighted),  # argmax_u log p(D | u), or the weighted UCB

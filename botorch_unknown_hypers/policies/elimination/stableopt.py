@@ -237,7 +237,7 @@ class HEStableOpt(EngineRule, CandidateSetPolicy):
             betas=self.candidate_betas(),  # beta^u_t
             selector=RobustUCB(self.mask),  # lines 8-11
             test=test,  # lines 12-21 (or 12-15 alone)
-            choice=SurvivorFlags(),
+            subset=SurvivorFlags(),
         )
 
     def candidates_and_test(self) -> tuple[CandidateSource, Test]:

@@ -417,7 +417,7 @@ class LBGPUCBAuto(BalancingPolicy):
         R2 = settings.R**2
         self.engine = CandidateSetRound(
             source=source,
-            choice=LeastSuspectedBound(kernel_regret_bounds),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
+            subset=LeastSuspectedBound(kernel_regret_bounds),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
             model=UnitCubeModel(standardise=True, info_noise=R2),  # u_t's GP on D_{t-1}, standardised
             betas=BalancingBetas(settings.R, settings.delta, R2),  # Thm 2.1's beta^u_t, for the test
             selector=PlayedAcquisition(settings),  # line 4 with LogEI / LogNEI / practical UCB

@@ -131,7 +131,7 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
             betas=PriorEliminationBetas(self.delta, self.num_arms_equivalent, self.lipschitz),  # sqrt(beta_t), Thm 4.1
             selector=self.selection(),  # lines 3-4 (or PE-GP-UCB's doubly optimistic pair), line 7-8's record
             test=PriorEliminationTest(self.delta, models),  # lines 5-10, per value as it arrives
-            choice=SelectedPrior(),
+            subset=SelectedPrior(),
         )
 
     def known_noise_std(self) -> float:

@@ -6,7 +6,7 @@ A candidate-set rule keeps a finite set :math:`U` of GP hyperparameters and, eve
 1. **candidates** (:class:`CandidateSource`): the survivors :math:`U_{t-1}` of a fixed list, of a
    ladder, or of candidates proposed from the data (the proposing function :math:`a(t)` of
    Alg. 2 of Ziomek et al. 2024, :meth:`CandidateSource.propose`);
-2. **choice** (:class:`Choice`): which survivors the round's model holds, chosen before it is
+2. **subset** (:class:`ModelSubset`): which survivors the round's model holds, chosen before it is
    built: all of them (:class:`AllCandidates`, the default) or one (balancing's least suspected
    regret bound);
 3. **the round's model** (:class:`RoundModel`): one batched
@@ -179,7 +179,7 @@ class CandidateSource(ABC):
         return {}
 
 
-class Choice(ABC):
+class ModelSubset(ABC):
     r"""Which of the survivors the round's model holds, chosen before the model is built."""
 
     @abstractmethod
@@ -193,7 +193,7 @@ class Choice(ABC):
 
 
 @dataclass(frozen=True)
-class AllCandidates(Choice):
+class AllCandidates(ModelSubset):
     r"""Every survivor (the selector chooses among them slot by slot, e.g. HE's joint argmax)."""
 
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
@@ -335,7 +335,7 @@ class CandidateSetRound:
     :class:`~botorch_unknown_hypers.policies.context.RoundContext` and its state, which has
     ``round`` and ``pending`` (a list of
     :class:`~botorch_unknown_hypers.policies.round.pending_plays.PendingPlay`) and, for the default
-    ``choice``, ``alive`` (one flag per candidate). It never sees the rule: what the rule shows
+    ``subset``, ``alive`` (one flag per candidate). It never sees the rule: what the rule shows
     after a round comes back as a :class:`RoundReport`."""
 
     source: CandidateSource
@@ -343,7 +343,7 @@ class CandidateSetRound:
     betas: Betas
     selector: Selector
     test: Test
-    choice: Choice = AllCandidates()
+    subset: ModelSubset = AllCandidates()
     ledger: Ledger = PredictionLedger()
 
     def __post_init__(self) -> None:
@@ -357,7 +357,7 @@ class CandidateSetRound:
         r"""Round :math:`t`'s ``q x d`` batch and its report; records its plays in ``state``."""
         every, indices = self.source.survivors(ctx, state, train_X, train_Y)
         labels = every.labels()
-        chosen, chosen_diagnostics = self.choice(ctx, state, indices)
+        chosen, chosen_diagnostics = self.subset(ctx, state, indices)
         keep = None if chosen == indices else every.subset(indices)
         spec = every if self.model.whole_set else every.subset(chosen)
         model, info, raw = self.model(ctx, state, spec, train_X, train_Y, keep)
@@ -374,7 +374,7 @@ class CandidateSetRound:
             raise
         diagnostics = {
             **chosen_diagnostics,
-            **self.choice.diagnostics(data, slots),
+            **self.subset.diagnostics(data, slots),
             **self.selector.diagnostics(slots),
             **self.source.diagnostics(ctx, state),
         }
@@ -387,11 +387,11 @@ class CandidateSetRound:
         slots: list[Slot] = []
 
         def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
-            choice, warm = self.selector(ctx, data, prepared, view, fixed, warm)
+            slot, warm = self.selector(ctx, data, prepared, view, fixed, warm)
             if fixed is not None and self.selector.conditioned:  # the ledger records on the data observed
-                choice = choice._replace(mean=None, sigma=None)
-            slots.append(choice)
-            return choice.x, warm
+                slot = slot._replace(mean=None, sigma=None)
+            slots.append(slot)
+            return slot.x, warm
 
         X = fill_slots(data.model, ctx.X_pending, data.q, slot, condition=self.selector.conditioned)
         return X, self.ledger.record(data, slots)
@@ -444,7 +444,7 @@ __all__ = [
     "RoundReport",
     "CandidateSetRound",
     "EngineRule",
-    "Choice",
+    "ModelSubset",
     "Ledger",
     "PredictionLedger",
     "CandidateSource",

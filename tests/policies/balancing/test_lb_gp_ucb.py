@@ -247,15 +247,15 @@ def test_the_choice_reads_the_bounds_checks_with_the_played_candidate(monkeypatc
     bounds = policy.suspected_bounds(counts)
     expected = int(torch.argmin(torch.where(torch.tensor(policy.state.active), bounds, math.inf)))
     reads = record_reads(monkeypatch)
-    choice = LeastSuspectedBound(policy.family.suspected_bounds)
-    chosen, info = choice(policy.context, policy.state, indices)
+    subset = LeastSuspectedBound(policy.family.suspected_bounds)
+    chosen, info = subset(policy.context, policy.state, indices)
     assert reads == ["tolist"]  # the choice, the counts, the bounds and the bounds' checks in one copy
     monkeypatch.undo()
     assert chosen == [expected] and info["suspected_bounds"] == [v if math.isfinite(v) else None for v in bounds.tolist()]
     norms = policy.state.norms
     policy.state.norms = torch.cat([norms[:1], -norms[1:]])
     with pytest.raises(ValueError, match="^B must be"):
-        choice(policy.context, policy.state, indices)
+        subset(policy.context, policy.state, indices)
 
 
 def _lb_campaign(problem_name: str, rounds: int, observe):
