@@ -25,6 +25,12 @@ The tables:
   development instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.admissible_variants`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
+- ``mixed-paired``: the mixed-problem study (``benchmarks/results/mixed``, ``docs/mixed.md``): per
+  problem and method the mean final simple regret, the paired differences against ``optuna-gp``
+  and ``mixed-qlognei`` with their verdicts at 2 SE, and the median wall time per run
+  (:func:`mixed_paired`).
+- ``mixed-summary``: the same runs as ``bbob-*`` summaries: ECDF area of BBOB's targets on the
+  simple regret divided by each problem's spread, average rank, median times (:func:`mixed_frame`).
 """
 
 from __future__ import annotations
@@ -33,7 +39,9 @@ import re
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from botorch_unknown_hypers.benchmarks.bbob_report import (
@@ -121,11 +129,104 @@ def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
     return markdown_table(shown) + "\n"
 
 
+MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
+r"""The methods of the mixed-problem study, in its tables' order."""
+MIXED_PROBLEMS = ("ackley-mixed", "labs", "hpo-four")
+SPREAD_POINTS = 4096
+
+
+def mixed_records(results: Path) -> list[dict[str, Any]]:
+    r"""The mixed study's records (``results/mixed``), one per (problem, method, seed)."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+
+    store = RecordStore(Path(results) / "mixed", ("problem", "method", "seed", "iterations", "n_init"))
+    return [r for r in store.records() if r["method"] in MIXED_METHODS]
+
+
+def problem_spread(name: str) -> float:
+    r"""The 5-95 % quantile range of a registered problem's noiseless values over
+    :data:`SPREAD_POINTS` Sobol points of its domain (as the practical suite's)."""
+    import torch
+
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
+
+    problem = get_problem(name)
+    f = problem.evaluate_true(problem.domain.sample(SPREAD_POINTS, seed=0)).reshape(-1).double()
+    low, high = torch.quantile(f, torch.tensor([0.05, 0.95], dtype=f.dtype)).tolist()
+    return high - low
+
+
+def mixed_frame(results: Path) -> pd.DataFrame:
+    r"""The mixed study's runs as :func:`~botorch_unknown_hypers.benchmarks.bbob_report.runs_frame`
+    rows (one group ``mixed``): simple regret per evaluation divided by the problem's spread."""
+    import numpy as np
+
+    records = mixed_records(results)
+    spreads = {name: problem_spread(name) for name in sorted({r["problem"] for r in records})}
+    rows = [{
+        "group": "mixed", "problem": r["problem"], "function": r["problem"], "function_name": r["problem"], "instance": 0,
+        "seed": r["seed"], "method": r["method"], "final_simple_regret": r["final_simple_regret"], "spread": spreads[r["problem"]],
+        "wall_time_s": r["wall_time_s"], "cpu_s": None, "regret": np.asarray(r["simple_regret"], dtype=float) / spreads[r["problem"]],
+    } for r in records]
+    return pd.DataFrame(rows)
+
+
+def _paired(a: dict[int, float], b: dict[int, float]) -> tuple[float, float, int] | None:
+    r"""Mean and SE of ``a[s] - b[s]`` over the seeds both have (``None`` below two)."""
+    common = sorted(set(a) & set(b))
+    if len(common) < 2:
+        return None
+    d = np.asarray([a[s] - b[s] for s in common])
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(common)
+
+
+def _verdict(d: tuple[float, float, int] | None) -> str:
+    if d is None:
+        return ""
+    mean, se, n = d
+    word = "worse" if mean > 2 * se else "better" if mean < -2 * se else "level"
+    return f"{mean:+.3g} ± {se:.2g} ({n}, {word})"
+
+
+def mixed_paired(results: Path) -> str:
+    r"""Per problem: each method's runs, mean final simple regret ± SE, the paired difference
+    (method minus peer, negative: better) against ``optuna-gp`` and ``mixed-qlognei`` with its
+    verdict at 2 SE, and the median wall time per run."""
+    records = mixed_records(results)
+    if not records:
+        return "No records yet.\n"
+    final: dict[tuple[str, str], dict[int, float]] = {}
+    walls: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        final.setdefault((r["problem"], r["method"]), {})[r["seed"]] = r["final_simple_regret"]
+        walls.setdefault((r["problem"], r["method"]), []).append(r["wall_time_s"])
+    rows = []
+    for problem in [p for p in MIXED_PROBLEMS if any(k[0] == p for k in final)]:
+        for method in [m for m in MIXED_METHODS if (problem, m) in final]:
+            values = np.asarray(list(final[(problem, method)].values()))
+            se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
+            rows.append({
+                "problem": problem, "method": f"`{method}`", "runs": len(values), "mean final SR ± SE": f"{values.mean():.3g} ± {se:.2g}",
+                "− optuna-gp": "" if method == "optuna-gp" else _verdict(_paired(final[(problem, method)], final.get((problem, "optuna-gp"), {}))),
+                "− mixed-qlognei": "" if method == "mixed-qlognei" else _verdict(_paired(final[(problem, method)], final.get((problem, "mixed-qlognei"), {}))),
+                "median wall s/run": float(np.median(walls[(problem, method)])),
+            })
+    return markdown_table(pd.DataFrame(rows)) + "\n"
+
+
+def mixed_summary(results: Path) -> str:
+    r"""ECDF area, average rank and median times of the mixed study (:func:`summary`)."""
+    frame = mixed_frame(results)
+    return summary(frame, [m for m in MIXED_METHODS if not frame.empty and m in set(frame["method"])])
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
+    "mixed-paired": mixed_paired,
+    "mixed-summary": mixed_summary,
 }
 r"""Table name (the docs' marker) -> its function of the results folder."""
 
@@ -159,5 +260,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "bbob_frame", "bbob_summary",
-           "regenerate", "summary"]
+__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars",
+           "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "problem_spread", "regenerate",
+           "summary"]

@@ -190,8 +190,10 @@ class OptunaGPPolicy(Policy):
     def _nearest_pool_point(self, asked: list[float], taken: Tensor) -> list[float]:
         r"""The pool point nearest ``asked`` (in box widths) among those not ``taken`` (all when every
         one is), marked taken."""
-        points = self.domain.points
-        bounds = self.domain.bounds
+        pool = self.domain
+        assert isinstance(pool, FiniteDomain)  # called only on a pool (``_observed_pool`` gave ``taken``)
+        points = pool.points
+        bounds = pool.bounds
         width = (bounds[1] - bounds[0]).clamp_min(torch.finfo(points.dtype).tiny)
         a = torch.tensor(asked, dtype=points.dtype, device=points.device)
         distance = (((points - a) / width) ** 2).sum(-1)

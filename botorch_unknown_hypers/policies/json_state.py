@@ -43,7 +43,7 @@ import numbers
 import re
 import reprlib
 import types
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 import torch
 
@@ -162,9 +162,9 @@ def _scalar(kind: str, value: Any, path: str) -> Any:
     if not isinstance(value, cls) or (kind in ("int", "float") and isinstance(value, bool)):
         raise _fail(path, expected, value)
     if kind != "float":
-        return int(value) if kind == "int" else value
+        return int(cast(int, value)) if kind == "int" else value
     try:
-        out = float(value)
+        out = float(cast(float, value))
     except OverflowError:
         out = math.inf
     if not math.isfinite(out):
@@ -244,14 +244,14 @@ def _encode_object(value: Any, kind: str, hint: type, path: str) -> dict[str, An
     if kind == "dataclass":
         return {name: _walk(getattr(value, name), h, _key(path, name), None) for name, h, _ in _fields(hint)}
     if kind == "tensor":
-        t = value.detach().cpu()
+        t = cast(torch.Tensor, value).detach().cpu()
         tag = "bool" if t.dtype == torch.bool else "float" if t.is_floating_point() else "int"
         if t.is_complex():
             raise _fail(path, "a float, int or bool tensor", value)
         if tag == "float" and not bool(torch.isfinite(t).all()):
             raise ValueError(f"{path}: expected finite tensor entries, got NaN or inf (JSON cannot hold them).")
         return {"dtype": tag, "shape": list(t.shape), "data": t.to(_TENSOR_DTYPES[tag]).reshape(-1).tolist()}
-    data = _json(value.to_dict(), path)
+    data = _json(cast(Any, value).to_dict(), path)  # an object of ``hint``, checked above
     if not isinstance(data, dict):
         raise _fail(path, f"{type(value).__qualname__}.to_dict() to give a dict", data)
     return data

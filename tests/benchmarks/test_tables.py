@@ -48,3 +48,22 @@ def test_the_docs_tables_are_the_committed_records_tables():
     ``benchmarks/results/`` (run it after new records land)."""
     assert set(TABLES) >= {"bbob-d2-dev", "bbob-d2-auto-decision"}
     assert regenerate(ROOT / "docs", ROOT / "benchmarks" / "results", check=True) == []
+
+
+def test_mixed_paired_table_pairs_seeds_and_judges_at_two_standard_errors(tmp_path):
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import mixed_paired
+
+    store = RecordStore(tmp_path / "mixed", ("problem", "method", "seed", "iterations", "n_init"))
+    finals = {"optuna-gp": [1.0, 2.0, 3.0, 4.0], "auto": [0.5, 1.4, 2.6, 3.5], "random": [1.0, 2.5, 2.5, 5.0]}
+    for method, values in finals.items():
+        for seed, v in enumerate(values):
+            store.add("labs", method, {"config": {"problem": "labs", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
+                                       "problem": "labs", "method": method, "seed": seed, "final_simple_regret": v,
+                                       "simple_regret": [v + 1, v], "wall_time_s": 1.0 + seed})
+    rows = {line.split(" | ")[1]: line for line in mixed_paired(tmp_path).splitlines() if line.startswith("| labs")}
+    # auto - optuna-gp: -0.5, -0.6, -0.4, -0.5: mean -0.5, SE 0.0408 -> better
+    assert "-0.5 ± 0.041 (4, better)" in rows["`auto`"] and "| 2.5 |" in rows["`auto`"]  # median wall of 1, 2, 3, 4
+    # random - optuna-gp: 0, 0.5, -0.5, 1: mean 0.25, SE 0.323 -> level
+    assert "+0.25 ± 0.32 (4, level)" in rows["`random`"]
+    assert mixed_paired(tmp_path / "none") == "No records yet.\n"

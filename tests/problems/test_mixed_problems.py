@@ -51,3 +51,19 @@ def test_hpo_four_matches_the_optuna_objective_by_name():
     best = torch.tensor([domain.to_row({"lr": 1e-3, "layers": 3, "act": "relu", "dropout": 0.1})], dtype=torch.float64)
     assert abs(float(problem.evaluate_true(best))) < 1e-12 and problem.optimal_value == 0.0
     assert bool((problem.evaluate_true(X) < 0).all())
+
+
+def test_run_takes_a_mixed_domain_with_a_categorical_and_refuses_a_wider_policy_domain():
+    import pytest
+
+    from botorch_unknown_hypers.domains import CategoricalParameter, FloatParameter, IntParameter
+    from botorch_unknown_hypers.loop import run
+    from botorch_unknown_hypers.policies.registry import make_policy
+
+    problem = get_problem("hpo-four")
+    df = run(problem, make_policy("random", problem.domain, seed=0), iterations=2, seed=0)
+    assert len(df) == 12 and bool(problem.domain.contains(torch.tensor([[float(v) for v in x.split(";")] for x in df["x"]])).all())
+    wider = MixedDomain((FloatParameter("lr", 1e-5, 1.0, log=True), IntParameter("layers", 1, 6),
+                         CategoricalParameter("act", ("relu", "tanh", "gelu")), FloatParameter("dropout", 0.0, 0.5)))
+    with pytest.raises(ValueError, match="policy.domain must lie in the problem's domain: the policy's lowest and highest points"):
+        run(problem, make_policy("random", wider, seed=0), iterations=1)

@@ -74,13 +74,13 @@ class BalancingState:
         self.norms = norms if self.norms is None else torch.cat([self.norms, norms])
         self.active.extend([True] * len(spec))
 
-    def norm_values(self) -> list[float]:
+    def norm_bounds(self) -> list[float]:
         r"""The norm bounds :math:`B^u` as Python floats, copied to the host once per ``norms``
         tensor: the rules replace the tensor when candidates join and never write it in place, so
         a round's diagnostics read nothing while the set is unchanged. Derived, never saved."""
-        held = self.__dict__.get("_norm_values")
+        held = self.__dict__.get("_norm_bounds")
         if held is None or held[0] is not self.norms:
-            held = self.__dict__["_norm_values"] = (self.norms, [] if self.norms is None else self.norms.tolist())
+            held = self.__dict__["_norm_bounds"] = (self.norms, [] if self.norms is None else self.norms.tolist())
         return list(held[1])
 
     def counts(self, pending: bool = False) -> Tensor:

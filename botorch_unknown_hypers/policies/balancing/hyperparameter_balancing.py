@@ -109,7 +109,7 @@ class GivenCandidates(BalancingCandidates):
             state.add(*checked_candidates(out[0], out[1], "propose(...)", ctx.dtype, ctx.device))
 
     def diagnostics(self, ctx: RoundContext, state: Any) -> dict[str, Any]:
-        return {"candidates": state.candidates.labels(), "norms": state.norm_values()}
+        return {"candidates": state.candidates.labels(), "norms": state.norm_bounds()}
 
 
 class HyperparameterBalancing(BalancingPolicy):

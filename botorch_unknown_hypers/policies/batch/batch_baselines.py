@@ -50,12 +50,13 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import torch
 from botorch.acquisition import LogExpectedImprovement, qLogNoisyExpectedImprovement
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
+from botorch.posteriors.gpytorch import GPyTorchPosterior
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import maximize
@@ -207,7 +208,7 @@ class BUCB(BatchBaselinePolicy):
             x = self.argmax(acqf)
             with torch.no_grad():
                 mean, var_c = acqf.mean_and_variance(x.unsqueeze(0))
-                var = model.posterior(x).variance.reshape(())
+                var = cast(GPyTorchPosterior, model.posterior(x)).variance.reshape(())
             slots.append({
                 "mean": float(mean), "sigma": float(var.sqrt()), "sigma_conditional": float(var_c.sqrt()),
                 "score": float(mean + beta * var_c.sqrt()),
@@ -311,6 +312,7 @@ class KrigingBelieverEI(BatchBaselinePolicy):
         chosen: list[Tensor] = []
         slots: list[dict[str, float]] = []
         for _ in range(q):  # sequential: each slot sees the previous fantasies
+            acqf: AcquisitionFunction
             if predictive is not None:
                 pending = torch.cat(chosen) if chosen else None
                 acqf = ConditionalLogEI(model, best_f, X_pending=pending, predictive=predictive)
@@ -318,7 +320,7 @@ class KrigingBelieverEI(BatchBaselinePolicy):
                 acqf = LogExpectedImprovement(believer, best_f=best_f)
             x = self.argmax(acqf)
             with torch.no_grad():
-                post = believer.posterior(x)  # also builds the caches conditioning needs
+                post = cast(GPyTorchPosterior, believer.posterior(x))  # also builds the caches conditioning needs
                 y = post.mean.detach()
                 slots.append({
                     "best_f": best_f, "mean": float(y), "sigma": float(post.variance.sqrt()),

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 from botorch.acquisition import LogExpectedImprovement
@@ -146,7 +146,7 @@ class AutoSettings:
     delta: float = AUTO_DELTA
 
     @classmethod
-    def from_options(cls, **options: object) -> AutoSettings:
+    def from_options(cls, **options: Any) -> AutoSettings:
         r"""Checked settings from keyword options (``ValueError`` naming an unknown one)."""
         valid = sorted(cls.__dataclass_fields__)
         unknown = sorted(set(options) - set(valid))
@@ -192,7 +192,7 @@ def propose_candidates(ctx: RoundContext, settings: AutoSettings, train_X: Tenso
     return candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype)
 
 
-STANDING = {"shrink": (1.0,), "isotropic": (), "ard": True}
+STANDING: dict[str, Any] = {"shrink": (1.0,), "isotropic": (), "ard": True}
 r"""What makes :func:`propose_candidates` give the standing candidate: the MAP vector alone, ARD."""
 
 
@@ -249,8 +249,8 @@ def acquisition(
         best = believer_best_f(model, train_Y.max(), fixed)  # K
         if reduction == "select" and model.num_candidates == 1:
             return LogExpectedImprovement(model.select(0), best_f=best[0])
-        observed = fixed is None or fixed.shape[0] == 0  # the incumbent is the best checked observation
-        return CandidateLogEI(model, best, reduction=reduction, index=index, check_best_f=not observed)
+        unconditioned = fixed is None or fixed.shape[0] == 0  # the incumbent is the best checked observation
+        return CandidateLogEI(model, best, reduction=reduction, index=index, check_best_f=not unconditioned)
     beta = float(practical_beta(t, model.raw_train_X.shape[-1]))
     return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
 
@@ -359,7 +359,7 @@ class ProposedCandidates(CandidateSource):
         if st.standing is not None:
             out["standing"] = st.standing
         if self.norms:
-            out.update(candidates=st.candidates.labels(), norms=st.norm_values())
+            out.update(candidates=st.candidates.labels(), norms=st.norm_bounds())
         return out
 
 
@@ -464,8 +464,8 @@ class AcquisitionSlots(Selector):
         best = self.standing(data)
         if best is None:
             with torch.no_grad():  # read with the round's widths and scaler
-                (best,), = data.host(data.model.log_marginal_likelihood().argmax())
-            best = int(best)
+                (likeliest,), = data.host(data.model.log_marginal_likelihood().argmax())
+            best = int(likeliest)
         return best, extra_starts(ctx, data.model, best, data.train_X, data.train_Y)
 
     def __call__(
@@ -476,7 +476,7 @@ class AcquisitionSlots(Selector):
             acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, ctx=ctx)
             x, warm = ctx.maximize_slot(acqf, fixed, starts, warm)
             with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x (read by the ledger)
-                local = acqf.candidate_values(x).reshape(-1).argmax()
+                local = cast(Any, acqf).candidate_values(x).reshape(-1).argmax()  # every acquisition() has candidate_values
         else:  # the most likely survivor
             local = best
             acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed, ctx=ctx)

@@ -104,11 +104,11 @@ def test_diagnostics_norms_follow_the_set_and_are_copied_once_per_set(monkeypatc
 
     state = BalancingState()
     state.add(extra, torch.tensor([2.0], dtype=torch.float64))
-    assert state.norm_values() == [2.0]
+    assert state.norm_bounds() == [2.0]
     reads = record_reads(monkeypatch)
-    assert state.norm_values() == [2.0] and reads == []  # the same tensor: no second copy
+    assert state.norm_bounds() == [2.0] and reads == []  # the same tensor: no second copy
     state.add(extra, torch.tensor([5.0], dtype=torch.float64))  # a new tensor: copied again
-    assert state.norm_values() == [2.0, 5.0] and reads == ["tolist"]
+    assert state.norm_bounds() == [2.0, 5.0] and reads == ["tolist"]
 
 
 def test_custom_bound_drives_selection():
