@@ -52,14 +52,20 @@ from typing import Any
 
 from botorch_unknown_hypers.benchmarks.practical_suite import (  # noqa: F401  (the suite's definition, re-exported)
     BASE_OPTIONS,
+    KEY_FIELDS,
     METHODS,
     N_INIT,
     PROBLEMS,
+    SPREAD_POINTS,
     T_BOX,
     T_POOL,
+    beyond_2se,
     fmt,
     mean_se,
+    paired,
     parse_method,
+    practical_frame,
+    problem_spread,
 )
 from botorch_unknown_hypers.benchmarks.records import RecordStore
 from botorch_unknown_hypers.benchmarks.study import code_version, parse_ids
@@ -73,8 +79,6 @@ the problems (6 of the suite's 10); the others are BBOB's (``bbob_report.BARS``)
 
 
 RECORDS = Path(__file__).resolve().parent / "results" / "practical"
-KEY_FIELDS = ("problem", "method", "seed", "iterations", "n_init")
-r"""The fields that identify a run of the suite, in a run file and in its study record."""
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -203,22 +207,6 @@ def load(out: Path | None, store: RecordStore | None = None) -> list[dict[str, A
     return runs
 
 
-def paired(runs: dict[tuple[str, int], dict], method: str, ref: str, key: str) -> tuple[float, float, int] | None:
-    r"""Mean ± SE of ``key`` of ``method`` minus ``ref`` over the seeds both have."""
-    seeds = sorted({s for m, s in runs if m == method} & {s for m, s in runs if m == ref})
-    if not seeds:
-        return None
-    diffs = [runs[(method, s)][key] - runs[(ref, s)][key] for s in seeds]
-    mean, se = mean_se(diffs)
-    return mean, se, len(seeds)
-
-
-def beyond_2se(d: tuple[float, float, int] | None) -> bool:
-    r"""Whether a :func:`paired` difference is beyond 2 SE (and its SE is positive): the table's
-    ``*`` and the report's "significantly" (its sign says worse or better)."""
-    return d is not None and d[1] > 0 and abs(d[0]) > 2 * d[1]
-
-
 def with_option(method: str, option: str) -> str:
     r"""The spec of ``method`` with ``option`` (``key=value``) added: ``name[key=value]`` or
     ``name[...&key=value]``."""
@@ -273,57 +261,6 @@ def decision_table(decision: dict[str, Any], option: str) -> str:
     else:
         lines.append(f"\nDecision: {option} {'becomes' if decision['adopt'] else 'does not become'} the default.")
     return "\n".join(lines)
-
-
-SPREAD_POINTS = 4096
-r"""Scrambled Sobol points (seed 0) of a box problem's spread; a pool uses every point."""
-
-
-def problem_spread(name: str) -> float:
-    r"""The 5-95 % quantile range of the noiseless objective over the problem's domain: over
-    :data:`SPREAD_POINTS` scrambled Sobol points of a box (of the codes of a mixed domain), over every point of a pool (as BBOB's
-    spread, ``problems/bbob_problems.py``), the scale of the targets of :func:`practical_frame`."""
-    import torch
-
-    from botorch_unknown_hypers.domains import FiniteDomain
-    from botorch_unknown_hypers.problems.problem_registry import get_problem
-
-    problem = get_problem(name)
-    domain = problem.domain
-    X = domain.points if isinstance(domain, FiniteDomain) else domain.sample(SPREAD_POINTS, seed=0)  # Sobol (codes of a mixed domain)
-    f = problem.evaluate_true(X).reshape(-1).double()
-    low, high = torch.quantile(f, torch.tensor([0.05, 0.95], dtype=f.dtype)).tolist()
-    return high - low
-
-
-def practical_frame(records: list[dict[str, Any]], spread: Callable[[str], float]) -> Any:
-    r"""The runs as ``bbob_report.runs_frame`` rows, one ``group`` ("practical"), each problem a
-    ``function`` with one instance, so that ``bbob_report.report_bars`` judges them as it judges
-    BBOB's: the simple regret divided by ``spread(problem)`` (:func:`problem_spread`; a problem
-    without one has no ECDF targets and leaves the frame), every trace carried to the longest
-    budget at its last value (a pool's 60 evaluations beside a box's 70: a finished run reaches
-    nothing more), and the wall time of the run."""
-    import numpy as np
-    import pandas as pd
-
-    scales: dict[str, float] = {}
-    for name in sorted({r["problem"] for r in records}):
-        try:
-            scales[name] = spread(name)
-        except ValueError:  # a problem the registry does not know
-            scales[name] = math.nan
-    kept = [r for r in records if scales[r["problem"]] > 0]
-    longest = max((len(r["simple_regret"]) for r in kept), default=0)
-    rows = []
-    for r in kept:
-        trace = np.asarray(r["simple_regret"], dtype=float) / scales[r["problem"]]
-        rows.append({
-            "group": "practical", "problem": r["problem"], "function": r["problem"], "function_name": r["problem"],
-            "instance": 0, "seed": r["seed"], "method": r["method"], "final_simple_regret": r["final_simple_regret"],
-            "spread": scales[r["problem"]], "wall_time_s": r["wall_time_s"], "cpu_s": None,
-            "regret": np.concatenate([trace, np.full(longest - len(trace), trace[-1])]),
-        })
-    return pd.DataFrame(rows)
 
 
 def report(out: Path | None, seeds: list[int] | None = None, spread: Callable[[str], float] = problem_spread,

@@ -157,33 +157,40 @@ def test_every_method_is_fuzzed_on_a_box_and_a_pool(policies):
     assert len(pools) >= 20
 
 
-def test_bad_input_is_refused_cleanly_and_changes_no_state(policies, capsys):
-    keys = sorted(policies)
+def _fuzz(cases: dict[str, tuple[Policy, torch.Tensor, torch.Tensor]], corrupt: Any, kinds: list[str], examples: int,
+          instead_of_empty: str) -> Counter[tuple[str, str, str]]:
+    r"""Run ``examples`` derandomised bad calls over ``cases`` (key -> policy and valid data), each
+    built by ``corrupt(kind, policy, X, Y, row, offset)``; the count per (entry, kind, outcome).
+    ``instead_of_empty``: the kind played for no data on a rule that starts from its prior (for
+    which no data is valid input)."""
+    keys = sorted(cases)
     table: Counter[tuple[str, str, str]] = Counter()
 
-    @settings(
-        max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(
         key=st.sampled_from(keys),
         entry=st.sampled_from(ENTRIES),
-        kind=st.sampled_from(CORRUPTIONS),
+        kind=st.sampled_from(kinds),
         row=st.integers(min_value=0, max_value=3),
         offset=st.floats(min_value=1e-3, max_value=1e3, allow_nan=False),
     )
     def check(key: str, entry: str, kind: str, row: int, offset: float) -> None:
-        policy, X, Y = policies[key]
+        policy, X, Y = cases[key]
         if entry == "observe" and kind.startswith("q_"):
             entry = "suggest"  # observe has no batch size
         if entry == "suggest" and kind == "empty" and policy.min_observations == 0:
-            kind = "X_nan"  # no data is valid input for rules that start from their prior
-        table[(entry, kind, _refused_unchanged(policy, entry, _corrupt(kind, policy, X, Y, row, offset), f"{key} {entry} {kind}"))] += 1
+            kind = instead_of_empty
+        table[(entry, kind, _refused_unchanged(policy, entry, corrupt(kind, policy, X, Y, row, offset), f"{key} {entry} {kind}"))] += 1
 
     check()
+    return table
+
+
+def test_bad_input_is_refused_cleanly_and_changes_no_state(policies, capsys):
+    table = _fuzz(policies, _corrupt, CORRUPTIONS, EXAMPLES, "X_nan")
     total = sum(table.values())
     with capsys.disabled():
-        print(f"\nfuzz: {total} bad inputs over {len(keys)} (method, domain) cases")
+        print(f"\nfuzz: {total} bad inputs over {len(policies)} (method, domain) cases")
         for (entry, kind, outcome), count in sorted(table.items()):
             print(f"  {entry:8s} {kind:18s} {outcome:10s} {count:5d}")
     assert total >= 1000
@@ -253,32 +260,10 @@ def test_every_rule_that_takes_a_mixed_domain_is_fuzzed_on_one(mixed_policies):
 
 
 def test_bad_input_on_a_mixed_domain_is_refused_cleanly_and_changes_no_state(mixed_policies, capsys):
-    keys = sorted(mixed_policies)
-    table: Counter[tuple[str, str, str]] = Counter()
-
-    @settings(
-        max_examples=MIXED_EXAMPLES, derandomize=True, database=None, deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(
-        key=st.sampled_from(keys),
-        entry=st.sampled_from(ENTRIES),
-        kind=st.sampled_from(MIXED_CORRUPTIONS),
-        row=st.integers(min_value=0, max_value=3),
-        offset=st.floats(min_value=1e-3, max_value=1e3, allow_nan=False),
-    )
-    def check(key: str, entry: str, kind: str, row: int, offset: float) -> None:
-        policy, X, Y = mixed_policies[key]
-        if entry == "observe" and kind.startswith("q_"):
-            entry = "suggest"
-        if entry == "suggest" and kind == "empty" and policy.min_observations == 0:
-            kind = "X_no_hot"
-        table[(entry, kind, _refused_unchanged(policy, entry, _corrupt_mixed(kind, policy, X, Y, row, offset), f"{key} {entry} {kind}"))] += 1
-
-    check()
+    table = _fuzz(mixed_policies, _corrupt_mixed, MIXED_CORRUPTIONS, MIXED_EXAMPLES, "X_no_hot")
     total = sum(table.values())
     with capsys.disabled():
-        print(f"\nmixed fuzz: {total} bad inputs over {len(keys)} rules")
+        print(f"\nmixed fuzz: {total} bad inputs over {len(mixed_policies)} rules")
     assert total >= 500 and {kind for _, kind, _ in table} >= set(MIXED_CORRUPTIONS) - {"X_outside_int"}
 
 

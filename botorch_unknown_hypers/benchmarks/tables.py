@@ -55,6 +55,7 @@ from botorch_unknown_hypers.benchmarks.bbob_report import (
     report_bars,
     runs_frame,
 )
+from botorch_unknown_hypers.benchmarks.practical_suite import KEY_FIELDS, beyond_2se, mean_se, paired, practical_frame, problem_spread
 from botorch_unknown_hypers.problems.bbob_problems import DEV_INSTANCES
 
 REPORT_INSTANCES = tuple(range(16, 26))
@@ -132,59 +133,28 @@ def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
 MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
 r"""The methods of the mixed-problem study, in its tables' order."""
 MIXED_PROBLEMS = ("ackley-mixed", "labs", "hpo-four")
-SPREAD_POINTS = 4096
 
 
 def mixed_records(results: Path) -> list[dict[str, Any]]:
     r"""The mixed study's records (``results/mixed``), one per (problem, method, seed)."""
     from botorch_unknown_hypers.benchmarks.records import RecordStore
 
-    store = RecordStore(Path(results) / "mixed", ("problem", "method", "seed", "iterations", "n_init"))
+    store = RecordStore(Path(results) / "mixed", KEY_FIELDS)
     return [r for r in store.records() if r["method"] in MIXED_METHODS]
 
 
-def problem_spread(name: str) -> float:
-    r"""The 5-95 % quantile range of a registered problem's noiseless values over
-    :data:`SPREAD_POINTS` Sobol points of its domain (as the practical suite's)."""
-    import torch
-
-    from botorch_unknown_hypers.problems.problem_registry import get_problem
-
-    problem = get_problem(name)
-    f = problem.evaluate_true(problem.domain.sample(SPREAD_POINTS, seed=0)).reshape(-1).double()
-    low, high = torch.quantile(f, torch.tensor([0.05, 0.95], dtype=f.dtype)).tolist()
-    return high - low
-
-
 def mixed_frame(results: Path) -> pd.DataFrame:
-    r"""The mixed study's runs as :func:`~botorch_unknown_hypers.benchmarks.bbob_report.runs_frame`
-    rows (one group ``mixed``): simple regret per evaluation divided by the problem's spread."""
-    import numpy as np
-
-    records = mixed_records(results)
-    spreads = {name: problem_spread(name) for name in sorted({r["problem"] for r in records})}
-    rows = [{
-        "group": "mixed", "problem": r["problem"], "function": r["problem"], "function_name": r["problem"], "instance": 0,
-        "seed": r["seed"], "method": r["method"], "final_simple_regret": r["final_simple_regret"], "spread": spreads[r["problem"]],
-        "wall_time_s": r["wall_time_s"], "cpu_s": None, "regret": np.asarray(r["simple_regret"], dtype=float) / spreads[r["problem"]],
-    } for r in records]
-    return pd.DataFrame(rows)
-
-
-def _paired(a: dict[int, float], b: dict[int, float]) -> tuple[float, float, int] | None:
-    r"""Mean and SE of ``a[s] - b[s]`` over the seeds both have (``None`` below two)."""
-    common = sorted(set(a) & set(b))
-    if len(common) < 2:
-        return None
-    d = np.asarray([a[s] - b[s] for s in common])
-    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(common)
+    r"""The mixed study's runs as the practical suite's frame (:func:`~botorch_unknown_hypers.benchmarks.practical_suite.practical_frame`,
+    group ``mixed``): simple regret per evaluation divided by the problem's spread."""
+    return practical_frame(mixed_records(results), problem_spread, group="mixed")
 
 
 def _verdict(d: tuple[float, float, int] | None) -> str:
-    if d is None:
+    r"""A paired difference as ``mean ± SE (n, verdict)``, the verdict at 2 SE (:func:`beyond_2se`)."""
+    if d is None or d[2] < 2:
         return ""
     mean, se, n = d
-    word = "worse" if mean > 2 * se else "better" if mean < -2 * se else "level"
+    word = ("worse" if mean > 0 else "better") if beyond_2se(d) else "level"
     return f"{mean:+.3g} ± {se:.2g} ({n}, {word})"
 
 
@@ -195,21 +165,20 @@ def mixed_paired(results: Path) -> str:
     records = mixed_records(results)
     if not records:
         return "No records yet.\n"
-    final: dict[tuple[str, str], dict[int, float]] = {}
-    walls: dict[tuple[str, str], list[float]] = {}
+    by_problem: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
     for r in records:
-        final.setdefault((r["problem"], r["method"]), {})[r["seed"]] = r["final_simple_regret"]
-        walls.setdefault((r["problem"], r["method"]), []).append(r["wall_time_s"])
+        by_problem.setdefault(r["problem"], {})[(r["method"], r["seed"])] = r
     rows = []
-    for problem in [p for p in MIXED_PROBLEMS if any(k[0] == p for k in final)]:
-        for method in [m for m in MIXED_METHODS if (problem, m) in final]:
-            values = np.asarray(list(final[(problem, method)].values()))
-            se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
+    for problem in [p for p in MIXED_PROBLEMS if p in by_problem]:
+        runs = by_problem[problem]
+        for method in [m for m in MIXED_METHODS if any(k[0] == m for k in runs)]:
+            own = [r for (m, _), r in runs.items() if m == method]
+            mean, se = mean_se([r["final_simple_regret"] for r in own])
             rows.append({
-                "problem": problem, "method": f"`{method}`", "runs": len(values), "mean final SR ± SE": f"{values.mean():.3g} ± {se:.2g}",
-                "− optuna-gp": "" if method == "optuna-gp" else _verdict(_paired(final[(problem, method)], final.get((problem, "optuna-gp"), {}))),
-                "− mixed-qlognei": "" if method == "mixed-qlognei" else _verdict(_paired(final[(problem, method)], final.get((problem, "mixed-qlognei"), {}))),
-                "median wall s/run": float(np.median(walls[(problem, method)])),
+                "problem": problem, "method": f"`{method}`", "runs": len(own), "mean final SR ± SE": f"{mean:.3g} ± {se:.2g}",
+                **{f"− {peer}": "" if method == peer else _verdict(paired(runs, method, peer, "final_simple_regret"))
+                   for peer in ("optuna-gp", "mixed-qlognei")},
+                "median wall s/run": float(np.median([r["wall_time_s"] for r in own])),
             })
     return markdown_table(pd.DataFrame(rows)) + "\n"
 
@@ -261,5 +230,5 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
 
 
 __all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars",
-           "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "problem_spread", "regenerate",
+           "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]
