@@ -77,7 +77,7 @@ def encode_state(state: Any) -> dict[str, Any]:
     """
     if isinstance(state, type) or not dataclasses.is_dataclass(state):
         raise TypeError(f"state: expected a dataclass instance, got {_short(state)}.")
-    return _walk(state, type(state), "state", None)
+    return cast(dict[str, Any], _walk(state, type(state), "state", None))
 
 
 def decode_state(cls: type[T], data: Any, *, dtype: torch.dtype = torch.float64,
@@ -98,7 +98,7 @@ def decode_state(cls: type[T], data: Any, *, dtype: torch.dtype = torch.float64,
         raise TypeError(f"cls: expected a dataclass type, got {_short(cls)}.")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise ValueError(f"dtype: expected a floating-point torch.dtype, got {_short(dtype)}.")
-    return _walk(data, cls, path, (dtype, device))
+    return cast(T, _walk(data, cls, path, (dtype, device)))
 
 
 def _short(value: Any) -> str:

@@ -65,10 +65,11 @@ r"""The built-in methods: name to ``"module:Class"`` (the one place a rule's mod
 
 def _resolve(path: str) -> PolicyFactory:
     module, _, attribute = path.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    factory: PolicyFactory = getattr(importlib.import_module(module), attribute)
+    return factory
 
 
-class MethodRegistry(MutableMapping):
+class MethodRegistry(MutableMapping[str, PolicyFactory]):
     r"""Method name to factory; an entry given as a ``"module:Class"`` path is imported on first
     lookup (and kept), so iterating, ``in`` and ``len`` import nothing."""
 

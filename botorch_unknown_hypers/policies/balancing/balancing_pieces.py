@@ -54,7 +54,7 @@ from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, pla
 from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 
 
-class BalancingCandidates(CandidateSource):
+class BalancingCandidates(CandidateSource[CandidateSpec]):
     r"""The candidates introduced so far (``state.candidates``), those still active in play;
     :meth:`start` gives :math:`a(0)` at the first round."""
 
@@ -120,7 +120,7 @@ class LeastSuspectedBound(ModelSubset):
             "suspected_bounds": [v if math.isfinite(v) else None for v in bound_values],
         }
 
-    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData[CandidateGP], slots: list[Slot]) -> dict[str, Any]:
         return {"beta": data.host_betas()[0]}
 
 
@@ -131,12 +131,12 @@ class SoleCandidate(ModelSubset):
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         return indices, {}
 
-    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData[CandidateGP], slots: list[Slot]) -> dict[str, Any]:
         return {"beta": data.host_betas()[0]}
 
 
 @dataclass(frozen=True)
-class BalancingBetas(Betas):
+class BalancingBetas(Betas[CandidateGP]):
     r"""Thm 2.1: :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
     :math:`\delta_A = \delta/2`, :math:`B^u` the candidate's norm bound (``state.norms``),
     :math:`I^u_{t-1}` at the noise variance ``noise`` (the GP's own where ``None``)."""
@@ -158,13 +158,13 @@ class BalancingBetas(Betas):
 
 
 @dataclass(frozen=True)
-class PlayedUCB(Selector):
+class PlayedUCB(Selector[CandidateGP]):
     r"""Line 4: the played candidate's GP-UCB with :math:`\beta^{u_t}_t` on the pending-conditioned
     model (the round's model holds that one candidate). The width stays on the device: its
     deferred checks are settled with the ledger's copy (:meth:`RoundData.host`)."""
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         acqf = CandidateUCB(view, beta=data.betas, reduction="select", index=0, check_beta=False)  # checked with the record
         x, warm = ctx.maximize_slot(acqf, fixed, prepared, warm)
@@ -172,14 +172,14 @@ class PlayedUCB(Selector):
 
 
 @dataclass(frozen=True)
-class PlayLedger(Ledger):
+class PlayLedger(Ledger[CandidateGP]):
     r"""Each slot a play with :math:`w = \beta\sigma_{t-1}(x)/s_t` on the data observed, :math:`s_t`
     (and the mean) of the round's outcome scaler; balancing records the observation, not a
     residual (``mean = 0``). ``noisy_sigma``: :math:`\sigma` with the likelihood noise."""
 
     noisy_sigma: bool = False
 
-    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData[CandidateGP], slots: list[Slot]) -> list[Slot]:
         X = torch.cat([s.x for s in slots])
         local = [s.local for s in slots]
         with torch.no_grad():  # sigma on the data observed: a valid width for every slot
@@ -200,10 +200,10 @@ class PlayLedger(Ledger):
 
 
 @dataclass(frozen=True)
-class NoRecord(Ledger):
+class NoRecord(Ledger[Any]):
     r"""Nothing waits for its value (a rule without a test)."""
 
-    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData[CandidateGP], slots: list[Slot]) -> list[Slot]:
         return slots
 
 
@@ -217,7 +217,7 @@ class BalancingElimination(Test):
     or the active ones (``xi_count``), :math:`\delta_B = \delta/` ``xi_delta_split``; then
     :math:`a(t)` of ``source``. The observations are checked in the match's read."""
 
-    reads: ClassVar[tuple[type[Ledger], ...]] = (PlayLedger,)
+    reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (PlayLedger,)
 
     checks_observations: ClassVar[bool] = True
 
@@ -226,7 +226,7 @@ class BalancingElimination(Test):
     width_factor: float
     xi_count: str
     xi_delta_split: float
-    source: CandidateSource
+    source: CandidateSource[CandidateSpec]
 
     def __post_init__(self) -> None:
         check_probability("delta", self.delta)
@@ -281,7 +281,7 @@ class BalancingElimination(Test):
 class CountRounds(Test):
     r"""No test: each observed batch is one more round (A-GP-UCB's schedule :math:`g(t)`)."""
 
-    reads: ClassVar[tuple[type[Ledger], ...]] = (Ledger,)  # reads no record: any ledger
+    reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (Ledger,)  # reads no record: any ledger
 
     def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
         state.round += 1

@@ -157,7 +157,7 @@ class BalancingPolicy(EngineRule, Policy):
     supports_pending = True
 
     state_type: ClassVar[type[BalancingState]] = BalancingState
-    engine: CandidateSetRound
+    engine: CandidateSetRound[CandidateSpec, CandidateGP]
 
     def __init__(
         self,
@@ -191,7 +191,7 @@ class BalancingPolicy(EngineRule, Policy):
     def counts(self, pending: bool = False) -> Tensor:
         r"""Play counts :math:`|S^u|` of every candidate ever introduced (with the plays still
         awaiting their values if ``pending``)."""
-        st = self.state
+        st: BalancingState = self.state
         if st.norms is None:
             return torch.zeros(0, dtype=self.dtype, device=self.device)
         return st.counts(pending)

@@ -46,8 +46,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import AT_LEAST_ONE, check_number, check_positive
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
     BalancingCandidates,
     BalancingElimination,
@@ -92,7 +94,7 @@ class LBGPUCB(LengthScalePolicy):
         r"""Lines 1-2 and 14-16: the ladder :math:`q(i) = \theta_0 r^{-i}` of the rule's family."""
         return LengthScaleLadder(self.family)
 
-    def balancing_round(self, source: BalancingCandidates) -> CandidateSetRound:
+    def balancing_round(self, source: BalancingCandidates) -> CandidateSetRound[CandidateSpec, CandidateGP]:
         r"""Alg. 1's round over the length scales of ``source`` (lines 1-2 and 14-16)."""
         R2 = self.constants.R**2  # I_t at noise variance R^2 (the code's sigma_N = R)
         return CandidateSetRound(

@@ -92,7 +92,7 @@ def preset_constants(preset: str, dim: int, kernel: str, noise: float, growth_ex
 
 def growth(t: float, g0: float, exponent: float) -> float:
     r"""Growth function :math:`g(t) = \max(g_0, t^a)` (Sec. 5)."""
-    return max(g0, float(t) ** exponent)
+    return max(g0, float(float(t) ** exponent))
 
 
 def initial_ladder(theta0: float, ratio: float, g1: float) -> list[float]:
@@ -253,7 +253,8 @@ class LengthScalePolicy(BalancingPolicy):
     @property
     def theta0(self) -> float | None:
         r""":math:`\theta_0`, the MLE length scale on the initial design (unit-cube units)."""
-        return self.state.theta0
+        theta0: float | None = self.state.theta0
+        return theta0
 
     @property
     def lengthscales(self) -> list[float]:
@@ -328,7 +329,7 @@ class ShrinkingLengthScale(BalancingCandidates):
 
     def lengthscale(self, state: Any, t: int) -> float:
         r""":math:`\theta_0 / g(t)`, snapped to the nearest of ``snap`` if set."""
-        theta = state.theta0 / self.family.g(t)
+        theta: float = state.theta0 / self.family.g(t)
         if self.snap is not None:
             theta = min(self.snap, key=lambda v: abs(math.log(v / theta)))
         return theta

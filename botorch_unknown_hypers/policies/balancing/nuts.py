@@ -114,19 +114,21 @@ def sample_lengthscales(
         theta = z.exp()
         Z = X / theta
         L = torch.linalg.cholesky(base.forward(Z, Z) + eye)
-        log_lik = dist.MultivariateNormal(zeros, scale_tril=L).log_prob(y)
-        return -(log_lik + prior.log_prob(theta) + z)
+        log_lik: Tensor = dist.MultivariateNormal(zeros, scale_tril=L).log_prob(y)  # type: ignore[no-untyped-call]  # Pyro is untyped
+        log_prior: Tensor = prior.log_prob(theta)  # type: ignore[no-untyped-call]
+        return -(log_lik + log_prior + z)
 
     init = {"log_lengthscale": torch.tensor(math.log(concentration / rate), dtype=X.dtype, device=X.device)}
-    mcmc = MCMC(
-        NUTS(potential_fn=potential),
+    mcmc = MCMC(  # type: ignore[no-untyped-call]  # Pyro is untyped
+        NUTS(potential_fn=potential),  # type: ignore[no-untyped-call]
         num_samples=num_samples,
         warmup_steps=warmup_steps,
         initial_params=init,
         disable_progbar=True,
     )
     mcmc.run()
-    return mcmc.get_samples()["log_lengthscale"].detach().reshape(-1).exp()
+    samples: dict[str, Tensor] = mcmc.get_samples()  # type: ignore[no-untyped-call]
+    return samples["log_lengthscale"].detach().reshape(-1).exp()
 
 
 @dataclass

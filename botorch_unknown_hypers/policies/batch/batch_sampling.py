@@ -105,7 +105,8 @@ def dpp_log_det(model: Model, X: Tensor, dpp_lambda: float = 1.0) -> Tensor:
     mat = torch.eye(X.shape[0], dtype=cov.dtype, device=cov.device) + dpp_lambda * (
         scale.unsqueeze(-1) * cov * scale.unsqueeze(-2)
     )
-    return torch.linalg.slogdet(mat).logabsdet
+    logdet: Tensor = torch.linalg.slogdet(mat).logabsdet
+    return logdet
 
 
 def dpp_acceptance_probability(log_det_current: float, log_det_proposed: float) -> float:

@@ -34,7 +34,7 @@ from botorch_unknown_hypers.policies.round.shared_pieces import UnitCubeModel
 
 
 @dataclass(frozen=True)
-class EveryCandidate(CandidateSource):
+class EveryCandidate(CandidateSource[CandidateSpec]):
     r"""Every candidate of a fixed list :math:`U`, in play every round (a rule without elimination)."""
 
     candidates: CandidateSpec
@@ -52,7 +52,7 @@ class WholeModel(ModelSubset):
 
 
 @dataclass(frozen=True)
-class MarginalLikelihoodUCB(Selector):
+class MarginalLikelihoodUCB(Selector[CandidateGP]):
     r"""GP-UCB of the candidate of highest log marginal likelihood :math:`\log p(D_{t-1} \mid u)`
     (``weighted=False``) or the posterior-weighted UCB :math:`\sum_u w_u(\mu^u + \beta^u_t\sigma^u)`,
     :math:`w = \mathrm{softmax}(\log p(D_{t-1} \mid u))` (``weighted=True``), maximised over the
@@ -61,7 +61,7 @@ class MarginalLikelihoodUCB(Selector):
     weighted: bool = False
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         model, betas = data.model, data.betas
         lml = model.log_marginal_likelihood()

@@ -34,6 +34,7 @@ References:
 
 from __future__ import annotations
 
+from typing import Any
 
 from torch import Tensor
 
@@ -69,7 +70,7 @@ class HEGPUCB(EngineRule, CandidateSetPolicy):
 
     name = "he-gp-ucb"
 
-    def __init__(self, domain: Domain, **kwargs) -> None:
+    def __init__(self, domain: Domain, **kwargs: Any) -> None:
         super().__init__(domain, **kwargs)
         self.state = EliminationState(alive=[True] * len(self.candidates))
         self.engine = CandidateSetRound(

@@ -83,7 +83,7 @@ class RobustEliminationState(SurvivorState):
 
 
 @dataclass(frozen=True)
-class RobustUCB(Selector):
+class RobustUCB(Selector[CandidateGP]):
     r"""Lines 8-11 on a pool: the robust UCB's :math:`(x_t, u_t)` (line 8, the inner min per
     candidate, one ``K x N x N`` masked min), the pessimistic :math:`(\delta_t, v_t)` (line 9, a
     joint LCB argmin over :math:`x_t`'s neighbourhood), and (lines 10-11) :math:`\mu` and
@@ -95,7 +95,7 @@ class RobustUCB(Selector):
     mask: Tensor = field(compare=False)
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Any
+        self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Any
     ) -> tuple[Slot, Any]:
         alive, points, betas = data.candidates, cast(FiniteDomain, ctx.domain).points, data.betas.unsqueeze(-1)  # a pool (the rule refuses a box)
         with torch.no_grad():
@@ -125,7 +125,7 @@ class SurvivorFlags(AllCandidates):
     r"""Every survivor in the model; reports their flags ``state.alive`` (the selector reports
     the rest)."""
 
-    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData[CandidateGP], slots: list[Slot]) -> dict[str, Any]:
         return {}
 
 
@@ -191,7 +191,7 @@ class RobustElimination(EliminationTest):
 
 
 @dataclass(frozen=True)
-class RefittedLengthscale(CandidateSource):
+class RefittedLengthscale(CandidateSource[CandidateSpec]):
     r"""StableOpt's one candidate: a Matern-5/2 length scale refitted by maximum likelihood on all
     data every round (``SingleTaskGP``, output scale 1, noise variance :math:`R^2` = ``noise``,
     inputs on the unit cube), under the context's seeded randomness."""
@@ -240,7 +240,7 @@ class HEStableOpt(EngineRule, CandidateSetPolicy):
             subset=SurvivorFlags(),
         )
 
-    def candidates_and_test(self) -> tuple[CandidateSource, Test]:
+    def candidates_and_test(self) -> tuple[CandidateSource[CandidateSpec], Test]:
         r"""The round's candidates and test: the fixed set with lines 12-21's elimination."""
         return FixedCandidates(self.candidates), RobustElimination(self.noise_std, self.delta)
 
@@ -264,6 +264,6 @@ class StableOptMLE(HEStableOpt):
         kwargs.setdefault("candidates", KernelCandidates.from_lengthscales(torch.ones(1, dtype=torch.float64)))
         super().__init__(domain, **kwargs)
 
-    def candidates_and_test(self) -> tuple[CandidateSource, Test]:
+    def candidates_and_test(self) -> tuple[CandidateSource[CandidateSpec], Test]:
         r"""The length scale refitted every round, and lines 12-15's records without a test."""
         return RefittedLengthscale(self.noise_std**2), RobustRecords()

@@ -84,9 +84,9 @@ class KnownKernelPolicy(Policy):
         self.B = float(B)
         self.delta = float(delta)
         lower, upper = self.domain.bounds
-        self._lower = lower
+        self._lower: Tensor = lower
         span = upper - lower
-        self._span = torch.where(span > 0, span, torch.ones_like(span))  # a flat pool axis maps to 0
+        self._span: Tensor = torch.where(span > 0, span, torch.ones_like(span))  # a flat pool axis maps to 0
 
     def to_unit(self, X: Tensor) -> Tensor:
         r"""Map ``n x d`` domain points to the unit cube (the kernel's input space)."""

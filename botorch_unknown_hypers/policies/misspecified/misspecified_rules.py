@@ -206,7 +206,7 @@ class PhasedGPUS(KnownKernelPolicy):
     @property
     def episode_length(self) -> int:
         r""":math:`m_e = 2^{e-1}`."""
-        return 2 ** (self.state.episode - 1)
+        return int(2 ** (self.state.episode - 1))
 
     def _episode_tensors(self, X_list: list[list[float]], Y_list: list[float]) -> tuple[Tensor, Tensor]:
         d = self.domain.dim

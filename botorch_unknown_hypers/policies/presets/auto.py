@@ -67,7 +67,7 @@ from botorch_unknown_hypers.acquisition.lognei import CandidateLogNEI
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
-from botorch_unknown_hypers.candidates import KernelCandidates
+from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
 from botorch_unknown_hypers.checks import DeferredChecks, check_positive, check_probability
 from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
@@ -76,9 +76,8 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.elimination.he_gp_ucb import EliminationState
 from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot
-from botorch_unknown_hypers.policies.round.shared_pieces import FrequentistBetas, PrequentialElimination, UnitCubeModel
+from botorch_unknown_hypers.policies.round.shared_pieces import EliminationState, FrequentistBetas, PrequentialElimination, UnitCubeModel
 from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
     BalancingElimination,
     BalancingBetas,
@@ -313,7 +312,7 @@ class AutoBalancingState(BalancingState):
 
 
 @dataclass(frozen=True)
-class ProposedCandidates(CandidateSource):
+class ProposedCandidates(CandidateSource[CandidateSpec]):
     r"""Candidates proposed from the data (:func:`propose_candidates`), re-proposed once the data
     have grown by ``settings.growth`` (:func:`due`); with ``settings.restart`` the earlier ones
     retire. With ``settings.standing``, candidate 0 is the standing candidate
@@ -364,17 +363,17 @@ class ProposedCandidates(CandidateSource):
 
 
 @dataclass(frozen=True)
-class PlayedAcquisition(Selector):
+class PlayedAcquisition(Selector[CandidateGP]):
     r"""LogEI, LogNEI or practical UCB (:func:`acquisition`) of the played candidate, the round's one,
     maximised with the incumbent and its posterior-mean maximiser as extra starts."""
 
     settings: AutoSettings
 
-    def start(self, ctx: RoundContext, data: RoundData) -> Tensor | None:
+    def start(self, ctx: RoundContext, data: RoundData[CandidateGP]) -> Tensor | None:
         return extra_starts(ctx, data.model, 0, data.train_X, data.train_Y)
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Tensor | None, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: Tensor | None, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=0, fixed=fixed, ctx=ctx)
         x, warm = ctx.maximize_slot(acqf, fixed, prepared, warm)
@@ -435,7 +434,7 @@ class LBGPUCBAuto(BalancingPolicy):
 
 
 @dataclass(frozen=True)
-class AcquisitionSlots(Selector):
+class AcquisitionSlots(Selector[CandidateGP]):
     r"""LogEI, LogNEI or practical UCB of the survivors (:func:`acquisition`), maximised from the
     incumbent and the most likely survivor's posterior-mean maximiser as extra starts.
     ``"max"``: the doubly optimistic pair, the candidate attaining the max at the maximiser;
@@ -447,7 +446,7 @@ class AcquisitionSlots(Selector):
     settings: AutoSettings
     reduction: str
 
-    def standing(self, data: RoundData) -> int | None:
+    def standing(self, data: RoundData[CandidateGP]) -> int | None:
         r"""``"map"``: the standing candidate's position among the round's candidates, ``None``
         once it has left the set (or for the other reductions)."""
         standing = getattr(data.state, "standing", None)
@@ -458,7 +457,7 @@ class AcquisitionSlots(Selector):
             return None
         return data.candidates.index(standing)
 
-    def start(self, ctx: RoundContext, data: RoundData) -> tuple[int, Tensor | None]:
+    def start(self, ctx: RoundContext, data: RoundData[CandidateGP]) -> tuple[int, Tensor | None]:
         r"""The candidate whose mean gives the extra starts (the standing one under ``"map"``
         while it survives, else the most likely survivor) and those starts, once per batch."""
         best = self.standing(data)
@@ -469,7 +468,7 @@ class AcquisitionSlots(Selector):
         return best, extra_starts(ctx, data.model, best, data.train_X, data.train_Y)
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         best, starts = prepared
         if self.reduction == "max" or (self.reduction == "map" and self.standing(data) is None):

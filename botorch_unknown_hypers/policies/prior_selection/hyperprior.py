@@ -141,7 +141,7 @@ class HPGPTS(PriorSelectionPolicy):
     def _condition(self, x: Tensor, y: Tensor) -> None:
         # Alg. 2 line 6: every prior's one-step predictive likelihood, before conditioning
         st = self.state
-        log_likelihood = self.model.predictive_log_likelihood_at(x, y).to(device="cpu", dtype=torch.float64)
+        log_likelihood = self._ensure_model().predictive_log_likelihood_at(x, y).to(device="cpu", dtype=torch.float64)
         st.log_evidence = (_float64(st.log_evidence) + log_likelihood).tolist()
         unnormalised = _float64(st.log_hyperposterior) + log_likelihood
         st.log_hyperposterior = (unnormalised - torch.logsumexp(unnormalised, dim=0)).tolist()

@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.models.prior_model import PriorModel
 from botorch_unknown_hypers.policies.round.candidate_set import SurvivorState
 from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, EngineRule, Selector
 from botorch_unknown_hypers.policies.prior_selection.prior_pieces import (
@@ -97,7 +98,7 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
         >>> history = run(problem, PEGPTS(problem.domain), iterations=20)  # priors from the task
     """
 
-    max_batch_size = None
+    max_batch_size: ClassVar[int | None] = None
     r"""Any batch: one joint Thompson sample per (slot, active prior), all drawn in one batched call."""
     supports_pending = True
 
@@ -125,22 +126,18 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
         box_num_arms(1, domain.dim, self.delta, *self.lipschitz)  # rejects bad (a, b) early
         super().__init__(domain, **kwargs)
         models = PriorModels(self._ensure_model, self._sync, self.condition_plays, self.known_noise_std)  # bound methods: a copy of the rule copies them
+        self.betas = PriorEliminationBetas(self.delta, self.num_arms_equivalent, self.lipschitz)  # sqrt(beta_t), Thm 4.1
+        self.test = PriorEliminationTest(self.delta, models)  # lines 5-10, per value as it arrives
         self.engine = CandidateSetRound(
             source=ActivePriors(models),  # P_{t-1}, P_0 = P
             model=PriorsOnData(models),  # every prior conditioned on every observation, kept across rounds
-            betas=PriorEliminationBetas(self.delta, self.num_arms_equivalent, self.lipschitz),  # sqrt(beta_t), Thm 4.1
+            betas=self.betas,
             selector=self.selection(),  # lines 3-4 (or PE-GP-UCB's doubly optimistic pair), line 7-8's record
-            test=PriorEliminationTest(self.delta, models),  # lines 5-10, per value as it arrives
+            test=self.test,
             subset=SelectedPrior(),
         )
 
-    def known_noise_std(self) -> float:
-        r""":math:`\sigma`, known once the priors are (``ValueError`` before)."""
-        if self.noise_std is None:
-            self._require_priors()
-        return float(self.noise_std)
-
-    def selection(self) -> Selector:
+    def selection(self) -> Selector[PriorModel]:
         r"""Alg. 1 lines 3-4: joint Thompson sampling over (point, active prior), per slot."""
         return JointThompson(self.num_features)
 
@@ -152,25 +149,23 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
     def num_arms(self, t: int) -> float:
         r""":math:`|\mathcal{X}|` in :math:`\beta_t`: ``num_arms_equivalent`` if given, else the pool
         size, or on a box Srinivas' discretisation size at round ``t`` (:math:`r = 1`)."""
-        return self.engine.betas.num_arms(self.domain, t)
+        return self.betas.num_arms(self.domain, t)
 
     def sqrt_beta(self, t: int) -> float:
         r""":math:`\sqrt{\beta_t}` with :meth:`num_arms` and the model's :math:`|\mathcal{P}|`."""
-        return self.engine.betas.sqrt_beta(self.domain, self.model.num_priors, t)
+        return self.betas.sqrt_beta(self.domain, self._ensure_model().num_priors, t)
 
     def xi(self, t: int) -> float:
         r""":math:`\xi_t = 2\sigma^2 \log(|\mathcal{P}| \pi^2 t^2 / (3\delta))` (Theorem 4.1)."""
-        test = self.engine.test
-        assert isinstance(test, PriorEliminationTest)
-        return test.xi(t)
+        return self.test.xi(t)
 
     def statistics(self, t: int | None = None) -> dict[str, list[float]]:
         r"""Per model prior: :math:`|\sum_{i \in S_p} \eta_i|` and the threshold at round ``t``
         (default: the last played round)."""
-        self._ensure_model()
+        model = self._ensure_model()
         st = self.state
         t = max(st.round if t is None else t, 1)
-        stat, threshold = elimination_statistics(st.play_prior, st.play_eta, st.play_width, self.model.num_priors, self.xi(t))
+        stat, threshold = elimination_statistics(st.play_prior, st.play_eta, st.play_width, model.num_priors, self.xi(t))
         return {"statistic": stat, "threshold": threshold}
 
     def _check_rule_state(self, state: PriorEliminationState, num_priors: int) -> None:
@@ -190,12 +185,12 @@ class PEGPUCB(PEGPTS):
     name = "pe-gp-ucb"
     needs_paths = False
 
-    def selection(self) -> Selector:
+    def selection(self) -> Selector[PriorModel]:
         r"""The doubly optimistic pair :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)`."""
         return DoublyOptimisticPrior()
 
 
-class _Oracle:
+class _Oracle(PEGPTS):
     r"""The rule run with :math:`\mathcal{P} = \{p^*\}`, :math:`p^*` from the bound task."""
 
     needs_true_prior = True

@@ -29,6 +29,7 @@ from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_pair, 
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.box_priors import BoxPriors
+from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.models.prior_model import PriorModel, Priors
 from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.round.candidate_set import elimination_xi
@@ -66,7 +67,7 @@ class PriorModels:
 
 
 @dataclass(frozen=True)
-class ActivePriors(CandidateSource):
+class ActivePriors(CandidateSource[Priors]):
     r""":math:`\mathcal{P}_{t-1}`: the model's priors flagged in ``state.survivors.alive``."""
 
     models: PriorModels
@@ -78,7 +79,7 @@ class ActivePriors(CandidateSource):
 
 
 @dataclass(frozen=True)
-class PriorsOnData(RoundModel):
+class PriorsOnData(RoundModel[Priors, PriorModel]):
     r"""The model of every prior, made to condition on exactly :math:`D_{t-1}` (rows it has not
     seen are added by rank-one updates; data that do not extend its own rebuild it)."""
 
@@ -93,7 +94,7 @@ class PriorsOnData(RoundModel):
 
 
 @dataclass(frozen=True)
-class PriorEliminationBetas(Betas):
+class PriorEliminationBetas(Betas[PriorModel]):
     r""":math:`\sqrt{\beta_t}` (Theorem 4.1, a *square* root of :func:`~botorch_unknown_hypers.confidence.pe_beta`)
     for every active prior, :math:`|\mathcal{P}|` the model's priors.
 
@@ -124,13 +125,13 @@ class PriorEliminationBetas(Betas):
         return math.sqrt(pe_beta(t, self.num_arms(domain, t), num_priors, self.delta))
 
     def __call__(
-        self, ctx: RoundContext, state: Any, model: PriorModel, info: None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: PriorModel, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
     ) -> Tensor:
         sqrt_beta = self.sqrt_beta(ctx.domain, model.num_priors, t)
         return torch.full((sum(state.survivors.alive),), sqrt_beta, dtype=torch.float64)
 
 
-def recorded_slots(data: RoundData, X: Tensor, locals_: list[int]) -> list[Slot]:
+def recorded_slots(data: RoundData[PriorModel], X: Tensor, locals_: list[int]) -> list[Slot]:
     r"""Lines 7-8: the slots ``X`` (``q x d``) of the active priors at ``locals_`` with
     :math:`\mu_{t,p}(x)` and :math:`\sigma_{t,p}(x)` on the data observed, every slot in one
     posterior call (``K' x q``)."""
@@ -142,7 +143,7 @@ def recorded_slots(data: RoundData, X: Tensor, locals_: list[int]) -> list[Slot]
 
 
 @dataclass(frozen=True)
-class JointThompson(Selector):
+class JointThompson(Selector[PriorModel]):
     r"""Alg. 1 lines 3-4 per slot: the whole batch is drawn at the round's start (independent
     samples per (slot, active prior) in one call,
     :func:`~botorch_unknown_hypers.acquisition.prior_acquisition.thompson_prior_batch`, pending
@@ -153,7 +154,7 @@ class JointThompson(Selector):
 
     num_features: int = 1024
 
-    def start(self, ctx: RoundContext, data: RoundData) -> Iterator[Slot]:
+    def start(self, ctx: RoundContext, data: RoundData[PriorModel]) -> Iterator[Slot]:
         o = ctx.options
         X, locals_ = thompson_prior_batch(
             data.model, [data.candidates] * data.q, ctx.generator, o.num_restarts, o.raw_samples,
@@ -162,13 +163,13 @@ class JointThompson(Selector):
         return iter(recorded_slots(data, X, locals_))
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Iterator[Slot], view: Any, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[PriorModel], prepared: Iterator[Slot], view: Any, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         return next(prepared), warm
 
 
 @dataclass(frozen=True)
-class DoublyOptimisticPrior(Selector):
+class DoublyOptimisticPrior(Selector[PriorModel]):
     r"""PE-GP-UCB's selection: :math:`\arg\max_{(x, p)} \mu_{t,p}(x) + \sqrt{\beta_t}\sigma_{t,p}(x)`
     over the active priors (:func:`~botorch_unknown_hypers.acquisition.prior_acquisition.ucb_prior_argmax`);
     one slot with nothing pending (the rule proposes one point per round)."""
@@ -176,7 +177,7 @@ class DoublyOptimisticPrior(Selector):
     conditioned: ClassVar[bool] = False
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Any, view: Any, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[PriorModel], prepared: Any, view: Any, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         if fixed is not None:
             raise ValueError("DoublyOptimisticPrior fills one slot with nothing pending; got points to exclude.")
@@ -238,7 +239,7 @@ class SelectedPrior(AllCandidates):
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         return indices, {}
 
-    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData[PriorModel], slots: list[Slot]) -> dict[str, Any]:
         first = slots[0]
         return {"prior": data.state.prior_ids[data.candidates[first.local]], "true_prior": data.state.true_prior,
                 "sigma": first.sigma, "sqrt_beta": data.host_betas()[first.local]}

@@ -218,8 +218,13 @@ class PriorSelectionPolicy(Policy):
         r"""Which of the prior set's priors the model holds: all of them (oracles: :math:`p^*`)."""
         return list(range(len(self._require_priors())))
 
+    def known_noise_std(self) -> float:
+        r""":math:`\sigma`, known once the priors are (``ValueError`` before)."""
+        priors = self._require_priors()
+        return prior_noise_std(priors) if self.noise_std is None else self.noise_std
+
     def _describe(self) -> dict[str, Any]:
-        return describe_priors(self._require_priors(), self.noise_std**2, self.prior_task)
+        return describe_priors(self._require_priors(), self.known_noise_std() ** 2, self.prior_task)
 
     def _new_model(self, prior_ids: list[int]) -> PriorModel:
         priors = self._require_priors()
@@ -296,13 +301,13 @@ class PriorSelectionPolicy(Policy):
 
     def _condition(self, x: Tensor, y: Tensor) -> None:
         r"""Condition every prior on one observation (and record it in the history)."""
-        self.model.condition_at(x, y)
+        self._ensure_model().condition_at(x, y)
         self.state.train_X.append(x.tolist())
         self.state.train_Y.append(float(y))
 
     def _selected(self, *priors: int) -> None:
         r"""``selected`` (one label per slot), and the diagnostics common to every rule."""
-        labels = self.model.labels()
+        labels = self._ensure_model().labels()
         self.selected = [labels[p] for p in priors]
         self.diagnostics = {"prior": self.state.prior_ids[priors[0]], "true_prior": self.state.true_prior}
 
@@ -316,7 +321,7 @@ class PriorSelectionPolicy(Policy):
     def _after_observe(self) -> None:
         r"""Update the diagnostics once the observation is conditioned on."""
 
-    def _check_rule_state(self, state: PriorState, num_priors: int) -> None:
+    def _check_rule_state(self, state: Any, num_priors: int) -> None:
         r"""Rule-specific checks of a loaded state against its ``num_priors`` model priors."""
 
     # ------------------------------------------------------------------- state

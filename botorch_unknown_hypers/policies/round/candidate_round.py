@@ -48,13 +48,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple, cast
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, Self, TypeVar, cast
 
 import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
-from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import DeferredChecks
 from botorch_unknown_hypers.domains import check_observations, observation_checks
 from botorch_unknown_hypers.host import host_tensor, host_values
@@ -65,15 +64,32 @@ from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay
 from botorch_unknown_hypers.policies.round.slots import fill_slots
 
 
+class CandidateSet(Protocol):
+    r"""What the round reads of a rule's candidate set: a
+    :class:`~botorch_unknown_hypers.candidates.CandidateSpec` of hyperparameters, or a prior
+    rule's :class:`~botorch_unknown_hypers.models.tabular_priors.TabularPriors`."""
+
+    def labels(self) -> list[str]: ...
+
+    def subset(self, indices: list[int]) -> Self: ...
+
+
+S = TypeVar("S", bound=CandidateSet)
+r"""The type of a rule's candidate set (what its :class:`CandidateSource` hands the round's model)."""
+M = TypeVar("M")
+r"""The type of the round's model: a :class:`~botorch_unknown_hypers.models.CandidateGP`, or a
+prior rule's :data:`~botorch_unknown_hypers.models.prior_model.PriorModel` of every prior."""
+
+
 @dataclass(frozen=True)
-class RoundData:
+class RoundData(Generic[M]):
     r"""What the pieces of one round share.
 
     Attributes:
         train_X, train_Y: :math:`D_{t-1}` (``n x d``, ``n x 1``).
         t: The round (played rounds so far plus one).
         candidates: Indices, in the rule's set, of the round's candidates (the model's order).
-        model: One batched GP over them, on the data observed.
+        model: The round's model of them, on the data observed (one batched GP, or the priors' model).
         info: Their factors at the noise of the information gain (``None``: the model's own).
         raw_points: Raw samples fixed for the campaign (box only), else ``None``.
         betas: :math:`\beta^u_t` of the round's candidates (``K``).
@@ -90,7 +106,7 @@ class RoundData:
     train_Y: Tensor
     t: int
     candidates: list[int]
-    model: CandidateGP
+    model: M
     info: CandidateFactor | None
     raw_points: Tensor | None
     betas: Tensor
@@ -118,13 +134,13 @@ class RoundData:
     def y_std(self) -> float:
         r"""The outputs' scale of the round's model (1 in raw units), from :meth:`host`'s copy."""
         self.host()
-        return self.copied["y_std"]
+        return float(self.copied["y_std"])
 
     @property
     def y_mean(self) -> float:
         r"""The outputs' mean removed by the round's model (0 in raw units), from :meth:`host`'s copy."""
         self.host()
-        return self.copied["y_mean"]
+        return float(self.copied["y_mean"])
 
     def host_betas(self) -> list[float]:
         r""":attr:`betas` as Python floats, from :meth:`host`'s copy."""
@@ -163,11 +179,11 @@ class RoundReport(NamedTuple):
     robust_point: Tensor | None = None
 
 
-class CandidateSource(ABC):
+class CandidateSource(ABC, Generic[S]):
     r"""Where the round's candidates come from."""
 
     @abstractmethod
-    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, list[int]]:
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[S, list[int]]:
         r"""Update the set for round :math:`t` (e.g. add proposals); every candidate of the set, in
         index order, and the indices in play."""
 
@@ -187,7 +203,7 @@ class ModelSubset(ABC):
         r"""The chosen indices (a sub-list of ``indices``, the model's order) and the diagnostics
         of the choice."""
 
-    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData[Any], slots: list[Slot]) -> dict[str, Any]:
         r"""Diagnostics known once the slots are filled (default none)."""
         return {}
 
@@ -199,31 +215,42 @@ class AllCandidates(ModelSubset):
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         return indices, {"alive": list(state.alive)}
 
-    def diagnostics(self, data: RoundData, slots: list[Slot]) -> dict[str, Any]:
+    def diagnostics(self, data: RoundData[Any], slots: list[Slot]) -> dict[str, Any]:
         return {"played": data.candidates[slots[0].local], "betas": data.host_betas()}
 
 
-class RoundModel(ABC):
+class RoundModel(ABC, Generic[S, M]):
     r"""The one model of the round.
 
     ``whole_set``: the model holds every candidate of the rule's set, kept and conditioned across
     rounds, and is handed the whole set instead of the chosen subset (prior elimination's model of
     every prior); the round's candidates then index its rows and ``Slot.local`` their positions
-    among the survivors. Such a model's selector records :math:`\mu` and :math:`\sigma` itself."""
+    among the survivors. Such a model's selector records :math:`\mu` and :math:`\sigma` itself.
+
+    ``conditions_on_pending``: :meth:`pending_view` gives the model conditioned on points (a
+    :class:`Selector` with ``conditioned = True`` needs it; :class:`CandidateSetRound` refuses the
+    pair otherwise)."""
 
     whole_set: ClassVar[bool] = False
+    conditions_on_pending: ClassVar[bool] = False
 
     @abstractmethod
     def __call__(
-        self, ctx: RoundContext, state: Any, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
-    ) -> tuple[CandidateGP, CandidateFactor | None, Tensor | None]:
+        self, ctx: RoundContext, state: Any, spec: S, train_X: Tensor, train_Y: Tensor, keep: S | None = None
+    ) -> tuple[M, CandidateFactor | None, Tensor | None]:
         r"""The model of ``spec`` on the data, the factors of its information gain (``None``: its
         own) and the campaign's fixed raw points (``None`` where there are none); ``keep``: the
         survivors whose cached factors stay (``None``: ``spec``'s own; a model without a factor
         cache ignores it)."""
 
+    def pending_view(self, model: M, fixed: Tensor) -> M:
+        r"""``model`` with its variance conditioned on ``fixed`` (``p x d``), the mean frozen
+        (:func:`~botorch_unknown_hypers.policies.round.slots.fill_slots`); only where
+        ``conditions_on_pending``."""
+        raise NotImplementedError(f"{type(self).__name__} does not condition its model on pending points.")
 
-class Betas(ABC):
+
+class Betas(ABC, Generic[M]):
     r""":math:`\beta^u_t` of the round's candidates.
 
     ``defer``: where the formula puts the checks of its arguments instead of reading them
@@ -232,13 +259,13 @@ class Betas(ABC):
 
     @abstractmethod
     def __call__(
-        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: M, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
     ) -> Tensor:
         r"""``K`` width multipliers of the model's candidates, ``candidates`` their indices in the
         rule's set (widths that depend on a candidate's own constant, e.g. its norm bound, read them)."""
 
 
-class Selector(ABC):
+class Selector(ABC, Generic[M]):
     r"""Which candidate plays and where: one slot on the pending-conditioned model.
 
     ``conditioned``: the slot is chosen on the model conditioned on the pending points and earlier
@@ -248,14 +275,14 @@ class Selector(ABC):
 
     conditioned: ClassVar[bool] = True
 
-    def start(self, ctx: RoundContext, data: RoundData) -> Any:
+    def start(self, ctx: RoundContext, data: RoundData[M]) -> Any:
         r"""Work done once per round, before the first slot (e.g. extra starts); what it returns
         is handed to every slot of the round (default ``None``)."""
         return None
 
     @abstractmethod
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[M], prepared: Any, view: M, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         r"""One slot on ``view`` (conditioned on ``fixed``) and the warm start of the next;
         ``prepared`` is what :meth:`start` returned."""
@@ -264,23 +291,23 @@ class Selector(ABC):
         return {}
 
 
-class Ledger(ABC):
+class Ledger(ABC, Generic[M]):
     r"""How each slot of the round waits for its value."""
 
     @abstractmethod
-    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData[M], slots: list[Slot]) -> list[Slot]:
         r"""Append a :class:`~botorch_unknown_hypers.policies.round.pending_plays.PendingPlay` per slot
         to ``data.state.pending`` (the plays awaiting their values); the slots with :math:`\mu` and
         :math:`\sigma` filled in where the ledger computed them."""
 
 
 @dataclass(frozen=True)
-class PredictionLedger(Ledger):
+class PredictionLedger(Ledger[CandidateGP]):
     r"""Each slot records :math:`m = \mu^u_{t-1}(x)` and :math:`w = \beta^u_t\sigma^u_{t-1}(x)` (latent
     :math:`\sigma`) on the data observed, in the units of the round's model (a prequential
     test's residual :math:`y - m`)."""
 
-    def record(self, data: RoundData, slots: list[Slot]) -> list[Slot]:
+    def record(self, data: RoundData[CandidateGP], slots: list[Slot]) -> list[Slot]:
         out = []
         for s in slots:
             if s.record is not None:  # the selector's own record
@@ -320,7 +347,7 @@ class Test(ABC):
     """
 
     checks_observations: ClassVar[bool] = False
-    reads: ClassVar[tuple[type[Ledger], ...]] = (PredictionLedger,)
+    reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (PredictionLedger,)
     r"""The ledgers whose records the test reads (a prequential test reads :math:`\mu` and
     :math:`w`, :class:`PredictionLedger`): :class:`CandidateSetRound` refuses any other pairing."""
 
@@ -330,7 +357,7 @@ class Test(ABC):
 
 
 @dataclass(frozen=True)
-class CandidateSetRound:
+class CandidateSetRound(Generic[S, M]):
     r"""The skeleton of a round (module docstring), run on a rule's
     :class:`~botorch_unknown_hypers.policies.context.RoundContext` and its state, which has
     ``round`` and ``pending`` (a list of
@@ -338,19 +365,24 @@ class CandidateSetRound:
     ``subset``, ``alive`` (one flag per candidate). It never sees the rule: what the rule shows
     after a round comes back as a :class:`RoundReport`."""
 
-    source: CandidateSource
-    model: RoundModel
-    betas: Betas
-    selector: Selector
+    source: CandidateSource[S]
+    model: RoundModel[S, M]
+    betas: Betas[M]
+    selector: Selector[M]
     test: Test
     subset: ModelSubset = AllCandidates()
-    ledger: Ledger = PredictionLedger()
+    ledger: Ledger[Any] = PredictionLedger()
 
     def __post_init__(self) -> None:
         if not isinstance(self.ledger, self.test.reads):
             wanted = " or ".join(t.__name__ for t in self.test.reads)
             raise ValueError(
                 f"ledger: {type(self.test).__name__} reads the records of {wanted}, got {type(self.ledger).__name__}."
+            )
+        if self.selector.conditioned and not self.model.conditions_on_pending:
+            raise ValueError(
+                f"selector: {type(self.selector).__name__} chooses each slot on the model conditioned on the pending "
+                f"points, which {type(self.model).__name__} does not give; use a selector with conditioned = False."
             )
 
     def suggest(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor, q: int) -> tuple[Tensor, RoundReport]:
@@ -381,19 +413,20 @@ class CandidateSetRound:
         report = RoundReport([labels[chosen[s.local]] for s in slots], len(indices), diagnostics, slots[0].robust)
         return X, report
 
-    def _slots(self, ctx: RoundContext, data: RoundData) -> tuple[Tensor, list[Slot]]:
+    def _slots(self, ctx: RoundContext, data: RoundData[M]) -> tuple[Tensor, list[Slot]]:
         r"""The selector's ``data.q`` slots on ``data.model`` and the ledger's record of them."""
         prepared = self.selector.start(ctx, data)
         slots: list[Slot] = []
 
-        def slot(view: CandidateGP, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
+        def slot(view: M, fixed: Tensor | None, warm: Restarts | None) -> tuple[Tensor, Restarts | None]:
             slot, warm = self.selector(ctx, data, prepared, view, fixed, warm)
             if fixed is not None and self.selector.conditioned:  # the ledger records on the data observed
                 slot = slot._replace(mean=None, sigma=None)
             slots.append(slot)
             return slot.x, warm
 
-        X = fill_slots(data.model, ctx.X_pending, data.q, slot, condition=self.selector.conditioned)
+        condition = self.model.pending_view if self.selector.conditioned else None
+        X = fill_slots(data.model, ctx.X_pending, data.q, slot, condition=condition)
         return X, self.ledger.record(data, slots)
 
     def observation_inputs(self, ctx: RoundContext, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
@@ -417,7 +450,7 @@ class EngineRule:
     delegate to the :class:`CandidateSetRound` with the rule's context and state; the round's
     report sets ``selected``, ``n_candidates``, ``diagnostics`` and ``robust_point``."""
 
-    engine: CandidateSetRound
+    engine: CandidateSetRound[Any, Any]
     context: RoundContext
     state: Any
     selected: list[str]
@@ -441,6 +474,7 @@ class EngineRule:
 
 __all__ = [
     "AllCandidates",
+    "CandidateSet",
     "RoundReport",
     "CandidateSetRound",
     "EngineRule",

@@ -113,7 +113,7 @@ class RoundState:
 
 
 @dataclass(frozen=True)
-class CandidateSetBetas(Betas):
+class CandidateSetBetas(Betas[CandidateGP]):
     r""":math:`\beta^u_t` of a candidate set (a :class:`CandidateSetPolicy`'s ``beta`` option):
     ``"frequentist"`` (Thm 4.1, :math:`B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
     :math:`\delta_A = \delta/2`), ``"bayesian-finite"`` / ``"bayesian-continuous"`` (Thm 4.2 A / B

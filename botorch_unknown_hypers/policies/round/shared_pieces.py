@@ -39,7 +39,7 @@ from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, pla
 
 
 @dataclass(frozen=True)
-class FixedCandidates(CandidateSource):
+class FixedCandidates(CandidateSource[CandidateSpec]):
     r"""The survivors of a fixed list :math:`U` (``candidates``; flags ``state.alive``)."""
 
     candidates: CandidateSpec
@@ -49,7 +49,7 @@ class FixedCandidates(CandidateSource):
 
 
 @dataclass(frozen=True)
-class UnitCubeModel(RoundModel):
+class UnitCubeModel(RoundModel[CandidateSpec, CandidateGP]):
     r"""One batched GP on cached factors: inputs on the unit cube (the domain's bounds), outputs
     raw or standardised on all data every round (``standardise``).
 
@@ -64,10 +64,15 @@ class UnitCubeModel(RoundModel):
             that changes every round, A-GP-UCB's :math:`\theta_0/g(t)`, gains nothing from a cache).
     """
 
+    conditions_on_pending: ClassVar[bool] = True
+
     standardise: bool = False
     info_noise: float | None = None
     fixed_raw_points: bool = False
     cache: bool = True
+
+    def pending_view(self, model: CandidateGP, fixed: Tensor) -> CandidateGP:
+        return model.condition_on_pending(fixed)
 
     def __call__(
         self, ctx: RoundContext, state: Any, spec: CandidateSpec, train_X: Tensor, train_Y: Tensor, keep: CandidateSpec | None = None
@@ -99,7 +104,7 @@ class UnitCubeModel(RoundModel):
 
 
 @dataclass(frozen=True)
-class FrequentistBetas(Betas):
+class FrequentistBetas(Betas[CandidateGP]):
     r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}` (Thm 4.1), :math:`\delta_A = \delta/2`,
     :math:`I^u_{t-1}` the information gain at the noise of the round model's ``info`` factors
     (``noise``; the GP's own where those are absent and ``noise`` is ``None``)."""
@@ -120,13 +125,13 @@ class FrequentistBetas(Betas):
 
 
 @dataclass(frozen=True)
-class DoublyOptimisticUCB(Selector):
+class DoublyOptimisticUCB(Selector[CandidateGP]):
     r"""The doubly optimistic pair :math:`(x, u) = \arg\max_{x, u}\mu^u(x) + \beta^u_t\sigma^u(x)` of
     the survivors (exhaustive on a pool; batched L-BFGS-B from the round's raw points on a box,
     later slots warm-started from the previous slot's refined pairs)."""
 
     def __call__(
-        self, ctx: RoundContext, data: RoundData, prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
+        self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         o = ctx.options
         x, local, mean, sigma, warm = joint_ucb_argmax(

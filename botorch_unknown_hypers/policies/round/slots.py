@@ -30,18 +30,18 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import stack_points
-from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 
+M = TypeVar("M")
 W = TypeVar("W")
 
-SlotMaximiser = Callable[[CandidateGP, "Tensor | None", "W | None"], "tuple[Tensor, W | None]"]
+SlotMaximiser = Callable[[M, "Tensor | None", "W | None"], "tuple[Tensor, W | None]"]
 r"""``(view, fixed, warm) -> (x, warm)``: one slot's ``1 x d`` point on ``view`` (the model
 conditioned on ``fixed``, the ``p x d`` pending points and earlier slots, ``None`` when there are
 none; no point of ``fixed`` may be proposed again) and the warm start of the next slot."""
 
 
 def fill_slots(
-    model: CandidateGP, X_pending: Tensor | None, q: int, maximise: SlotMaximiser[W], condition: bool = True
+    model: M, X_pending: Tensor | None, q: int, maximise: SlotMaximiser[M, W], condition: Callable[[M, Tensor], M] | None
 ) -> Tensor:
     r"""The ``q x d`` batch: slot :math:`j` maximised by ``maximise`` on ``model`` conditioned on
     ``X_pending`` (``p x d`` or ``None``) and the slots before :math:`j`.
@@ -51,14 +51,16 @@ def fill_slots(
         X_pending: Points still being evaluated (``p x d``) or ``None``.
         q: Batch size.
         maximise: One slot (:data:`SlotMaximiser`); the first slot gets ``warm = None``.
-        condition: Hand each slot the model conditioned on ``fixed``; ``False``: the model itself
-            (a rule whose slots are independent draws, ``fixed`` only excluded).
+        condition: ``(model, fixed) -> view``, the model conditioned on ``fixed`` for each slot
+            (:meth:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP.condition_on_pending`);
+            ``None``: the model itself (a rule whose slots are independent draws, ``fixed`` only
+            excluded).
     """
     slots: list[Tensor] = []
     warm: W | None = None  # a later slot restarts from the previous slot's local optima
     for _ in range(q):  # sequential by construction: slot j conditions on slots < j
         fixed = stack_points(X_pending, *slots)
-        view = model if fixed is None or not condition else model.condition_on_pending(fixed)
+        view = model if fixed is None or condition is None else condition(model, fixed)
         x, warm = maximise(view, fixed, warm)
         slots.append(x)
     return torch.cat(slots)

@@ -114,7 +114,7 @@ def test_unconditioned_slots_see_the_round_model_and_the_points_to_exclude():
         seen.append((view is model, fixed.shape[0]))
         return torch.full((1, 2), float(len(seen)), dtype=D), warm
 
-    X = fill_slots(model, torch.zeros(1, 2, dtype=D), 3, maximise, condition=False)
+    X = fill_slots(model, torch.zeros(1, 2, dtype=D), 3, maximise, condition=None)
     assert seen == [(True, 1), (True, 2), (True, 3)] and X[:, 0].tolist() == [1.0, 2.0, 3.0]
 
 
@@ -319,3 +319,34 @@ def test_a_test_and_a_ledger_that_do_not_pair_are_refused_by_name():
         CandidateSetRound(**parts, test=balancing, ledger=PredictionLedger())
     CandidateSetRound(**parts, test=balancing, ledger=PlayLedger())
     CandidateSetRound(**parts, test=CountRounds(), ledger=NoRecord())  # a test that reads nothing takes any ledger
+
+
+def test_a_selector_that_conditions_on_pending_points_needs_a_model_that_gives_them():
+    r"""A BUCB-style selector chooses each slot on the model conditioned on the pending points; the
+    priors' model does not condition, so the round refuses that pairing by name at configuration
+    instead of failing in a later round's second slot."""
+    from botorch_unknown_hypers.policies.prior_selection.prior_pieces import (
+        ActivePriors, JointThompson, PriorsOnData, SelectedPrior)
+
+    models = None  # never called: the pairing is refused before any round
+    parts = dict(source=ActivePriors(models), model=PriorsOnData(models), betas=PriorEliminationBetas(0.05),
+                 test=PriorEliminationTest(0.05, models), subset=SelectedPrior())
+    CandidateSetRound(**parts, selector=JointThompson())  # independent draws: no conditioned view needed
+    with pytest.raises(ValueError, match="selector: DoublyOptimisticUCB chooses each slot on the model conditioned "
+                                         "on the pending points, which PriorsOnData does not give"):
+        CandidateSetRound(**parts, selector=DoublyOptimisticUCB())
+    assert UnitCubeModel.conditions_on_pending and not PriorsOnData.conditions_on_pending
+
+
+def test_the_unit_cube_model_hands_the_slots_its_pending_conditioned_view():
+    r"""``pending_view`` is the candidate GP's own ``condition_on_pending``: the mean stays, the
+    variance at a pending point falls to the noise level."""
+    from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+
+    X = torch.tensor([[0.1], [0.9]], dtype=D)
+    gp = CandidateGP(X, torch.tensor([[0.0], [1.0]], dtype=D), KernelCandidates.from_lengthscales(torch.tensor([0.3], dtype=D)))
+    x = torch.tensor([[0.5]], dtype=D)
+    view = UnitCubeModel().pending_view(gp, x)
+    mean, variance = gp.marginal_mean_variance(x.unsqueeze(0))
+    mean_v, variance_v = view.marginal_mean_variance(x.unsqueeze(0))
+    assert torch.allclose(mean, mean_v) and float(variance_v) < 0.5 * float(variance)
