@@ -35,6 +35,7 @@ The tables:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -189,6 +190,50 @@ def mixed_summary(results: Path) -> str:
     return summary(frame, [m for m in MIXED_METHODS if not frame.empty and m in set(frame["method"])])
 
 
+ONE_HOT_CELLS = {
+    ("one-hot", "10/512"): "qlognei",
+    ("one-hot", "20/1024"): "qlognei[num_restarts=20&raw_samples=1024]",
+    ("categorical", "10/512"): "mixed-qlognei[num_restarts=10&raw_samples=512]",
+    ("categorical", "20/1024"): "mixed-qlognei",
+}
+r"""The two-by-two of the one-hot diagnosis (``docs/mixed.md``): (model, search effort) -> method."""
+ONE_HOT_FLOOR = 1e-12
+
+
+def one_hot_diagnosis(results: Path) -> str:
+    r"""The one-hot diagnosis on ``hpo-four``'s development seeds (``results/mixed-dev``): per cell
+    the mean :math:`\log_{10}` final simple regret (floored at :data:`ONE_HOT_FLOOR`) ± SE, then
+    each factor's effect, the mean of its paired differences over seeds and the other factor's two
+    levels (kernel: one-hot minus categorical; search: 10/512 minus 20/1024) ± SE, and the rule's
+    verdict (the factor *carries the gap* when its effect exceeds 1 decade and 2 SE). Seeds that
+    lack a cell are left out of every line."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+
+    store = RecordStore(Path(results) / "mixed-dev", KEY_FIELDS)
+    score: dict[tuple[str, int], float] = {
+        (r["method"], r["seed"]): math.log10(max(r["final_simple_regret"], ONE_HOT_FLOOR))
+        for r in store.records() if r["problem"] == "hpo-four"
+    }
+    seeds = sorted(set.intersection(*({s for m, s in score if m == method} for method in ONE_HOT_CELLS.values())))
+    if len(seeds) < 2:
+        return "Fewer than two seeds with every cell yet.\n"
+    rows = []
+    for (model, effort), method in ONE_HOT_CELLS.items():
+        mean, se = mean_se([score[(method, s)] for s in seeds])
+        rows.append({"line": f"`{method}` ({model}, {effort})", "seeds": len(seeds), "log10 final SR ± SE": f"{mean:+.2f} ± {se:.2f}", "verdict": ""})
+    factors = {
+        "kernel: one-hot − categorical": [(("one-hot", e), ("categorical", e)) for e in ("10/512", "20/1024")],
+        "search: 10/512 − 20/1024": [((m, "10/512"), (m, "20/1024")) for m in ("one-hot", "categorical")],
+    }
+    for name, pairs in factors.items():
+        diffs = [score[(ONE_HOT_CELLS[a], s)] - score[(ONE_HOT_CELLS[b], s)] for a, b in pairs for s in seeds]
+        mean, se = mean_se(diffs)
+        carries = mean > 1.0 and mean > 2 * se
+        rows.append({"line": name, "seeds": len(seeds), "log10 final SR ± SE": f"{mean:+.2f} ± {se:.2f} ({len(diffs)} pairs)",
+                     "verdict": "carries the gap" if carries else "does not carry it"})
+    return markdown_table(pd.DataFrame(rows)) + "\n"
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
@@ -196,6 +241,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
+    "mixed-one-hot": one_hot_diagnosis,
 }
 r"""Table name (the docs' marker) -> its function of the results folder."""
 
@@ -229,6 +275,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars",
+__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

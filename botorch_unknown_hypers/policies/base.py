@@ -45,11 +45,11 @@ from botorch_unknown_hypers.policies.round.pending_plays import upgrade_pending
 from botorch_unknown_hypers.policies.json_state import decode_state, encode_state
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 r"""Version tag of :meth:`Policy.state_dict`. Versions 2 (a rule held at most one pending
-selection) and 3 (each rule family its own pending dataclass) are upgraded on load
-(:func:`upgrade_state`); any other version is refused."""
-UPGRADABLE = (2, 3)
+selection), 3 (each rule family its own pending dataclass) and 4 (three layouts of the survivor
+flags) are upgraded on load (:func:`upgrade_state`); any other version is refused."""
+UPGRADABLE = (2, 3, 4)
 
 _STATE_KEYS = {"version", "name", "seed", "generator", "num_observed", "selected", "n_candidates", "state"}
 
@@ -86,6 +86,10 @@ def upgrade_state(state_type: type, rule: Any, version: int) -> Any:
     Version 3 to 4: every pending entry takes the one layout of
     :class:`~botorch_unknown_hypers.policies.round.pending_plays.PendingPlay`
     (:func:`~botorch_unknown_hypers.policies.round.pending_plays.upgrade_pending`).
+
+    Version 4 to 5: every candidate-set rule keeps its survivors in one layout, ``alive`` (with
+    ``eliminated_at``) at the top of its state: balancing's ``active`` is renamed, and prior
+    elimination's nested ``survivors`` (``alive``, ``eliminated_at``, ``kept_last``) moves up.
     """
     if version == STATE_VERSION or not isinstance(rule, dict):
         return rule
@@ -99,6 +103,13 @@ def upgrade_state(state_type: type, rule: Any, version: int) -> Any:
         rule["pending"] = [] if single is None else [single]
     if isinstance(rule.get("pending"), list):
         rule["pending"] = [upgrade_pending(entry) for entry in rule["pending"]]
+    if "alive" in hints and "alive" not in rule:
+        if "active" in rule and "active" not in hints:
+            rule["alive"] = rule.pop("active")
+        survivors = rule.get("survivors") if "survivors" not in hints else None
+        if isinstance(survivors, dict):
+            del rule["survivors"]
+            rule.update({k: v for k, v in survivors.items() if k in hints})
     return rule
 
 

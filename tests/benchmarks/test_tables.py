@@ -67,3 +67,26 @@ def test_mixed_paired_table_pairs_seeds_and_judges_at_two_standard_errors(tmp_pa
     # random - optuna-gp: 0, 0.5, -0.5, 1: mean 0.25, SE 0.323 -> level
     assert "+0.25 ± 0.32 (4, level)" in rows["`random`"]
     assert mixed_paired(tmp_path / "none") == "No records yet.\n"
+
+
+def test_the_one_hot_diagnosis_computes_each_factors_effect_over_its_paired_differences(tmp_path):
+    r"""Kernel: one-hot minus categorical over (seed, effort) pairs; search: 10/512 minus 20/1024
+    over (seed, model) pairs; a factor carries the gap beyond 1 decade and 2 SE. A seed without
+    every cell is left out."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import ONE_HOT_CELLS, one_hot_diagnosis
+
+    store = RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init"))
+    # log10 regret = -5 for the categorical kernel, -2.5 +- 0.1 for one-hot; effort changes nothing
+    logs = {"one-hot": [-2.4, -2.6, -2.5], "categorical": [-5.0, -5.0, -5.0]}
+    for (model, _), method in ONE_HOT_CELLS.items():
+        for seed, value in enumerate(logs[model]):
+            store.add("hpo-four", method, {"config": {"problem": "hpo-four", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
+                                           "problem": "hpo-four", "method": method, "seed": seed, "final_simple_regret": 10.0**value})
+    store.add("hpo-four", "qlognei", {"config": {"problem": "hpo-four", "method": "qlognei", "seed": 9, "iterations": 1, "n_init": 1},
+                                      "problem": "hpo-four", "method": "qlognei", "seed": 9, "final_simple_regret": 1.0})
+    rows = {line.split(" | ")[0][2:]: line for line in one_hot_diagnosis(tmp_path).splitlines() if line.startswith("| ")}
+    assert "+2.50 ± 0.04 (6 pairs) | carries the gap" in rows["kernel: one-hot − categorical"]  # diffs 2.6, 2.4, 2.5 twice: SE 0.0365
+    assert "+0.00 ± 0.00 (6 pairs) | does not carry it" in rows["search: 10/512 − 20/1024"]
+    assert "| 3 |" in rows["`qlognei` (one-hot, 10/512)"]  # seed 9 lacks three cells: left out
+    assert one_hot_diagnosis(tmp_path / "none").startswith("Fewer than two seeds")

@@ -65,7 +65,7 @@ class BalancingCandidates(CandidateSource[CandidateSpec]):
     def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[CandidateSpec, list[int]]:
         if state.candidates is None:
             state.add(*self.start(ctx, state, train_X, train_Y))
-        return state.candidates, [u for u, a in enumerate(state.active) if a]
+        return state.candidates, [u for u, a in enumerate(state.alive) if a]
 
 
 def effective_lengthscale(spec: CandidateSpec) -> Tensor:
@@ -105,7 +105,7 @@ class LeastSuspectedBound(ModelSubset):
 
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         st = state
-        active = host_tensor(st.active, device=ctx.device)
+        active = host_tensor(st.alive, device=ctx.device)
         counts = st.counts(pending=True)
         deferred = DeferredChecks()  # the bounds' checks, read with the choice
         bounds = self.bounds(ctx, st, counts, deferred)
@@ -115,7 +115,7 @@ class LeastSuspectedBound(ModelSubset):
         k = int(k_value)
         return [k], {
             "played": k,
-            "active": list(st.active),
+            "active": list(st.alive),
             "counts": counted,
             "suspected_bounds": [v if math.isfinite(v) else None for v in bound_values],
         }
@@ -250,17 +250,17 @@ class BalancingElimination(Test):
         out: dict[str, Any] = {}
         xi_t = None
         played = set(st.play_candidate)  # the plays are on the host: no device read
-        if all(u in played for u, alive in enumerate(st.active) if alive):  # lines 9-11 once every current candidate was played
+        if all(u in played for u, alive in enumerate(st.alive) if alive):  # lines 9-11 once every current candidate was played
             # the host's lists go to the device without a wait, and the active rows are taken by
             # index_select (a boolean mask index reads its size on the host)
             idx = host_tensor(st.play_candidate, torch.long, ctx.device)
             y_std = (host_tensor(st.play_y, ctx.dtype, ctx.device) - pending.y_mean) / pending.y_std
-            zeros = torch.zeros(len(st.active), dtype=ctx.dtype, device=ctx.device)
+            zeros = torch.zeros(len(st.alive), dtype=ctx.dtype, device=ctx.device)
             reward_sum = zeros.clone().index_add_(0, idx, y_std)
             width_sum = zeros.clone().index_add_(0, idx, host_tensor(st.play_width, ctx.dtype, ctx.device))
-            count = sum(st.active) if self.xi_count == "active" else len(st.active)
+            count = sum(st.alive) if self.xi_count == "active" else len(st.alive)
             xi_t = elimination_xi(t, count, self.R, self.delta, self.xi_delta_split)
-            active_idx = [i for i, alive in enumerate(st.active) if alive]
+            active_idx = [i for i, alive in enumerate(st.alive) if alive]
             rows = host_tensor(active_idx, torch.long, ctx.device)
             keep_flags, lower_bounds = balancing_keep(
                 reward_sum.index_select(0, rows), st.counts().index_select(0, rows), width_sum.index_select(0, rows), xi_t, self.width_factor
@@ -268,7 +268,7 @@ class BalancingElimination(Test):
             keep, lower = host_values(keep_flags, lower_bounds)  # one copy for the decisions and the diagnostics
             for j, i in enumerate(active_idx):
                 if not keep[j]:
-                    st.active[i] = False
+                    st.alive[i] = False
                     st.eliminated_at[i] = t
             out["lower_bounds"] = dict(zip(active_idx, lower))
         out["xi"] = xi_t

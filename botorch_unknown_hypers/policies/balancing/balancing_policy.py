@@ -43,7 +43,7 @@ class BalancingState:
     Attributes:
         candidates: The candidates introduced so far (``None`` before the first round).
         norms: Their norm bounds :math:`B^u`.
-        active: Whether each is still in :math:`U_t` (also read as ``alive``, the engine's name).
+        alive: Whether each is still in :math:`U_t` (the survivor flags of every candidate-set rule).
         eliminated_at: Candidate index -> round of its elimination.
         play_candidate, play_y, play_width: Per played round: the candidate, the raw observation
             and the recorded width :math:`\beta\sigma` (standardised units of its round).
@@ -55,7 +55,7 @@ class BalancingState:
 
     candidates: CandidateSpec | None = None
     norms: Tensor | None = None
-    active: list[bool] = field(default_factory=list)
+    alive: list[bool] = field(default_factory=list)
     eliminated_at: dict[int, int] = field(default_factory=dict)
     play_candidate: list[int] = field(default_factory=list)
     play_y: list[float] = field(default_factory=list)
@@ -63,16 +63,11 @@ class BalancingState:
     round: int = 0
     pending: list[PendingPlay] = field(default_factory=list)
 
-    @property
-    def alive(self) -> list[bool]:
-        r"""The active flags (the same list)."""
-        return self.active
-
     def add(self, spec: CandidateSpec, norms: Tensor) -> None:
         r"""Introduce candidates ``spec`` with norm bounds ``norms``, active."""
         self.candidates = spec if self.candidates is None else self.candidates.cat(spec)
         self.norms = norms if self.norms is None else torch.cat([self.norms, norms])
-        self.active.extend([True] * len(spec))
+        self.alive.extend([True] * len(spec))
 
     def norm_bounds(self) -> list[float]:
         r"""The norm bounds :math:`B^u` as Python floats, copied to the host once per ``norms``
@@ -91,11 +86,11 @@ class BalancingState:
         if like is None:
             raise ValueError("counts: the state has no candidates yet (the first round introduces them).")
         idx = host_tensor(plays, torch.long, like.device)
-        zeros = torch.zeros(len(self.active), dtype=like.dtype, device=like.device)
+        zeros = torch.zeros(len(self.alive), dtype=like.dtype, device=like.device)
         return zeros.index_add_(0, idx, torch.ones_like(idx, dtype=like.dtype))
 
     def check(self) -> None:
-        n = len(self.active)
+        n = len(self.alive)
         if self.candidates is None:
             if n or self.norms is not None or self.play_candidate or self.pending:
                 raise ValueError("a state without candidates must have no plays, norms or flags.")

@@ -88,7 +88,7 @@ class NormBalancingState(LengthScaleState):
 
     def check(self) -> None:
         super().check()
-        if not len(self.pair_theta) == len(self.pair_norm) == len(self.active):
+        if not len(self.pair_theta) == len(self.pair_norm) == len(self.alive):
             raise ValueError("pair_theta and pair_norm must have one entry per candidate.")
         if not (
             all(0 <= i < len(self.thetas) for i in self.pair_theta)

@@ -298,7 +298,8 @@ class BalancingBasesState:
     r"""Regret-bound balancing's memory over the :math:`M` bases.
 
     Attributes:
-        play_count, cumulative_reward, active: :math:`N_i`, :math:`J_i`, :math:`I_t`.
+        play_count, cumulative_reward, alive: :math:`N_i`, :math:`J_i` and the active set :math:`I_t` as
+            flags (the survivor layout of every candidate-set rule).
         base_of_round: The base played in each observed round.
         eliminated_at: Base -> round of its elimination.
         pending_base: The base whose point awaits its observation.
@@ -306,15 +307,15 @@ class BalancingBasesState:
 
     play_count: list[int] = field(default_factory=list)
     cumulative_reward: list[float] = field(default_factory=list)
-    active: list[bool] = field(default_factory=list)
+    alive: list[bool] = field(default_factory=list)
     base_of_round: list[int] = field(default_factory=list)
     eliminated_at: dict[int, int] = field(default_factory=dict)
     pending_base: int | None = None
 
     def check(self) -> None:
-        M = len(self.active)
-        if not (M and any(self.active) and len(self.play_count) == len(self.cumulative_reward) == M):
-            raise ValueError("play_count, cumulative_reward and active must describe the same bases, one active.")
+        M = len(self.alive)
+        if not (M and any(self.alive) and len(self.play_count) == len(self.cumulative_reward) == M):
+            raise ValueError("play_count, cumulative_reward and alive must describe the same bases, one active.")
         if any(n < 0 for n in self.play_count) or len(self.base_of_round) != sum(self.play_count):
             raise ValueError("play_count must be non-negative and sum to the number of rounds.")
         indices = [*self.base_of_round, *self.eliminated_at, *([] if self.pending_base is None else [self.pending_base])]
@@ -401,7 +402,7 @@ class RegretBalancing(KnownKernelPolicy):
         self.share_data = share_data
         self.elimination_test = elimination_test
         M = len(self.eps_grid)
-        self.state = BalancingBasesState(play_count=[0] * M, cumulative_reward=[0.0] * M, active=[True] * M)
+        self.state = BalancingBasesState(play_count=[0] * M, cumulative_reward=[0.0] * M, alive=[True] * M)
         self.last_beta = float("nan")
         self.last_width = float("nan")
 
@@ -418,7 +419,7 @@ class RegretBalancing(KnownKernelPolicy):
     def choose_base(self) -> int:
         r"""Eq. 23: :math:`\arg\min_{i \in I_t}\mathcal R_i(N_i(t-1))`, lowest index on ties."""
         bounds = self.bounds()
-        bounds[~torch.tensor(self.state.active)] = math.inf
+        bounds[~torch.tensor(self.state.alive)] = math.inf
         return int(torch.argmin(bounds))
 
     def _base_data(self, base: int, train_X: Tensor, train_Y: Tensor) -> tuple[Tensor, Tensor]:
@@ -443,7 +444,7 @@ class RegretBalancing(KnownKernelPolicy):
         self.state.pending_base = base
         self.last_beta, self.last_width = beta, width
         self.selected = [f"eps={self.eps_grid[base]:.6g}"]
-        self.n_candidates = sum(self.state.active)
+        self.n_candidates = sum(self.state.alive)
         self.diagnostics = {"base": base, "beta": beta, "width": width}
         return X
 
@@ -451,7 +452,7 @@ class RegretBalancing(KnownKernelPolicy):
         st = self.state
         base = st.pending_base if st.pending_base is not None else self.choose_base()
         play_count, cumulative_reward = list(st.play_count), list(st.cumulative_reward)
-        active, eliminated_at = list(st.active), dict(st.eliminated_at)
+        active, eliminated_at = list(st.alive), dict(st.eliminated_at)
         rounds = list(st.base_of_round)
         for y in Y.reshape(-1).tolist():
             play_count[base] += 1  # Alg. 3, line 6 (N_{i_t}(t) = N_{i_t}(t-1) + 1)
@@ -470,11 +471,11 @@ class RegretBalancing(KnownKernelPolicy):
                 active[i] = False
                 eliminated_at[i] = len(rounds)
         st.play_count, st.cumulative_reward = play_count, cumulative_reward
-        st.active, st.eliminated_at, st.base_of_round = active, eliminated_at, rounds
+        st.alive, st.eliminated_at, st.base_of_round = active, eliminated_at, rounds
         st.pending_base = None
 
     def _check_state(self, state: BalancingBasesState) -> None:
-        if len(state.active) != self.num_bases:
+        if len(state.alive) != self.num_bases:
             raise ValueError(f"state['state'] must describe the {self.num_bases} bases of this policy.")
 
 

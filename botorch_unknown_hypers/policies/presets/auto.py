@@ -307,8 +307,8 @@ class AutoBalancingState(BalancingState):
 
     def check(self) -> None:
         super().check()
-        check_retired(self.active, self.retired_at)
-        check_standing(self.standing, self.active, self.retired_at)
+        check_retired(self.alive, self.retired_at)
+        check_standing(self.standing, self.alive, self.retired_at)
 
 
 @dataclass(frozen=True)

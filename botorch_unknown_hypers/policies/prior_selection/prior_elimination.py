@@ -66,17 +66,20 @@ from botorch_unknown_hypers.policies.prior_selection.prior_selection_policy impo
 
 
 @dataclass
-class PriorEliminationState(PriorState):
-    r"""Prior-selection state plus the active set and, per played round, :math:`p_t`,
-    :math:`\eta_t` and the width :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)` stored at the time."""
+class PriorEliminationState(PriorState, SurvivorState):
+    r"""Prior-selection state plus the active set (``alive``, ``eliminated_at``, ``kept_last``:
+    the survivor layout of every candidate-set rule, empty until the priors are known) and, per
+    played round, :math:`p_t`, :math:`\eta_t` and the width :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)`
+    stored at the time."""
 
-    survivors: SurvivorState = field(default_factory=SurvivorState)
     play_prior: list[int] = field(default_factory=list)
     play_eta: list[float] = field(default_factory=list)
     play_width: list[float] = field(default_factory=list)
 
     def check(self) -> None:
-        super().check()
+        PriorState.check(self)
+        if self.alive:
+            SurvivorState.check(self)
         if not len(self.play_prior) == len(self.play_eta) == len(self.play_width) == self.round:
             raise ValueError("play_prior, play_eta and play_width must hold one entry per played round.")
 
@@ -143,7 +146,7 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
 
     def _start(self, num_priors: int) -> None:
         st = self.state
-        st.survivors = SurvivorState(alive=[True] * num_priors)
+        st.alive, st.eliminated_at, st.kept_last = [True] * num_priors, {}, []
         st.play_prior, st.play_eta, st.play_width = [], [], []
 
     def num_arms(self, t: int) -> float:
@@ -169,8 +172,8 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
         return {"statistic": stat, "threshold": threshold}
 
     def _check_rule_state(self, state: PriorEliminationState, num_priors: int) -> None:
-        if len(state.survivors.alive) != num_priors:
-            raise ValueError(f"state['state']['survivors']['alive'] must have {num_priors} flags.")
+        if len(state.alive) != num_priors:
+            raise ValueError(f"state['state']['alive'] must have {num_priors} flags.")
         if not all(0 <= p < num_priors for p in state.play_prior):
             raise ValueError(f"state['state']['play_prior'] must hold prior indices in [0, {num_priors}).")
 

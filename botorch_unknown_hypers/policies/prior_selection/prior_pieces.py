@@ -68,14 +68,14 @@ class PriorModels:
 
 @dataclass(frozen=True)
 class ActivePriors(CandidateSource[Priors]):
-    r""":math:`\mathcal{P}_{t-1}`: the model's priors flagged in ``state.survivors.alive``."""
+    r""":math:`\mathcal{P}_{t-1}`: the model's priors flagged in ``state.alive``."""
 
     models: PriorModels
 
     def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[Priors, list[int]]:
         model = self.models.ensure()
         spec = model.candidates if isinstance(model, BoxPriors) else model.priors
-        return spec, [p for p, alive in enumerate(state.survivors.alive) if alive]
+        return spec, [p for p, alive in enumerate(state.alive) if alive]
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class PriorEliminationBetas(Betas[PriorModel]):
         self, ctx: RoundContext, state: Any, model: PriorModel, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
     ) -> Tensor:
         sqrt_beta = self.sqrt_beta(ctx.domain, model.num_priors, t)
-        return torch.full((sum(state.survivors.alive),), sqrt_beta, dtype=torch.float64)
+        return torch.full((sum(state.alive),), sqrt_beta, dtype=torch.float64)
 
 
 def recorded_slots(data: RoundData[PriorModel], X: Tensor, locals_: list[int]) -> list[Slot]:
@@ -216,7 +216,7 @@ class PriorEliminationTest(Test):
         statistic, threshold = stats[prior], thresholds[prior]  # line 8
         eliminated, kept_last = None, False
         if statistic > threshold:  # lines 9-10: strict, only p_t is tested
-            if st.survivors.eliminate(prior, t):
+            if st.eliminate(prior, t):
                 eliminated = st.prior_ids[prior]
             else:
                 kept_last = True  # the last active prior is never eliminated
@@ -226,7 +226,7 @@ class PriorEliminationTest(Test):
     def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
         self.models.condition_plays(X, Y, lambda pending, y: out.update(self.play(state, pending, y)))
-        alive = state.survivors.alive
+        alive = state.alive
         return {**out, "active": list(alive), "n_active": sum(alive)}
 
 

@@ -46,7 +46,7 @@ def test_elimination_and_beta_match_brute_force():
         info = 0.5 * np.linalg.slogdet(np.eye(len(K)) + K / 1e-2)[1]
         beta = [1.0, 2.0, 3.0][k] + 0.1 * math.sqrt(2 * (info + 1 + math.log(2 / delta)))
         assert p["beta"] == pytest.approx(beta, rel=1e-9)
-        active_before = list(policy.state.active)
+        active_before = list(policy.state.alive)
         opt.tell(X, problem.evaluate(X)[0])
         # brute-force elimination test (proof-supported sign, c = 2, |A| = 3, delta_B = delta / 2)
         counts = [policy.state.play_candidate.count(i) for i in range(3)]
@@ -59,11 +59,11 @@ def test_elimination_and_beta_match_brute_force():
             best = max(lower.values())
             for i in act:
                 upper = np.mean(ys[i]) + math.sqrt(xi_t / counts[i]) + 2 * np.mean(ws[i])
-                assert policy.state.active[i] == (upper >= best)
-                if not policy.state.active[i]:
+                assert policy.state.alive[i] == (upper >= best)
+                if not policy.state.alive[i]:
                     assert policy.state.eliminated_at[i] == t
         else:
-            assert policy.state.active == active_before
+            assert policy.state.alive == active_before
     assert policy.state.eliminated_at  # the test ran through at least one elimination
 
 
@@ -84,7 +84,7 @@ def test_fresh_candidates_first_and_proposals_enter():
     # default a(0): eight length scales 2^{-i/2}; R(1) = 0 -> each fresh candidate is played
     # once, first index first; the candidate proposed after round 4 gets index 8.
     assert played[:9] == list(range(9))
-    assert len(policy.state.active) == 9
+    assert len(policy.state.alive) == 9
     assert policy.state.candidates.labels()[8] == "0.01"
 
 
@@ -128,7 +128,7 @@ def test_custom_bound_drives_selection():
         X = opt.ask()
         opt.tell(X, problem.evaluate(X)[0])
     counts = policy.counts().tolist()
-    assert policy.state.active == [True, True]  # a huge width factor never eliminates
+    assert policy.state.alive == [True, True]  # a huge width factor never eliminates
     assert counts == [9.0, 3.0]
 
 

@@ -242,10 +242,10 @@ def test_the_choice_reads_the_bounds_checks_with_the_played_candidate(monkeypatc
     X = initial_design(problem.domain, 4, seed=0)
     x = policy.suggest(X, problem.evaluate(X)[0])
     policy.observe(x, problem.evaluate(x)[0])
-    indices = [i for i, alive in enumerate(policy.state.active) if alive]
+    indices = [i for i, alive in enumerate(policy.state.alive) if alive]
     counts = policy.counts(pending=True)
     bounds = policy.suspected_bounds(counts)
-    expected = int(torch.argmin(torch.where(torch.tensor(policy.state.active), bounds, math.inf)))
+    expected = int(torch.argmin(torch.where(torch.tensor(policy.state.alive), bounds, math.inf)))
     reads = record_reads(monkeypatch)
     subset = LeastSuspectedBound(policy.family.suspected_bounds)
     chosen, info = subset(policy.context, policy.state, indices)

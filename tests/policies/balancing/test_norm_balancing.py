@@ -47,7 +47,7 @@ def test_pairs_grow_as_specified():
         assert policy.state.thetas == pytest.approx(expected_thetas)
         assert policy.state.norm_values == pytest.approx(expected_norms)
         pairs = list(zip(policy.state.pair_theta, policy.state.pair_norm))
-        assert len(pairs) == len(set(pairs)) == len(policy.state.active)  # each pair once
+        assert len(pairs) == len(set(pairs)) == len(policy.state.alive)  # each pair once
         assert set(pairs) == expected_pairs
     # v(1) = e enters when sqrt(t + 1) > e, i.e. after round 7; v(2) = e^2 after round 54
     assert len(policy.state.norm_values) == 3
@@ -78,7 +78,7 @@ def test_lnb_runs_and_round_trips_state():
     assert torch.equal(clone_opt.ask(), X)
     state = policy.state_dict()
     with pytest.raises(ValueError, match="pairs"):
-        clone.load_state_dict({**state, "state": {**state["state"], "pair_norm": [99] * len(policy.state.active)}})
+        clone.load_state_dict({**state, "state": {**state["state"], "pair_norm": [99] * len(policy.state.alive)}})
     assert clone.state.pair_norm == policy.state.pair_norm  # unchanged after the failed load
 
 

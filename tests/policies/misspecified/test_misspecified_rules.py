@@ -233,7 +233,7 @@ def test_regret_balancing_picks_smallest_candidate_bound():
     assert policy.choose_base() == 2
     policy.state.play_count = [1, 1, 4]  # bounds [1, 1, 2.2]: tie between 0 and 1 -> lowest index
     assert policy.choose_base() == 0
-    policy.state.active = [False, True, True]
+    policy.state.alive = [False, True, True]
     assert policy.choose_base() == 1
 
 
@@ -251,7 +251,7 @@ def test_regret_balancing_eliminates_a_base_with_low_rewards():
         X, Y = torch.cat([X, x]), torch.cat([Y, y])
     # round 1 plays base 0 (tie), round 2 base 1; then -1 + R_1(1) / 1 = -1 + 0.6 + 0.5 < 1 -> eliminated
     assert bases[:2] == [0, 1]
-    assert policy.state.active == [True, False] and policy.state.eliminated_at == {1: 2}
+    assert policy.state.alive == [True, False] and policy.state.eliminated_at == {1: 2}
     assert bases[2:] == [0, 0, 0, 0]
     assert policy.state.play_count == [5, 1] and policy.state.cumulative_reward == pytest.approx([5.0, -1.0])
     assert policy.state.base_of_round == bases
@@ -390,7 +390,7 @@ def test_regret_balancing_rejects_bad_counts():
     with pytest.raises(ValueError, match="play_count must .* sum to the number of rounds"):
         policy.load_state_dict(state)
     state = json.loads(json.dumps(before))
-    state["state"]["active"] = [False, False]
-    with pytest.raises(ValueError, match="active"):
+    state["state"]["alive"] = [False, False]
+    with pytest.raises(ValueError, match="alive must describe the same bases, one active"):
         policy.load_state_dict(state)
     assert policy.state_dict() == before

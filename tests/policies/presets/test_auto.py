@@ -213,7 +213,7 @@ def test_restart_retires_the_earlier_proposals(name):
     X, Y = _pool_data(5)
     X, Y = _campaign(policy, X, Y, 6)
     st = policy.state
-    flags = st.active if name.startswith("lb") else st.alive
+    flags = st.alive
     assert st.proposed_at == [5, 10] and len(st.candidates) == 6
     assert set(st.retired_at) == {0, 1, 2} - set(getattr(st, "eliminated_at", {}))
     assert not any(flags[:3]) and policy.n_candidates <= 3
@@ -303,7 +303,7 @@ def test_restart_never_retires_the_standing_candidate(name):
     X, Y = _pool_data(5)
     X, Y = _campaign(policy, X, Y, 6)
     st = policy.state
-    flags = st.active if name.startswith("lb") else st.alive
+    flags = st.alive
     assert st.proposed_at == [5, 10] and len(st.candidates) == 7  # the standing one, then 3 + 3
     assert 0 not in st.retired_at and set(st.retired_at) == {1, 2, 3} - set(st.eliminated_at)
     assert flags[0] or 0 in st.eliminated_at
@@ -314,7 +314,7 @@ def test_an_eliminated_standing_candidate_stays_out_and_is_no_longer_refitted(na
     policy = make_policy(name, BOX, seed=2, **STANDING)
     X, Y = _campaign(policy, *_data(6), 2)
     st = policy.state
-    flags = st.active if name.startswith("lb") else st.alive
+    flags = st.alive
     flags[0] = False  # as the rule's test eliminates it
     st.eliminated_at[0] = st.round
     frozen = st.candidates.lengthscale[0].clone()

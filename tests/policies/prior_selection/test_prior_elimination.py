@@ -112,10 +112,10 @@ def test_elimination_fires_only_when_the_signed_sum_exceeds_the_threshold(residu
         play(policy, 0, y, width=0.1)  # stored widths 0.1, far below the model's sqrt(beta) sigma (> 5)
         assert policy.diagnostics["threshold"] == pytest.approx(thresholds[t - 1])
         assert policy.diagnostics["statistic"] == pytest.approx(abs(sum(residuals[:t])))
-        if not policy.state.survivors.alive[0]:
+        if not policy.state.alive[0]:
             break
-    assert policy.state.survivors.eliminated_at.get(0) == eliminated_at
-    assert policy.state.survivors.alive == [eliminated_at is None, True]
+    assert policy.state.eliminated_at.get(0) == eliminated_at
+    assert policy.state.alive == [eliminated_at is None, True]
     if eliminated_at is not None:
         assert policy.diagnostics["eliminated"] == 0 and policy.diagnostics["n_active"] == 1
         assert policy.statistics()["statistic"][0] > policy.statistics()["threshold"][0]
@@ -127,7 +127,7 @@ def test_only_the_played_prior_is_tested_and_each_keeps_its_own_record():
     play(policy, 0, 0.0, width=0.1)  # prior 0 at t = 2 with |S_0| = 1: 0 < threshold
     play(policy, 1, 0.7, width=0.1)  # prior 1 at t = 3, |S_1| = 2: 1.55 > sqrt(2 xi_3) + 0.2 = 1.530
     assert math.sqrt(2 * elimination_xi(3, 2, 0.25, 0.05)) + 0.2 == pytest.approx(1.530, abs=1e-3)
-    assert policy.state.survivors.alive == [True, False] and policy.state.survivors.eliminated_at == {1: 3}
+    assert policy.state.alive == [True, False] and policy.state.eliminated_at == {1: 3}
     # the threshold sums the widths stored at selection time: the same residuals 0.85, 0.7 at
     # t = 1, 2 fire with widths 0.1, 0.1 (1.55 > 1.452) and not with widths 0.1, 0.4 (1.55 < 1.752)
     for widths, alive in (((0.1, 0.1), False), ((0.1, 0.4), True)):
@@ -136,21 +136,21 @@ def test_only_the_played_prior_is_tested_and_each_keeps_its_own_record():
             play(policy, 1, y, width=width)
         threshold = math.sqrt(2 * elimination_xi(2, 2, 0.25, 0.05)) + sum(widths)
         assert policy.diagnostics["threshold"] == pytest.approx(threshold)
-        assert policy.state.survivors.alive[1] is alive and abs(threshold - 1.55) > 0.09
+        assert policy.state.alive[1] is alive and abs(threshold - 1.55) > 0.09
 
 
 def test_the_last_active_prior_is_never_eliminated():
     policy = hand_policy()
-    policy.state.survivors.alive = [False, True]
+    policy.state.alive = [False, True]
     play(policy, 1, 50.0, width=0.0)
-    assert policy.state.survivors.alive == [False, True] and policy.state.survivors.kept_last == [1] and policy.state.survivors.eliminated_at == {}
+    assert policy.state.alive == [False, True] and policy.state.kept_last == [1] and policy.state.eliminated_at == {}
     assert policy.diagnostics["kept_last"] is True and policy.diagnostics["eliminated"] is None
     # the oracle (|P| = 1) keeps its only prior too
     problem = PriorSelectionProblem("gp-lengthscale", seed=2, num_arms=30)
     oracle = OracleGPTS(problem.domain)
     oracle.bind_task(problem.task_info())
     play(oracle, 0, 50.0, width=0.0)
-    assert oracle.state.survivors.alive == [True] and oracle.state.survivors.kept_last == [1]
+    assert oracle.state.alive == [True] and oracle.state.kept_last == [1]
     assert oracle.xi(1) == pytest.approx(elimination_xi(1, 1, 0.25, 0.05))
 
 
@@ -164,7 +164,7 @@ def test_eliminated_priors_are_never_selected_again(cls):
     X, Y = data(priors, [3, 9])
     policy.suggest(X, Y)
     assert policy.state.pending[-1].candidate == 1
-    policy.state.survivors.alive = [True, False, True]
+    policy.state.alive = [True, False, True]
     chosen = set()
     for _ in range(20):
         policy.suggest(X, Y)
@@ -215,7 +215,7 @@ def test_box_selection_is_the_joint_argmax_and_records_the_candidate_gp_posterio
     policy = cls(BoxDomain(bounds), priors=cands, seed=1, dtype=dtype, **BOX_OPTIONS)
     X = torch.tensor([[0.1], [0.35], [0.8]], dtype=dtype)
     Y = torch.tensor([[0.2], [0.9], [-0.3]], dtype=dtype)
-    policy.state.survivors.alive = [True, False, True]  # an eliminated prior is neither sampled nor selected
+    policy.state.alive = [True, False, True]  # an eliminated prior is neither sampled nor selected
     replay = torch.Generator().manual_seed(0)
     replay.set_state(policy.generator.get_state())
     x = policy.suggest(X, Y)

@@ -193,10 +193,10 @@ def test_load_state_dict_rejects_bad_states_unchanged():
     good = json.loads(json.dumps(opt.policy.state_dict()))
     before = json.dumps(opt.policy.state_dict())
     st = good["state"]
-    survivors, arm = st["survivors"], st["train_X"][0]  # arm: a point of the pool
+    arm = st["train_X"][0]  # a point of the pool
     bad = [
-        {**st, "survivors": {**survivors, "alive": [False] * 5}},
-        {**st, "survivors": {**survivors, "alive": [True] * 4}},
+        {**st, "alive": [False] * 5},
+        {**st, "alive": [True] * 4},
         {**st, "train_X": st["train_X"][:-1]},
         {**st, "train_X": [[999.0]] * len(st["train_X"])},  # not points of the pool
         {**st, "play_eta": st["play_eta"][:-1]},

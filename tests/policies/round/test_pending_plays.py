@@ -227,7 +227,7 @@ def test_a_version_2_state_is_upgraded_with_its_pending_selection():
     assert clone.state.pending[0].y_std == play["y_std"] and clone.state.pending[0].x is None
     clone.observe(X, _f(X))  # the single legacy selection takes the single row
     assert clone.state.round == 1 and clone.state.pending == []
-    with pytest.raises(ValueError, match=r"state\['version'\] must be 4"):
+    with pytest.raises(ValueError, match=r"state\['version'\] must be 5 \(or 2, 3, 4, upgraded on load\)"):
         clone.load_state_dict({**state, "version": 1})
 
 
@@ -265,7 +265,7 @@ def test_prior_rules_fill_batches_with_one_sample_per_slot(name, kind):
     assert _min_distance(X, pending) >= EXCLUDE_TOL and float(torch.pdist(X).min()) >= EXCLUDE_TOL
     if name == "pe-gp-ts":  # what PE records is on the data observed, per slot
         model = policy.model
-        alive = [p for p, a in enumerate(policy.state.survivors.alive) if a]
+        alive = [p for p, a in enumerate(policy.state.alive) if a]
         for x, play in zip(X, policy.state.pending):
             mean, variance = model.mean_variance_at(x.unsqueeze(0), alive)
             assert play.mean == pytest.approx(float(mean[alive.index(play.candidate)]), rel=1e-9, abs=1e-12)

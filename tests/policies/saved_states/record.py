@@ -1,17 +1,18 @@
-r"""Record saved states of the release with ``STATE_VERSION`` 3, plays still pending.
+r"""Record saved states of a release (``STATE_VERSION`` 3 and 4 so far), plays still pending.
 
 Run from a checkout of that release (``PYTHONPATH=<checkout> python record.py OUT.json``), with
 one intra-op thread. For
 each case: two played rounds from an initial design, then a batch suggested and (for a batch
 of two) one of its values told, so that the saved state holds pending plays; then the rest of
-the batch is told and the next batch suggested. ``test_v3_states.py`` loads the saved state into
+the batch is told and the next batch suggested. ``test_saved_states.py`` loads the saved state into
 the current code, tells the same rows and checks that the next batch is the recorded one.
 
-The file was last written by the release with ``STATE_VERSION`` 3 with two later changes of the
+``states_v3.json`` was last written by the release with ``STATE_VERSION`` 3 with two later changes of the
 ``gp-kernel`` problem applied to it (``problems/prior_tasks.py::paper_arms``, arms without
 ``torch.linspace``, and ``models/tabular.py::TabularPriorGP.prior_factor``, the symmetric root):
 a state names pool points by their exact coordinates and the next suggestion depends on the
-problem's draw, so the states must be of today's problem; their format is the release's.
+problem's draw, so the states must be of today's problem; their format is the release's. ``states_v4.json`` was written by the last release with
+``STATE_VERSION`` 4 (before the survivor flags took one layout), unchanged.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def record(method: str, problem_name: str, q: int) -> dict:
 if __name__ == "__main__":
     torch.set_num_threads(1)  # as the test replays them (another thread count changes the last bits)
     out = [record(*case) for case in CASES]
-    assert all(o["state"]["version"] == 3 for o in out)
+    from botorch_unknown_hypers.policies.base import STATE_VERSION
+
+    assert all(o["state"]["version"] == STATE_VERSION for o in out)
     with open(sys.argv[1], "w") as f:
         json.dump(out, f)
