@@ -20,7 +20,7 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -76,64 +76,20 @@ def check_entries(name: str, value: Tensor, interval: Interval) -> Tensor:
     return value
 
 
-def check_all_entries(*checks: tuple[str, Tensor, Interval], defer: DeferredChecks | None = None) -> None:
+def check_all_entries(*checks: tuple[str, Tensor, Interval], checked: bool = True) -> None:
     r""":func:`check_entries` of every ``(name, value, interval)`` in one host read when all hold;
-    otherwise the first that fails, in order, raises its ``ValueError``. With ``defer``, the
-    checks join it instead and nothing is read (:class:`DeferredChecks`)."""
+    otherwise the first that fails, in order, raises its ``ValueError``. ``checked=False``: only
+    the values' types are checked (no read); the caller vouches for their entries, as a round does
+    for constants checked when its pieces were built, whose results it checks with its own copy."""
     for name, value, _ in checks:
         if not isinstance(value, Tensor) or value.dtype == torch.bool or value.is_complex():
             raise ValueError(f"{name} must be a real tensor, got {value!r}.")
-    if defer is not None:
-        defer.checks.extend(checks)
+    if not checked:
         return
     if bool(torch.stack([interval.holds(value).all() for _, value, interval in checks]).all()):
         return
     for name, value, interval in checks:
         check_entries(name, value, interval)
-
-
-@dataclass
-class DeferredChecks:
-    r"""Entry checks (:func:`check_all_entries` with ``defer``) whose verdict rides on the caller's
-    next copy to the host instead of a read of its own.
-
-    A round that copies values to the host anyway (its decision, its widths) adds
-    :meth:`verdict`, a ``0-d`` float64 tensor on the checked values' device (1 when every check
-    holds, also when there are none), to that copy and hands the copied number to :meth:`settle`,
-    which raises the first failing check's ``ValueError`` (in the order the checks joined) before
-    the caller acts on the copied values. The messages are those of the immediate checks.
-
-    Example:
-        >>> deferred = DeferredChecks()
-        >>> beta = frequentist_beta(gain, B=1.0, R=0.1, delta=0.05, defer=deferred)
-        >>> values, (holds,) = host_values(beta, deferred.verdict())  # one read for both
-        >>> deferred.settle(holds)
-    """
-
-    checks: list[tuple[str, Tensor, Interval]] = field(default_factory=list)
-
-    def verdict(self, like: Tensor | None = None) -> Tensor:
-        r"""1.0 if every check holds, else 0.0 (``0-d``, float64, unread), on the first checked
-        value's device (``like``'s, or the CPU, when there is no check). The checked values share
-        one device, as a rule's values do."""
-        if not self.checks:
-            return torch.ones((), dtype=torch.float64, device=None if like is None else like.device)
-        device = self.checks[0][1].device
-        flags = [interval.holds(value).all().to(device) for _, value, interval in self.checks]
-        return torch.stack(flags).all().to(torch.float64)
-
-    def settle(self, holds: float) -> None:
-        r"""Raise the first failing check's ``ValueError`` unless ``holds`` (the copied
-        :meth:`verdict`) is 1."""
-        if holds == 1.0:
-            return
-        for name, value, interval in self.checks:
-            check_entries(name, value, interval)
-        raise ValueError(f"the deferred checks failed on the device but hold on a second look: {self.names()}.")
-
-    def names(self) -> list[str]:
-        r"""The checked arguments' names, in order."""
-        return [name for name, _, _ in self.checks]
 
 
 def require(name: str, ok: Tensor, requirement: str, value: Tensor) -> None:
@@ -208,7 +164,6 @@ def _finite_number(value: Any) -> bool:
 
 __all__ = [
     "AT_LEAST_ONE",
-    "DeferredChecks",
     "Interval",
     "NONNEGATIVE",
     "POSITIVE",

@@ -50,7 +50,6 @@ from botorch_unknown_hypers.checks import (
     NONNEGATIVE,
     POSITIVE,
     PROBABILITY,
-    DeferredChecks,
     check_all_entries,
     check_entries,
     check_int,
@@ -205,7 +204,7 @@ def bayesian_beta_continuous(
     return torch.sqrt(first + second)
 
 
-def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Number, defer: DeferredChecks | None = None) -> Tensor:
+def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Number, checked: bool = True) -> Tensor:
     r"""IGP-UCB, Chowdhury & Gopalan (2017) Thm 2: :math:`B + R\sqrt{2(I_{t-1} + 1 + \ln(1/\delta))}`.
 
     Returns the **multiplier of sigma**. HE-GP-UCB (Thm 4.1) and LB-GP-UCB
@@ -219,9 +218,8 @@ def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Numb
         B: RKHS-norm bound, ``>= 0``.
         R: Sub-Gaussian noise scale (standard deviation, not variance), ``>= 0``.
         delta: Failure probability in ``(0, 1)``.
-        defer: Where the entry checks go instead of a read of their own
-            (:class:`~botorch_unknown_hypers.checks.DeferredChecks`, e.g. a round that copies the
-            widths to the host anyway); ``None``: read now.
+        checked: ``False`` skips the entry checks (no host read) for a caller that vouches for the
+            arguments and checks the result itself, as the candidate-set round does.
 
     Returns:
         Tensor of the broadcast shape of the inputs.
@@ -232,13 +230,13 @@ def frequentist_beta(information_gain: Number, B: Number, R: Number, delta: Numb
         ("B", v["B"], NONNEGATIVE),
         ("R", v["R"], NONNEGATIVE),
         ("delta", v["delta"], PROBABILITY),
-        defer=defer,
+        checked=checked,
     )
     log_term = torch.log(1.0 / v["delta"])
     return v["B"] + v["R"] * torch.sqrt(2.0 * (v["information_gain"] + 1.0 + log_term))
 
 
-def theorem_beta(information_gain: Number, B: Number, R: Number, delta: Number, defer: DeferredChecks | None = None) -> Tensor:
+def theorem_beta(information_gain: Number, B: Number, R: Number, delta: Number, checked: bool = True) -> Tensor:
     r""":math:`\beta_t` of Thm 4.1 of both Ziomek et al. papers (LB-GP-UCB and HE-GP-UCB): the
     IGP-UCB width (:func:`frequentist_beta`) at :math:`\delta_A = \delta/2`,
     :math:`B + R\sqrt{2(I_{t-1} + 1 + \ln(2/\delta))}`; the other half of :math:`\delta` is the
@@ -247,10 +245,10 @@ def theorem_beta(information_gain: Number, B: Number, R: Number, delta: Number, 
     if isinstance(delta, (int, float)):  # the rule's delta, before it is halved: checked on the host, no read
         if isinstance(delta, bool) or not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
-        return frequentist_beta(information_gain, B=B, R=R, delta=delta / 2, defer=defer)
+        return frequentist_beta(information_gain, B=B, R=R, delta=delta / 2, checked=checked)
     v = as_tensors(delta=delta)
-    check_all_entries(("delta", v["delta"], PROBABILITY), defer=defer)
-    return frequentist_beta(information_gain, B=B, R=R, delta=v["delta"] / 2, defer=defer)
+    check_all_entries(("delta", v["delta"], PROBABILITY), checked=checked)
+    return frequentist_beta(information_gain, B=B, R=R, delta=v["delta"] / 2, checked=checked)
 
 
 def practical_beta(t: Number, dim: int) -> Tensor:

@@ -41,7 +41,6 @@ from botorch_unknown_hypers.checks import (
     AT_LEAST_ONE,
     NONNEGATIVE,
     POSITIVE,
-    DeferredChecks,
     Interval,
     check_all_entries,
     check_entries,
@@ -216,7 +215,7 @@ def gpytorch_rbf_lengthscale(paper_lengthscale: Number) -> Tensor:
 
 
 def gamma_rbf(
-    T: Number, lengthscale: Number, dim: int, also: tuple[tuple[str, Tensor, Interval], ...] = (), defer: DeferredChecks | None = None
+    T: Number, lengthscale: Number, dim: int, also: tuple[tuple[str, Tensor, Interval], ...] = (), checked: bool = True
 ) -> Tensor:
     r"""RBF MIG rate (LB Prop. 2.2): :math:`\theta^{-d}\log(T)^{d+1}`.
 
@@ -228,8 +227,8 @@ def gamma_rbf(
         dim: Input dimension :math:`d \ge 1`.
         also: A caller's own ``(name, value, interval)`` checks, read with these in one copy
             (:func:`~botorch_unknown_hypers.checks.check_all_entries`; they fail first).
-        defer: Where the entry checks go instead of a read of their own
-            (:class:`~botorch_unknown_hypers.checks.DeferredChecks`; ``None``: read now).
+        checked: ``False`` skips the entry checks (no host read) for a caller that vouches for
+            the arguments and checks the result itself.
     """
     d = check_int("dim", dim, 1)
     v = as_tensors(T=T, lengthscale=lengthscale)
@@ -237,7 +236,7 @@ def gamma_rbf(
         *also,
         ("T", v["T"], AT_LEAST_ONE),
         ("lengthscale", v["lengthscale"], POSITIVE),
-        defer=defer,
+        checked=checked,
     )
     return v["lengthscale"].pow(-d) * torch.log(v["T"]).pow(d + 1)
 
@@ -249,7 +248,7 @@ def gamma_matern(
     nu: float,
     form: str = "main",
     also: tuple[tuple[str, Tensor, Interval], ...] = (),
-    defer: DeferredChecks | None = None,
+    checked: bool = True,
 ) -> Tensor:
     r"""Matérn-:math:`\nu` MIG rate (LB Prop. 2.2 / App. A).
 
@@ -265,7 +264,7 @@ def gamma_matern(
         dim: Input dimension :math:`d \ge 1`.
         nu: Smoothness :math:`\nu > 0`.
         form: ``"main"`` or ``"proof"``.
-        also, defer: As :func:`gamma_rbf`.
+        also, checked: As :func:`gamma_rbf`.
     """
     d = check_int("dim", dim, 1)
     if isinstance(nu, bool) or not isinstance(nu, (int, float)) or not nu > 0:
@@ -277,7 +276,7 @@ def gamma_matern(
         *also,
         ("T", v["T"], AT_LEAST_ONE),
         ("lengthscale", v["lengthscale"], POSITIVE),
-        defer=defer,
+        checked=checked,
     )
     nu = float(nu)
     if form == "main":
@@ -296,15 +295,15 @@ def gamma(
     kernel: str,
     form: str = "main",
     also: tuple[tuple[str, Tensor, Interval], ...] = (),
-    defer: DeferredChecks | None = None,
+    checked: bool = True,
 ) -> Tensor:
     r"""MIG rate for ``kernel`` in ``{"rbf", "matern12", "matern32", "matern52"}``.
 
     Dispatches to :func:`gamma_rbf` (``form`` is ignored, but still validated)
     or :func:`gamma_matern` with :math:`\nu = 0.5, 1.5, 2.5`. For ``"rbf"`` the
     length scale is the paper's :math:`\theta` (see :func:`paper_rbf_lengthscale`).
-    ``also``, ``defer``: a caller's checks read with the rate's own, and where they all go instead
-    of a read (:func:`gamma_rbf`).
+    ``also``, ``checked``: a caller's checks read with the rate's own, or none read
+    (:func:`gamma_rbf`).
     """
     if not isinstance(kernel, str) or kernel.lower() not in KERNELS:
         raise ValueError(f"kernel must be one of {sorted(KERNELS)}; got {kernel!r}")
@@ -312,12 +311,12 @@ def gamma(
         raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
     nu = KERNELS[kernel.lower()]
     if nu is None:
-        return gamma_rbf(T, lengthscale, dim, also=also, defer=defer)
-    return gamma_matern(T, lengthscale, dim, nu, form=form, also=also, defer=defer)
+        return gamma_rbf(T, lengthscale, dim, also=also, checked=checked)
+    return gamma_matern(T, lengthscale, dim, nu, form=form, also=also, checked=checked)
 
 
 def suspected_regret_bound(
-    T: Number, lengthscale: Number, dim: int, kernel: str, B: Number, form: str = "main", defer: DeferredChecks | None = None
+    T: Number, lengthscale: Number, dim: int, kernel: str, B: Number, form: str = "main", checked: bool = True
 ) -> Tensor:
     r"""Suspected regret bound (LB Thm 2.3): :math:`\sqrt T(B\sqrt{\gamma_T} + \gamma_T)`.
 
@@ -329,10 +328,10 @@ def suspected_regret_bound(
         kernel: ``"rbf"``, ``"matern12"``, ``"matern32"`` or ``"matern52"``.
         B: Norm bound, ``>= 0``; for LB-GP-UCB use :func:`norm_bound`.
         form: Matérn rate form, see :func:`gamma_matern`.
-        defer: As :func:`gamma_rbf` (``None``: the checks are read now).
+        checked: As :func:`gamma_rbf`.
     """
     v = as_tensors(T=T, lengthscale=lengthscale, B=B)
-    g = gamma(v["T"], v["lengthscale"], dim, kernel, form=form, also=(("B", v["B"], NONNEGATIVE),), defer=defer)  # one read
+    g = gamma(v["T"], v["lengthscale"], dim, kernel, form=form, also=(("B", v["B"], NONNEGATIVE),), checked=checked)  # one read
     return torch.sqrt(v["T"]) * (v["B"] * torch.sqrt(g) + g)
 
 

@@ -183,7 +183,7 @@ def test_check_device_refuses_an_absent_gpu():
 
 
 # --------------------------------------------------------------------------- #
-# DeferredChecks
+# Unchecked entries
 # --------------------------------------------------------------------------- #
 
 
@@ -193,51 +193,21 @@ def _entry_checks(gain: torch.Tensor, B: torch.Tensor):
     return (("gain", gain, NONNEGATIVE), ("B", B, NONNEGATIVE), ("delta", torch.tensor(0.05, dtype=torch.float64), PROBABILITY))
 
 
-def test_deferred_checks_read_nothing_until_the_verdict_is_copied(monkeypatch):
-    from botorch_unknown_hypers.checks import DeferredChecks, check_all_entries
+def test_unchecked_entries_read_nothing_and_checked_ones_refuse_the_first_failure(monkeypatch):
+    from botorch_unknown_hypers.checks import check_all_entries
     from tests.host_reads import record_reads
 
-    gain, B = torch.tensor([0.0, 1.5, 3.0], dtype=torch.float64), torch.tensor([1.0, 2.0, 0.0], dtype=torch.float64)
-    deferred = DeferredChecks()
+    bad_gain, B = torch.tensor([0.0, -1e-3, 3.0], dtype=torch.float64), torch.tensor([-1.0, 2.0, 0.0], dtype=torch.float64)
     reads = record_reads(monkeypatch)
-    check_all_entries(*_entry_checks(gain, B), defer=deferred)
-    check_all_entries(("T", torch.tensor([1.0, 2.0], dtype=torch.float64), AT_LEAST_ONE), defer=deferred)
-    verdict = deferred.verdict()
-    assert reads == []  # nothing read: the checks wait for the caller's copy
+    check_all_entries(*_entry_checks(bad_gain, B), checked=False)  # the caller vouches: nothing read, nothing raised
+    assert reads == []
     monkeypatch.undo()
-    assert verdict.shape == () and verdict.dtype == torch.float64 and float(verdict) == 1.0
-    assert deferred.names() == ["gain", "B", "delta", "T"]
-    deferred.settle(float(verdict))  # holds: nothing raised
-    assert float(DeferredChecks().verdict()) == 1.0  # no checks: holds
+    with pytest.raises(ValueError, match=r"^gain must be .*-0\.001"):  # both fail: the first in order is raised
+        check_all_entries(*_entry_checks(bad_gain, B))
 
 
-@pytest.mark.parametrize(
-    "gain, B",
-    [
-        ([0.0, -1e-3, 3.0], [1.0, 2.0, 0.0]),  # gain fails
-        ([0.0, 1.0, math.nan], [-1.0, 2.0, 0.0]),  # both fail: the first joined is raised
-        ([0.0, 1.0, 2.0], [1.0, math.inf, 0.0]),  # B fails
-    ],
-)
-def test_settling_a_failed_verdict_raises_the_immediate_checks_error(gain, B):
-    from botorch_unknown_hypers.checks import DeferredChecks, check_all_entries
+def test_unchecked_entries_still_refuse_a_non_real_tensor():
+    from botorch_unknown_hypers.checks import NONNEGATIVE, check_all_entries
 
-    gain, B = torch.tensor(gain, dtype=torch.float64), torch.tensor(B, dtype=torch.float64)
-    with pytest.raises(ValueError) as immediate:
-        check_all_entries(*_entry_checks(gain, B))
-    deferred = DeferredChecks()
-    check_all_entries(*_entry_checks(gain, B), defer=deferred)
-    holds = float(deferred.verdict())
-    assert holds == 0.0
-    with pytest.raises(ValueError) as late:
-        deferred.settle(holds)
-    assert str(late.value) == str(immediate.value)  # the same argument named, the same entries shown
-
-
-def test_deferred_checks_refuse_a_non_real_tensor_at_once():
-    from botorch_unknown_hypers.checks import NONNEGATIVE, DeferredChecks, check_all_entries
-
-    deferred = DeferredChecks()
     with pytest.raises(ValueError, match="^flags must be a real tensor"):
-        check_all_entries(("flags", torch.tensor([True]), NONNEGATIVE), defer=deferred)
-    assert deferred.checks == []  # nothing joined
+        check_all_entries(("flags", torch.tensor([True]), NONNEGATIVE), checked=False)

@@ -249,24 +249,18 @@ def test_elimination_xi_checks_its_numbers_on_the_host_and_reads_nothing(monkeyp
     assert float(xi(2, 3, 0.5, 0.1, validate_args=False)) == float(xi(2, 3, 0.5, 0.1))
 
 
-def test_frequentist_beta_defers_its_checks_to_the_callers_copy(monkeypatch):
-    from botorch_unknown_hypers.checks import DeferredChecks
+def test_unchecked_frequentist_beta_reads_nothing_and_equals_the_checked_one(monkeypatch):
     from tests.host_reads import record_reads
 
     gain = torch.tensor([0.0, 0.7, 12.5], dtype=torch.float64)
     B = torch.tensor([1.0, 0.0, 3.0], dtype=torch.float64)
-    deferred = DeferredChecks()
     reads = record_reads(monkeypatch)
-    beta = frequentist_beta(gain, B=B, R=0.1, delta=0.025, defer=deferred)
-    assert reads == []  # the four arguments' checks wait for the caller's copy
+    beta = frequentist_beta(gain, B=B, R=0.1, delta=0.025, checked=False)
+    assert reads == []  # the caller vouches for the four arguments
     monkeypatch.undo()
     torch.testing.assert_close(beta, frequentist_beta(gain, B=B, R=0.1, delta=0.025), rtol=0, atol=0)
-    assert deferred.names() == ["information_gain", "B", "R", "delta"]
-    deferred.settle(float(deferred.verdict()))
-    bad = DeferredChecks()
-    frequentist_beta(gain - 1.0, B=B, R=0.1, delta=0.025, defer=bad)  # a negative gain: no error yet
     with pytest.raises(ValueError, match="^information_gain must be"):
-        bad.settle(float(bad.verdict()))
+        frequentist_beta(gain - 1.0, B=B, R=0.1, delta=0.025)
 
 
 def test_elimination_statistics_are_the_index_add_sums_bit_for_bit_and_read_nothing(monkeypatch):

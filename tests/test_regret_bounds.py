@@ -357,24 +357,16 @@ def test_suspected_regret_bound_checks_every_argument_in_one_read(monkeypatch):
         suspected_regret_bound(T, -theta, 2, "matern32", B)
 
 
-def test_suspected_regret_bound_defers_its_checks_to_the_callers_copy(monkeypatch):
-    from botorch_unknown_hypers.checks import DeferredChecks
+def test_unchecked_suspected_regret_bound_reads_nothing_and_equals_the_checked_one(monkeypatch):
     from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
     from tests.host_reads import record_reads
 
     T = torch.tensor([1.0, 3.0, 7.0], dtype=torch.float64)
     theta = torch.tensor([0.5, 0.2, 0.1], dtype=torch.float64)
     B = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64)
-    deferred = DeferredChecks()
     reads = record_reads(monkeypatch)
-    values = [suspected_regret_bound(T, theta, 2, kernel, B, defer=deferred) for kernel in ("rbf", "matern52")]
+    values = [suspected_regret_bound(T, theta, 2, kernel, B, checked=False) for kernel in ("rbf", "matern52")]
     assert reads == []
     monkeypatch.undo()
     for kernel, value in zip(("rbf", "matern52"), values):
         torch.testing.assert_close(value, suspected_regret_bound(T, theta, 2, kernel, B), rtol=0, atol=0)
-    assert deferred.names() == ["B", "T", "lengthscale"] * 2
-    deferred.settle(float(deferred.verdict()))
-    bad = DeferredChecks()
-    suspected_regret_bound(T, theta, 2, "matern32", -B, defer=bad)
-    with pytest.raises(ValueError, match="^B must be"):
-        bad.settle(float(bad.verdict()))

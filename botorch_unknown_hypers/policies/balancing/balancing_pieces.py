@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, ClassVar
 
 import torch
 from torch import Tensor
@@ -33,7 +33,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.checks import DeferredChecks, check_probability
+from botorch_unknown_hypers.checks import check_nonnegative, check_probability
 from botorch_unknown_hypers.confidence import balancing_keep, theorem_beta
 from botorch_unknown_hypers.host import host_tensor, host_values, split_rows
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -78,20 +78,20 @@ def effective_lengthscale(spec: CandidateSpec) -> Tensor:
     return ls.log().mean(-1).exp()
 
 
-SuspectedBounds = Callable[[RoundContext, Any, Tensor, Optional[DeferredChecks]], Tensor]
-r"""A suspected regret bound: ``(ctx, state, counts, defer) -> K`` values of :math:`R^u(|S^u| + 1)`
-for every candidate introduced (``counts``: :math:`|S^u|`, ``K``); ``defer``: where its checks go
-instead of a read."""
+SuspectedBounds = Callable[[RoundContext, Any, Tensor], Tensor]
+r"""A suspected regret bound: ``(ctx, state, counts) -> K`` values of :math:`R^u(|S^u| + 1)`
+for every candidate introduced (``counts``: :math:`|S^u|`, ``K``), computed without a read;
+:class:`LeastSuspectedBound` checks the values with its copy."""
 
 
-def kernel_regret_bounds(ctx: RoundContext, state: Any, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+def kernel_regret_bounds(ctx: RoundContext, state: Any, counts: Tensor) -> Tensor:
     r"""Thm 2.3's :math:`R^u(|S^u| + 1) = \sqrt T(B^u\sqrt{\gamma_T} + \gamma_T)` of every candidate
     introduced, :math:`\gamma_T` of the candidates' kernel at each one's (geometric-mean) length
     scale (a :data:`SuspectedBounds`)."""
     candidates = state.candidates
     kernel = getattr(candidates, "kernel", "matern52")
     return suspected_regret_bound(
-        counts + 1, effective_lengthscale(candidates), ctx.domain.dim, kernel, state.norms, defer=defer
+        counts + 1, effective_lengthscale(candidates), ctx.domain.dim, kernel, state.norms, checked=False
     )
 
 
@@ -107,11 +107,11 @@ class LeastSuspectedBound(ModelSubset):
         st = state
         active = host_tensor(st.alive, device=ctx.device)
         counts = st.counts(pending=True)
-        deferred = DeferredChecks()  # the bounds' checks, read with the choice
-        bounds = self.bounds(ctx, st, counts, deferred)
+        bounds = self.bounds(ctx, st, counts)
         least = torch.argmin(torch.where(active, bounds, torch.full_like(bounds, math.inf)))
-        (k_value,), counted, bound_values, (holds,) = host_values(least, counts, bounds, deferred.verdict(bounds))  # one host copy
-        deferred.settle(holds)
+        (k_value,), counted, bound_values = host_values(least, counts, bounds)  # one host copy
+        if not all(v >= 0 for v in bound_values):  # nan fails too
+            raise ValueError(f"suspected_bounds: R^u(|S^u| + 1) must be >= 0 for every candidate, got {bound_values}.")
         k = int(k_value)
         return [k], {
             "played": k,
@@ -146,22 +146,23 @@ class BalancingBetas(Betas[CandidateGP]):
     noise: float | None = None
 
     def __post_init__(self) -> None:
+        check_nonnegative("R", self.R)
         check_probability("delta", self.delta)
 
     def __call__(
-        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]
     ) -> Tensor:
         gains = ctx.information_gain(model, info, self.noise).reshape(-1).to(torch.float64)
         norms = state.norms
         norms = norms.index_select(0, host_tensor(candidates, torch.long, norms.device)).to(gains)  # a list index waits
-        return theorem_beta(gains, B=norms, R=self.R, delta=self.delta, defer=defer)  # all K at once, on the device
+        return theorem_beta(gains, B=norms, R=self.R, delta=self.delta, checked=False)  # all K at once, on the device; the round checks them
 
 
 @dataclass(frozen=True)
 class PlayedUCB(Selector[CandidateGP]):
     r"""Line 4: the played candidate's GP-UCB with :math:`\beta^{u_t}_t` on the pending-conditioned
-    model (the round's model holds that one candidate). The width stays on the device: its
-    deferred checks are settled with the ledger's copy (:meth:`RoundData.host`)."""
+    model (the round's model holds that one candidate). The width stays on the device: the
+    round checks it with the ledger's copy (:meth:`RoundData.host`)."""
 
     def __call__(
         self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: Any, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
@@ -215,11 +216,9 @@ class BalancingElimination(Test):
     (rewards re-standardised with the scaler of the play just observed), with
     :math:`\xi_t = 2\sigma_N^2\ln(|A|\pi^2t^2/(6\delta_B))`, :math:`|A|` every candidate introduced
     or the active ones (``xi_count``), :math:`\delta_B = \delta/` ``xi_delta_split``; then
-    :math:`a(t)` of ``source``. The observations are checked in the match's read."""
+    :math:`a(t)` of ``source``."""
 
     reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (PlayLedger,)
-
-    checks_observations: ClassVar[bool] = True
 
     R: float
     delta: float
@@ -233,7 +232,7 @@ class BalancingElimination(Test):
 
     def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for play, y in take_observed_plays(state, X, Y, ctx.domain, checked=False):  # one read: the match, Y and their checks
+        for play, y in take_observed_plays(state, X, Y, ctx.domain):  # one read: the match and Y
             if play is not None:  # rows without a play enter D but no S^u
                 out.update(self.play(ctx, state, play, y))
         return out

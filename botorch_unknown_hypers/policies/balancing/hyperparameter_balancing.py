@@ -48,7 +48,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
-from botorch_unknown_hypers.checks import DeferredChecks
+
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
     BalancingCandidates,
@@ -210,17 +210,17 @@ class HyperparameterBalancing(BalancingPolicy):
         assert self._propose_fn is not None
         return self._propose_fn(t, self)
 
-    def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
-        r""":math:`R^u(|S^u| + 1)` of every candidate ever introduced (``bound`` or Thm 2.3);
-        ``defer``: where Thm 2.3's checks go instead of a read (a ``bound`` checks its shape now)."""
-        return self.bounds_of_state(self.context, self.state, counts, defer)
+    def suspected_bounds(self, counts: Tensor) -> Tensor:
+        r""":math:`R^u(|S^u| + 1)` of every candidate ever introduced (``bound`` or Thm 2.3); a
+        ``bound`` has its shape checked, the values are checked where the choice copies them."""
+        return self.bounds_of_state(self.context, self.state, counts)
 
-    def bounds_of_state(self, ctx: RoundContext, state: Any, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+    def bounds_of_state(self, ctx: RoundContext, state: Any, counts: Tensor) -> Tensor:
         r""":meth:`suspected_bounds` as the round's
         :data:`~botorch_unknown_hypers.policies.balancing.balancing_pieces.SuspectedBounds` (the user's
         ``bound`` is called with the policy, as documented)."""
         if self._bound_fn is None:
-            return kernel_regret_bounds(ctx, state, counts, defer)
+            return kernel_regret_bounds(ctx, state, counts)
         T = counts + 1
         out = torch.as_tensor(self._bound_fn(T, self), dtype=self.dtype, device=self.device)
         if out.shape != T.shape:

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.checks import DeferredChecks, check_positive
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import host_tensor
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
@@ -171,13 +171,14 @@ class LengthScaleFamily:
         model = fit_single_task_gp(train_X, train_Y, bounds, kernel=self.kernel, noise=self.noise)
         return float(model.covar_module.base_kernel.lengthscale.item())
 
-    def suspected_bounds(self, ctx: RoundContext, state: Any, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+    def suspected_bounds(self, ctx: RoundContext, state: Any, counts: Tensor) -> Tensor:
         r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (Thm 2.3 at the
-        preset's kernel; a :data:`~botorch_unknown_hypers.policies.balancing.balancing_pieces.SuspectedBounds`)."""
+        preset's kernel; a :data:`~botorch_unknown_hypers.policies.balancing.balancing_pieces.SuspectedBounds`:
+        nothing read, the choice checks the values it copies)."""
         kernel = self.constants.bound_kernel or self.kernel
         candidates = state.candidates  # the length scales as they are, without a copy to the host
         theta = host_tensor([], self.dtype, self.device) if candidates is None else candidates.lengthscale[:, 0].to(dtype=self.dtype, device=self.device)
-        return suspected_regret_bound(counts + 1, theta, self.dim, kernel, state.norms, defer=defer)
+        return suspected_regret_bound(counts + 1, theta, self.dim, kernel, state.norms, checked=False)
 
 
 def state_lengthscales(state: Any) -> list[float]:
@@ -277,9 +278,9 @@ class LengthScalePolicy(BalancingPolicy):
         r""":math:`\theta_0`: the MLE length scale on the initial design (unit-cube units)."""
         return self.family.fit_theta0(train_X, train_Y, self.domain.bounds)
 
-    def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
+    def suspected_bounds(self, counts: Tensor) -> Tensor:
         r""":math:`R^\theta(|S^\theta| + 1)` of every candidate ever introduced (:meth:`LengthScaleFamily.suspected_bounds`)."""
-        return self.family.suspected_bounds(self.context, self.state, counts, defer)
+        return self.family.suspected_bounds(self.context, self.state, counts)
 
 
 @dataclass(frozen=True)

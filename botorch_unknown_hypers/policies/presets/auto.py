@@ -68,7 +68,7 @@ from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
-from botorch_unknown_hypers.checks import DeferredChecks, check_positive, check_probability
+from botorch_unknown_hypers.checks import check_positive, check_probability
 from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import at_argmax
@@ -427,10 +427,9 @@ class LBGPUCBAuto(BalancingPolicy):
     def _check_state(self, state: AutoBalancingState) -> None:
         check_standing_option(self.settings, state)
 
-    def suspected_bounds(self, counts: Tensor, defer: DeferredChecks | None = None) -> Tensor:
-        r""":math:`R^u(|S^u| + 1)` (Thm 2.3 at each candidate's geometric-mean length scale);
-        ``defer``: where its checks go instead of a read."""
-        return kernel_regret_bounds(self.context, self.state, counts, defer)
+    def suspected_bounds(self, counts: Tensor) -> Tensor:
+        r""":math:`R^u(|S^u| + 1)` (Thm 2.3 at each candidate's geometric-mean length scale)."""
+        return kernel_regret_bounds(self.context, self.state, counts)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.prior_acquisition import thompson_prior_batch, ucb_prior_argmax
-from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_pair, check_probability
+from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.box_priors import BoxPriors
@@ -125,7 +125,7 @@ class PriorEliminationBetas(Betas[PriorModel]):
         return math.sqrt(pe_beta(t, self.num_arms(domain, t), num_priors, self.delta))
 
     def __call__(
-        self, ctx: RoundContext, state: Any, model: PriorModel, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: PriorModel, info: CandidateFactor | None, t: int, candidates: list[int]
     ) -> Tensor:
         sqrt_beta = self.sqrt_beta(ctx.domain, model.num_priors, t)
         return torch.full((sum(state.alive),), sqrt_beta, dtype=torch.float64)

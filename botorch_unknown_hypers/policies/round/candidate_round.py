@@ -46,6 +46,7 @@ those of prior elimination in :mod:`~botorch_unknown_hypers.policies.prior_selec
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, Self, TypeVar, cast
@@ -54,8 +55,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
-from botorch_unknown_hypers.checks import DeferredChecks
-from botorch_unknown_hypers.domains import check_observations, observation_checks
+from botorch_unknown_hypers.domains import check_observations
 from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
@@ -97,7 +97,6 @@ class RoundData(Generic[M]):
             the selectors read and the ledger appends to.
         scaler: The round model's outcome transform (its ``stdvs`` and ``means``), or ``None``
             (raw units).
-        deferred: The widths' checks, settled with the round's first copy to the host (:meth:`host`).
         q: The batch size of the round.
         copied: What that first copy gave (``y_std``, ``y_mean``, ``betas``), empty before it.
     """
@@ -112,23 +111,23 @@ class RoundData(Generic[M]):
     betas: Tensor
     state: Any
     scaler: Any = None
-    deferred: DeferredChecks = field(default_factory=DeferredChecks)
     q: int = 1
     copied: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def host(self, *tensors: Tensor) -> list[list[float]]:
         r""":func:`~botorch_unknown_hypers.host.host_values` of ``tensors``. The round's first call
-        copies the scaler's values, the widths and the verdict of their deferred checks in the same
-        copy and settles the checks (their ``ValueError``) before it returns, so that a round reads
-        them with its first decision instead of on their own."""
+        copies the scaler's values and the widths in the same copy and checks the widths (finite,
+        :math:`\ge 0`: a ``ValueError`` naming ``betas``) before it returns, so that a round reads them with its first decision instead of on their own."""
         if self.copied:
             return host_values(*tensors) if tensors else []
         head = [] if self.scaler is None else [self.scaler.stdvs, self.scaler.means]
-        values = host_values(*head, self.betas, self.deferred.verdict(self.betas), *tensors)
+        values = host_values(*head, self.betas, *tensors)
         k = len(head)
-        self.deferred.settle(values[k + 1][0])
-        self.copied.update(y_std=values[0][0] if head else 1.0, y_mean=values[1][0] if head else 0.0, betas=values[k])
-        return values[k + 2 :]
+        betas = values[k]
+        if not all(math.isfinite(b) and b >= 0 for b in betas):
+            raise ValueError(f"betas: the round's width multipliers beta^u_t must be finite and >= 0, got {betas}.")
+        self.copied.update(y_std=values[0][0] if head else 1.0, y_mean=values[1][0] if head else 0.0, betas=betas)
+        return values[k + 1 :]
 
     @property
     def y_std(self) -> float:
@@ -253,13 +252,12 @@ class RoundModel(ABC, Generic[S, M]):
 class Betas(ABC, Generic[M]):
     r""":math:`\beta^u_t` of the round's candidates.
 
-    ``defer``: where the formula puts the checks of its arguments instead of reading them
-    (:class:`~botorch_unknown_hypers.checks.DeferredChecks`); the round reads their verdict with
-    the widths. ``None``: the formula reads its checks itself."""
+    The round checks what a piece returns (finite, :math:`\ge 0`) with its first copy to the host
+    (:meth:`RoundData.host`), so a piece computes its widths on the device and reads nothing."""
 
     @abstractmethod
     def __call__(
-        self, ctx: RoundContext, state: Any, model: M, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: M, info: CandidateFactor | None, t: int, candidates: list[int]
     ) -> Tensor:
         r"""``K`` width multipliers of the model's candidates, ``candidates`` their indices in the
         rule's set (widths that depend on a candidate's own constant, e.g. its norm bound, read them)."""
@@ -339,14 +337,10 @@ class PredictionLedger(Ledger[CandidateGP]):
 class Test(ABC):
     r"""What the rule does when values arrive.
 
-    ``checks_observations``: ``True`` for a test whose first host read also checks the observed
-    ``(X, Y)`` (``take_observed_plays(..., checked=False)``) before it changes anything, so that
-    the rule's ``observe`` makes no read of its own for them (:meth:`CandidateSetRound.observation_inputs`).
-    Only the class that states it is trusted: a subclass (which may override ``__call__``) states
-    it again.
+    It receives observations already checked (:meth:`CandidateSetRound.observation_inputs`), so
+    that nothing it changes can be changed by input that is then refused.
     """
 
-    checks_observations: ClassVar[bool] = False
     reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (PredictionLedger,)
     r"""The ledgers whose records the test reads (a prequential test reads :math:`\mu` and
     :math:`w`, :class:`PredictionLedger`): :class:`CandidateSetRound` refuses any other pairing."""
@@ -393,16 +387,15 @@ class CandidateSetRound(Generic[S, M]):
         keep = None if chosen == indices else every.subset(indices)
         spec = every if self.model.whole_set else every.subset(chosen)
         model, info, raw = self.model(ctx, state, spec, train_X, train_Y, keep)
-        deferred = DeferredChecks()
-        betas = self.betas(ctx, state, model, info, state.round + 1, chosen, defer=deferred)
+        betas = self.betas(ctx, state, model, info, state.round + 1, chosen)
         scaler = getattr(model, "outcome_transform", None)  # its values and the widths: read with the first decision
-        data = RoundData(train_X, train_Y, state.round + 1, chosen, model, info, raw, betas, state, scaler, deferred, q)
+        data = RoundData(train_X, train_Y, state.round + 1, chosen, model, info, raw, betas, state, scaler, q)
         drawn = ctx.generator.get_state()  # a failed check after the searches' draws leaves the stream as it was
         try:
             X, slots = self._slots(ctx, data)
         except Exception:
             ctx.generator.set_state(drawn)
-            data.host()  # unread widths that fail their checks explain the failure: their named error
+            data.host()  # unread widths that fail their check explain the failure: their named error
             raise
         diagnostics = {
             **chosen_diagnostics,
@@ -430,13 +423,8 @@ class CandidateSetRound(Generic[S, M]):
         return X, self.ledger.record(data, slots)
 
     def observation_inputs(self, ctx: RoundContext, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        r"""``(X, Y)`` of an ``observe`` call as tensors: checked now (one host read) unless the
-        test checks them with its first read (``Test.checks_observations``); then only their types
-        and shapes are checked here."""
-        if vars(type(self.test)).get("checks_observations", False):  # stated by the test's own class
-            X, Y, valid = observation_checks(ctx.domain, X, Y)
-            if valid is not None:
-                return X, Y
+        r"""``(X, Y)`` of an ``observe`` call as tensors, checked (one host read) before the test
+        changes anything."""
         return check_observations(ctx.domain, X, Y)
 
     def observe(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
-from botorch_unknown_hypers.checks import POSITIVE, DeferredChecks, check_nonnegative, check_pair, check_probability
+from botorch_unknown_hypers.checks import POSITIVE, check_nonnegative, check_pair, check_probability
 from botorch_unknown_hypers.confidence import bayesian_beta_continuous, bayesian_beta_finite, theorem_beta, xi, xi_number
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -126,15 +126,20 @@ class CandidateSetBetas(Betas[CandidateGP]):
     delta: float
     lipschitz: tuple[float, float] = (1.0, 1.0)
 
-    def betas(self, ctx: RoundContext, model: CandidateGP, t: int, defer: DeferredChecks | None = None) -> Tensor:
-        r""":math:`\beta^u_t` of the model's candidates (``K``); ``defer``: where Thm 4.1's checks go
-        instead of a read (:func:`~botorch_unknown_hypers.confidence.theorem_beta`)."""
+    def __post_init__(self) -> None:
+        check_nonnegative("B", self.B)
+        check_nonnegative("R", self.R)
+        check_probability("delta", self.delta)
+
+    def betas(self, ctx: RoundContext, model: CandidateGP, t: int) -> Tensor:
+        r""":math:`\beta^u_t` of the model's candidates (``K``), without a read (the constants are
+        checked when the piece is built, the widths by the round)."""
         K = model.num_candidates
         if not isinstance(self.beta, str):
             return torch.full((K,), self.beta, dtype=ctx.dtype, device=ctx.device)
         if self.beta == "frequentist":
             info = ctx.information_gain(model).reshape(K)
-            return theorem_beta(info, B=self.B, R=self.R, delta=self.delta, defer=defer).to(ctx.dtype)
+            return theorem_beta(info, B=self.B, R=self.R, delta=self.delta, checked=False).to(ctx.dtype)
         if self.beta == "bayesian-finite":
             value = bayesian_beta_finite(t, ctx.domain.size, self.delta / 2)
         else:
@@ -143,9 +148,9 @@ class CandidateSetBetas(Betas[CandidateGP]):
         return torch.full((K,), float(value), dtype=ctx.dtype, device=ctx.device)
 
     def __call__(
-        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]
     ) -> Tensor:
-        return self.betas(ctx, model, t, defer)
+        return self.betas(ctx, model, t)
 
 
 class CandidateSetPolicy(Policy):

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.domains import Domain, check_observations, observation_checks
+from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import host_tensor, host_values, split_rows
 
 MATCH_TOL = 1e-9
@@ -86,12 +86,9 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
 
 
 def _match(
-    points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain, values: Tensor | None, valid: Tensor | None = None
+    points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain, values: Tensor | None
 ) -> tuple[list[int | None], list[float] | None]:
-    r""":func:`match_pending`, and the ``m`` ``values`` as Python floats copied with the distances;
-    with ``valid`` (the unread verdict of :func:`~botorch_unknown_hypers.domains.observation_checks`
-    on ``X`` and ``values``), the verdict in the same copy, and the checks' ``ValueError`` when
-    it fails, raised before anything is matched."""
+    r""":func:`match_pending`, and the ``m`` ``values`` as Python floats copied with the distances."""
     out: list[int | None] = [None] * X.shape[0]
     known = [i for i, p in enumerate(points) if p is not None]
     columns = []
@@ -101,15 +98,12 @@ def _match(
         columns.append(((X.unsqueeze(-2) - P) / width).abs().amax(-1))  # m x |known|
     if values is not None:
         columns.append(values.reshape(-1, 1).to(X.device))
-    tail = [] if valid is None else [valid]
-    if not columns and not tail:
+    if not columns:
         rows: list[list[float]] = [[] for _ in range(X.shape[0])]
     else:  # in one copy
-        table = torch.cat([c.to(torch.float64) for c in columns], dim=-1) if columns else X.new_zeros(X.shape[0], 0, dtype=torch.float64)
-        flat, *verdict = host_values(table, *tail)
-        if verdict and verdict[0] != [1.0]:
-            check_observations(domain, X, values)  # the named error
-        rows = split_rows(flat, table.shape[-1]) if table.shape[-1] else [[] for _ in range(X.shape[0])]
+        table = torch.cat([c.to(torch.float64) for c in columns], dim=-1)
+        (flat,) = host_values(table)
+        rows = split_rows(flat, table.shape[-1])
     values_out = None if values is None else [row.pop() for row in rows]
     if not known:
         if len(points) == 1 and X.shape[0] == 1:
@@ -133,22 +127,11 @@ def take_plays(state: Any, X: Tensor, domain: Domain) -> list[PendingPlay | None
     return [play for play, _ in take_observed_plays(state, X, None, domain)]
 
 
-def take_observed_plays(
-    state: Any, X: Tensor, Y: Tensor | None, domain: Domain, checked: bool = True
-) -> list[tuple[PendingPlay | None, float]]:
-    r""":func:`take_plays` with each row's observation in ``Y`` (``m`` or ``m x 1``) as a Python
-    float, copied to the host with the distances of the match (one read for both; ``nan`` without
-    ``Y``). ``checked=False``: ``(X, Y)`` (converted by
-    :func:`~botorch_unknown_hypers.domains.observation_checks`) are checked in that same copy,
-    and a failing check raises its ``ValueError`` with ``state`` unchanged."""
-    valid = None
-    if not checked:
-        if Y is None:
-            raise ValueError("Y: checking the observations needs their values, got None.")
-        X, Y, valid = observation_checks(domain, X, Y)
-        if valid is None:
-            check_observations(domain, X, Y)  # the shapes' named error
-    matches, values = _match([p.x for p in state.pending], X, domain, Y, valid)
+def take_observed_plays(state: Any, X: Tensor, Y: Tensor | None, domain: Domain) -> list[tuple[PendingPlay | None, float]]:
+    r""":func:`take_plays` with each row's observation in ``Y`` (``m`` or ``m x 1``, checked by the
+    caller) as a Python float, copied to the host with the distances of the match (one read for
+    both; ``nan`` without ``Y``)."""
+    matches, values = _match([p.x for p in state.pending], X, domain, Y)
     plays = [None if m is None else state.pending[m] for m in matches]
     taken = {m for m in matches if m is not None}
     state.pending = [p for i, p in enumerate(state.pending) if i not in taken]

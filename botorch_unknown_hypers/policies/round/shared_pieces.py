@@ -27,7 +27,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.checks import DeferredChecks, check_probability
+from botorch_unknown_hypers.checks import check_nonnegative, check_probability
 from botorch_unknown_hypers.confidence import elimination_statistics, theorem_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -115,13 +115,15 @@ class FrequentistBetas(Betas[CandidateGP]):
     noise: float | None = None
 
     def __post_init__(self) -> None:
+        check_nonnegative("B", self.B)
+        check_nonnegative("R", self.R)
         check_probability("delta", self.delta)
 
     def __call__(
-        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int], defer: DeferredChecks | None = None
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]
     ) -> Tensor:
         gain = ctx.information_gain(model, info, self.noise)
-        return theorem_beta(gain, B=self.B, R=self.R, delta=self.delta, defer=defer).to(gain)
+        return theorem_beta(gain, B=self.B, R=self.R, delta=self.delta, checked=False).to(gain)  # constants checked when built; the round checks the widths
 
 
 @dataclass(frozen=True)
@@ -177,17 +179,17 @@ class EliminationState(SurvivorState):
 
 
 def record_plays(
-    state: EliminationState, X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float], checked: bool = True
+    state: EliminationState, X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float]
 ) -> dict[str, Any]:
     r"""Lines 10-12 for observed rows ``(X, Y)``: each row that matches a pending selection
     (:func:`~botorch_unknown_hypers.policies.round.pending_plays.match_pending`) records
     :math:`\eta_t = y_t - m_t` and its width; once no selection is pending (the whole batch has
     arrived), every candidate played since the last test is tested, residuals and widths divided
     by the outputs' scale of the latest selection (the units of the test), and eliminated if it
-    fails. Returns the diagnostics of the last play and test. ``checked=False``: ``(X, Y)`` are
-    checked in the match's read (:func:`~botorch_unknown_hypers.policies.round.pending_plays.take_observed_plays`)."""
+    fails. Returns the diagnostics of the last play and test; ``(X, Y)`` are checked by the
+    caller (:meth:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound.observation_inputs`)."""
     out: dict[str, Any] = {}
-    for p, y in take_observed_plays(state, X, Y, domain, checked):  # one read for the match and Y
+    for p, y in take_observed_plays(state, X, Y, domain):  # one read for the match and Y
         if p is None:
             continue  # data without a play
         candidate, eta, width = play_record(p, y)
@@ -241,13 +243,10 @@ class PrequentialElimination(EliminationTest):
     r"""Prequential elimination (Ziomek et al. 2025, Alg. 1 lines 10-12): each observed play
     records :math:`\eta = y - \mu^{u}_{t-1}(x)` and its width; once the batch is in, every
     candidate played is eliminated iff :math:`|\sum_{S^u}\eta| > \sqrt{\xi_t|S^u|} + \sum_{S^u} w`,
-    :math:`\xi_t` with :math:`|U|` every candidate ever in the set. The observations are checked
-    in the match's read."""
-
-    checks_observations: ClassVar[bool] = True
+    :math:`\xi_t` with :math:`|U|` every candidate ever in the set."""
 
     def __call__(self, ctx: RoundContext, state: EliminationState, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        return record_plays(state, X, Y, ctx.domain, lambda t: self.xi(t, len(state.alive)), checked=False)
+        return record_plays(state, X, Y, ctx.domain, lambda t: self.xi(t, len(state.alive)))
 
 
 __all__ = [

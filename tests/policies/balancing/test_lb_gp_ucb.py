@@ -4,7 +4,6 @@ import math
 import pytest
 import torch
 
-from botorch_unknown_hypers.checks import DeferredChecks
 from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 from botorch_unknown_hypers.loop import AskTellOptimizer, initial_design
 from botorch_unknown_hypers.policies import make_policy
@@ -203,7 +202,7 @@ def test_suspected_bounds_use_the_length_scales_on_the_device_and_equal_the_list
     expected = suspected_regret_bound(counts + 1, theta, problem.domain.dim, kernel, policy.state.norms)
     reads = record_reads(monkeypatch)
     bounds = policy.suspected_bounds(counts)
-    assert reads == ["__bool__"]  # the bound's argument checks, in one read; the length scales stay put
+    assert reads == []  # nothing read: the choice checks the values it copies; the length scales stay put
     monkeypatch.undo()
     torch.testing.assert_close(bounds, expected, rtol=0, atol=0)
 
@@ -225,13 +224,9 @@ def test_balancing_widths_are_thm_2_1_for_every_candidate_at_once_with_one_read(
     policy.context.information_gain(model)
     of_gains = len(reads)
     betas = widths(policy.context, policy.state, model, None, 1, list(range(K)))
-    assert reads[2 * of_gains :] == ["__bool__"] and K > 1  # beyond the gains: one argument check for all K
-    deferred = DeferredChecks()
-    deferred_betas = widths(policy.context, policy.state, model, None, 1, list(range(K)), defer=deferred)
-    assert len(reads) == 3 * of_gains + 1  # beyond the gains nothing: the checks wait for the round's copy
+    assert len(reads) == 2 * of_gains and K > 1  # beyond the gains nothing: the round checks the widths with its copy
     monkeypatch.undo()
     assert betas.dtype == torch.float64 and betas.tolist() == expected
-    assert torch.equal(deferred_betas, betas) and deferred.names() == ["information_gain", "B", "R", "delta"]
 
 
 def test_the_choice_reads_the_bounds_checks_with_the_played_candidate(monkeypatch):
@@ -249,12 +244,12 @@ def test_the_choice_reads_the_bounds_checks_with_the_played_candidate(monkeypatc
     reads = record_reads(monkeypatch)
     subset = LeastSuspectedBound(policy.family.suspected_bounds)
     chosen, info = subset(policy.context, policy.state, indices)
-    assert reads == ["tolist"]  # the choice, the counts, the bounds and the bounds' checks in one copy
+    assert reads == ["tolist"]  # the choice, the counts and the bounds in one copy, the bounds checked there
     monkeypatch.undo()
     assert chosen == [expected] and info["suspected_bounds"] == [v if math.isfinite(v) else None for v in bounds.tolist()]
     norms = policy.state.norms
-    policy.state.norms = torch.cat([norms[:1], -norms[1:]])
-    with pytest.raises(ValueError, match="^B must be"):
+    policy.state.norms = torch.cat([norms[:1], torch.full_like(norms[1:], math.nan)])
+    with pytest.raises(ValueError, match=r"^suspected_bounds: .* must be >= 0 .*nan"):
         subset(policy.context, policy.state, indices)
 
 
@@ -292,8 +287,9 @@ def test_the_ladder_keeps_its_length_scales_on_the_host_as_it_grows(monkeypatch)
 
 
 def test_the_elimination_test_reads_its_decisions_in_one_copy_whatever_the_number_of_candidates(monkeypatch):
-    r"""An observed play that runs lines 9-11 reads the match, the observation and its checks in one copy, the
-    keep flags and lower bounds of all K candidates in one more, and the plays' counts not at all."""
+    r"""An observed play that runs lines 9-11 reads the observations' checks once, the match and the
+    observation in one copy, the keep flags and lower bounds of all K candidates in one more, and
+    the plays' counts not at all."""
     tested = {}
 
     def observe(policy, x, y):
@@ -305,8 +301,8 @@ def test_the_elimination_test_reads_its_decisions_in_one_copy_whatever_the_numbe
 
     _lb_campaign("berkenkamp", 12, observe)
     assert len(tested) >= 2 and max(tested) >= 6  # tests of several sizes ran
-    # the match with Y and the observations' checks, the decisions (xi computed on the host from its numbers)
-    assert all(r == ["tolist", "tolist"] for r in tested.values())
+    # the checks, the match with Y, the decisions (xi computed on the host from its numbers)
+    assert all(r == ["__bool__", "tolist", "tolist"] for r in tested.values())
 
 
 def test_the_elimination_test_takes_the_active_rows_without_a_mask_index():

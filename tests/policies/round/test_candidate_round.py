@@ -21,7 +21,7 @@ from botorch_unknown_hypers.domains import FiniteDomain
 from botorch_unknown_hypers.policies import registry
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.elimination.he_gp_ucb import HEGPUCB, EliminationState
-from botorch_unknown_hypers.checks import NONNEGATIVE, check_all_entries, check_probability
+from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound
 from botorch_unknown_hypers.policies.prior_selection.prior_elimination import PEGPTS, PEGPUCB
 from botorch_unknown_hypers.policies.prior_selection.prior_pieces import PriorEliminationTest, PriorEliminationBetas
@@ -82,7 +82,7 @@ def test_delta_is_checked_once_by_the_pieces_that_use_it(delta):
 
 
 def test_the_rule_written_as_a_configuration_in_the_docs_runs(monkeypatch):
-    blocks = [b for b in python_blocks(DOCS / "architecture.md") if "CandidateSetRound" in b or "standardised-he" in b]
+    blocks = [b for b in python_blocks(DOCS / "architecture.md") if "class StandardisedHE" in b or "standardised-he" in b]
     assert len(blocks) == 2
     rule = next(b for b in blocks if "class StandardisedHE" in b)
     assert len(rule.strip().splitlines()) <= 30  # a new rule in at most 30 lines
@@ -144,14 +144,12 @@ def test_prior_elimination_records_every_slot_on_the_data_observed(cls):
 
 @dataclass(frozen=True)
 class SignedBetas(CandidateSetBetas):
-    r"""HE's widths with one more argument check of their own: ``sign * beta >= 0``."""
+    r"""HE's widths times ``sign`` (a piece that returns negative widths when ``sign < 0``)."""
 
     sign: float = 1.0
 
-    def __call__(self, ctx, state, model, info, t, candidates, defer=None):
-        betas = super().__call__(ctx, state, model, info, t, candidates, defer)
-        check_all_entries(("beta", self.sign * betas, NONNEGATIVE), defer=defer)
-        return betas
+    def __call__(self, ctx, state, model, info, t, candidates):
+        return self.sign * super().__call__(ctx, state, model, info, t, candidates)
 
 
 class SignedHE(HEGPUCB):
@@ -164,21 +162,15 @@ class SignedHE(HEGPUCB):
         )
 
 
-def test_the_round_reads_the_widths_checks_with_the_widths_and_refuses_a_failed_one(monkeypatch):
-    from botorch_unknown_hypers.checks import DeferredChecks
-
+def test_the_round_checks_the_widths_a_piece_returns_and_refuses_negative_ones():
     points = torch.quasirandom.SobolEngine(2, scramble=True, seed=3).draw(40, dtype=D)
     candidates = KernelCandidates.from_lengthscales(torch.tensor([0.5, 0.2, 0.05], dtype=D), noise=1e-4)
     X = points[:5]
-    settled = []
-    settle = DeferredChecks.settle
-    monkeypatch.setattr(DeferredChecks, "settle", lambda self, holds: settled.append((self.names(), holds)) or settle(self, holds))
     plain, signed = HEGPUCB(FiniteDomain(points), seed=2, candidates=candidates), SignedHE(FiniteDomain(points), seed=2, candidates=candidates)
     assert torch.equal(plain.suggest(X, _f(X)), signed.suggest(X, _f(X)))
-    assert settled[-1] == (["information_gain", "B", "R", "delta", "beta"], 1.0)  # Thm 4.1's checks and the widths' own, settled by the round
     refused = SignedHE(FiniteDomain(points), sign=-1.0, seed=2, candidates=candidates)
     before = refused.state_dict()
-    with pytest.raises(ValueError, match="^beta must be"):
+    with pytest.raises(ValueError, match=r"^betas: .* must be finite and >= 0, got \[-"):
         refused.suggest(X, _f(X))
     assert refused.state_dict() == before
 
@@ -202,8 +194,8 @@ def test_an_he_slot_on_a_box_records_its_mean_and_sigma_as_numbers_from_the_ledg
 
 
 def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_leaves_the_rule_as_it_was():
-    r"""HE's widths, its scaler's values and their deferred checks reach the host with the ledger's
-    copy (no read of their own); a check that fails there raises its named error after the
+    r"""HE's widths and its scaler's values reach the host with the ledger's copy (no read of
+    their own), the widths checked there; a check that fails there raises its named error after the
     search has drawn from the rule's generator, and the generator, the pending plays and the
     saved state are as they were before the call."""
     import json
@@ -216,9 +208,9 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     from tests.host_reads import record_reads
 
     class NaNBetas(Betas):
-        def __call__(self, ctx, state, model, info, t, candidates, defer=None):
+        def __call__(self, ctx, state, model, info, t, candidates):
             gains = torch.full((model.num_candidates,), math.nan, dtype=torch.float64)
-            return frequentist_beta(gains, B=1.0, R=0.1, delta=0.05, defer=defer)
+            return frequentist_beta(gains, B=1.0, R=0.1, delta=0.05, checked=False)
 
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     X = torch.rand(8, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
@@ -233,7 +225,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
             raise ValueError("the ledger failed")
 
     drawn, saved = policy.generator.get_state(), json.dumps(policy.state_dict(), sort_keys=True)
-    for pieces, match in (({"betas": NaNBetas()}, r"^(information_gain|beta) must be"), ({"ledger": FailingLedger()}, r"^the ledger failed$")):
+    for pieces, match in (({"betas": NaNBetas()}, r"^betas: .*nan"), ({"ledger": FailingLedger()}, r"^the ledger failed$")):
         policy.engine = replace(engine, **pieces)
         with pytest.raises(ValueError, match=match):
             policy.suggest(X, Y)
@@ -243,7 +235,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     lb.observe(lb.suggest(X, Y), torch.tensor([[0.0]], dtype=torch.float64))
     lb.engine = replace(lb.engine, betas=NaNBetas())
     lb_drawn, lb_saved = lb.generator.get_state(), json.dumps(lb.state_dict(), sort_keys=True)
-    with pytest.raises(ValueError, match=r"^information_gain must be"):  # LB's search fails on the NaN width first
+    with pytest.raises(ValueError, match=r"^betas: .*nan"):  # LB's search fails on the NaN width first
         lb.suggest(X, Y)
     assert torch.equal(lb.generator.get_state(), lb_drawn) and json.dumps(lb.state_dict(), sort_keys=True) == lb_saved
     policy.engine = engine  # the stream as it was: the point a rule resumed from the saved state proposes
@@ -254,11 +246,8 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     class Scaler:
         stdvs, means = torch.tensor([2.0], dtype=torch.float64), torch.tensor([0.5], dtype=torch.float64)
 
-    from botorch_unknown_hypers.checks import DeferredChecks
-
-    deferred = DeferredChecks()
-    betas = frequentist_beta(torch.tensor([0.5, 1.5], dtype=torch.float64), B=1.0, R=0.1, delta=0.05, defer=deferred)
-    data = RoundData(X, Y, 1, [0, 1], None, None, None, betas, None, Scaler(), deferred)
+    betas = frequentist_beta(torch.tensor([0.5, 1.5], dtype=torch.float64), B=1.0, R=0.1, delta=0.05, checked=False)
+    data = RoundData(X, Y, 1, [0, 1], None, None, None, betas, None, Scaler())
     reads = []
     with pytest.MonkeyPatch.context() as patch:
         reads = record_reads(patch)

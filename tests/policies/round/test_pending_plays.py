@@ -274,11 +274,10 @@ def test_prior_rules_fill_batches_with_one_sample_per_slot(name, kind):
 
 
 @pytest.mark.parametrize("name", ["lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto"])
-def test_observe_checks_the_values_in_the_tests_match_read_and_a_refused_call_changes_nothing(name, monkeypatch):
-    r"""The rules whose test checks the observations in its match's copy refuse NaN, a point
-    outside the box and a shape mismatch with the named errors, the state as it was; a valid
-    observation is read once (the match, Y and the checks' verdict), with no read of its own for
-    the checks."""
+def test_observe_checks_the_values_before_the_test_and_a_refused_call_changes_nothing(name, monkeypatch):
+    r"""The rules with a test refuse NaN, a point outside the box and a shape mismatch with the
+    named errors, the state as it was; a valid observation costs one read for its checks, before
+    the test's one copy of the match and Y."""
     policy = make_policy(name, BOX, seed=0, **FAST)
     X = torch.rand(6, 2, generator=torch.Generator().manual_seed(3), dtype=D)
     x = policy.suggest(X, _f(X))
@@ -294,27 +293,5 @@ def test_observe_checks_the_values_in_the_tests_match_read_and_a_refused_call_ch
     reads = record_reads(monkeypatch)
     policy.observe(x, _f(x))
     monkeypatch.undo()
-    assert reads[0] == "tolist" and "__bool__" not in reads  # the match's copy first; no read of the check alone
+    assert reads[:2] == ["__bool__", "tolist"]  # the checks first, then the match's copy
     assert policy.num_observed == 1 and json.dumps(policy.state_dict(), sort_keys=True, default=str) != before
-
-
-def test_take_observed_plays_checks_unchecked_values_in_its_one_copy():
-    from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observed_plays
-
-    class State:
-        def __init__(self):
-            self.pending = [PendingPlay(0, [0.25, 0.5]), PendingPlay(1, [0.75, 0.5])]
-
-    X = torch.tensor([[0.75, 0.5], [0.25, 0.5]], dtype=D)
-    Y = torch.tensor([[2.0], [1.0]], dtype=D)
-    checked, unchecked = State(), State()
-    assert take_observed_plays(checked, X, Y, BOX) == take_observed_plays(unchecked, X.tolist(), Y.reshape(-1), BOX, checked=False)
-    assert checked.pending == unchecked.pending == []
-    state = State()
-    with pytest.raises(ValueError, match=r"^Y must be finite"):
-        take_observed_plays(state, X, torch.tensor([1.0, math.inf], dtype=D), BOX, checked=False)
-    with pytest.raises(ValueError, match=r"^X must lie in the box"):
-        take_observed_plays(state, X - 1.0, Y, BOX, checked=False)
-    with pytest.raises(ValueError, match=r"^Y: checking the observations needs their values, got None\."):
-        take_observed_plays(state, X, None, BOX, checked=False)
-    assert len(state.pending) == 2
