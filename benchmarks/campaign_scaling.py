@@ -91,7 +91,7 @@ def _make(rule: str, domain, seed: int, device, lb_k: int | None = None, he_k: i
         policy = make_policy(rule, domain, seed=seed, device=device, **options)
         constants = replace(policy.constants, g0=policy.constants.ratio ** (lb_k - 0.5))
         policy.family = replace(policy.family, constants=constants)
-        policy.engine = policy.balancing_round(policy.candidate_source())  # the pieces take the family when built
+        policy.candidate_round = policy.balancing_round(policy.candidate_source())  # the pieces take the family when built
         return policy
     if rule == "ts-rsr":
         width = (domain.bounds[1] - domain.bounds[0]).tolist()

@@ -213,7 +213,7 @@ def test_no_import_cycle_in_the_package():
 
 def test_no_piece_of_a_round_takes_its_rule():
     r"""The pieces of a round receive the rule's context and state, never the rule: no method in
-    the package takes a ``rule`` argument after ``self``, and the engine and the pieces import
+    the package takes a ``rule`` argument after ``self``, and the round and the pieces import
     no policy base class."""
     pattern = re.compile(r"def [a-z_]+\(self, rule")
     found = [f"{path.relative_to(ROOT)}:{i}" for path in sorted(PACKAGE.rglob("*.py"))

@@ -33,7 +33,7 @@ PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if pyt
 
 
 def test_the_architecture_page_has_its_worked_example():
-    assert len(python_blocks(DOCS / "architecture.md")) == 4  # the engine's configuration, the worked example
+    assert len(python_blocks(DOCS / "architecture.md")) == 4  # the round's configuration, the worked example
 
 
 def test_the_pages_that_moved_out_of_the_readme_keep_their_examples():

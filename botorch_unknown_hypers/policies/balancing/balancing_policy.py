@@ -1,4 +1,4 @@
-r"""The base of the balancing family: options, memory and the round of the engine.
+r"""The base of the balancing family: options, memory and the round of the round.
 
 Every balancing rule (HB, LB, LNB, A-GP-UCB, the LB ``auto`` preset) keeps the same memory
 (:class:`BalancingState`: the candidates introduced with their norm bounds :math:`B^u`, which
@@ -29,7 +29,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.round.candidate_set import XI_DELTA_SPLIT
-from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, EngineRule
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, RoundRule
 from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay
 
 XI_COUNTS = ("introduced", "active")
@@ -126,8 +126,8 @@ def standardised_candidate_gp(
     )
 
 
-class BalancingPolicy(EngineRule, Policy):
-    r"""A balancing rule: its options, its :class:`BalancingState` and its round, ``engine`` (a
+class BalancingPolicy(RoundRule, Policy):
+    r"""A balancing rule: its options, its :class:`BalancingState` and its round, ``candidate_round`` (a
     :class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound` that the rule's module
     configures).
 
@@ -152,7 +152,7 @@ class BalancingPolicy(EngineRule, Policy):
     supports_pending = True
 
     state_type: ClassVar[type[BalancingState]] = BalancingState
-    engine: CandidateSetRound[CandidateSpec, CandidateGP]
+    candidate_round: CandidateSetRound[CandidateSpec, CandidateGP]
 
     def __init__(
         self,

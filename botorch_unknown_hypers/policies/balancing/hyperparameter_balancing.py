@@ -21,7 +21,7 @@ Ziomek, Adachi, Osborne (NeurIPS 2024), App. B, Algorithm 2. Every candidate :ma
    the left is the one the proof of Lemma B.2 supports), :math:`c = 2`;
 4. (line 13) optionally :math:`U_{t+1} = U_{t+1} \cup a(t)`, a user-supplied proposing function.
 
-A round is a configuration of the engine
+A round is a configuration of the round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`) with the pieces of
 :mod:`~botorch_unknown_hypers.policies.balancing.balancing_pieces`; it builds **one**
 :class:`~botorch_unknown_hypers.models.CandidateGP`, of the played candidate on factors kept for
@@ -192,7 +192,7 @@ class HyperparameterBalancing(BalancingPolicy):
             candidates = KernelCandidates.from_lengthscales(ladder, kernel="matern52", noise=1e-4)
         initial = checked_candidates(candidates, norms, "candidates", self.dtype, self.device)
         source = GivenCandidates(initial, None if propose is None else self.proposal)  # a(0), a(t)
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=source,
             subset=LeastSuspectedBound(self.bounds_of_state),  # line 3: argmin_u R^u(|S^u| + 1), pending plays counted
             model=UnitCubeModel(standardise=True),  # u_t's GP on D_{t-1}, factors kept for every active u

@@ -25,7 +25,7 @@ inputs, standardised outputs, output scale 1, noise variance 1e-4, zero mean.
 A-GP-UCB (Berkenkamp et al. 2019, as run in the paper): :math:`\theta_t = \theta_0 / g(t)` with
 the same :math:`\theta_0`, :math:`g` and :math:`\beta`, no refitting.
 
-Both are configurations of the engine
+Both are configurations of the round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`): LB with the ladder
 (:class:`~botorch_unknown_hypers.policies.balancing.length_scales.LengthScaleLadder`) and the pieces of
 Alg. 2 (:mod:`~botorch_unknown_hypers.policies.balancing.balancing_pieces`); A-GP-UCB with the set of one
@@ -88,7 +88,7 @@ class LBGPUCB(LengthScalePolicy):
 
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
         super().__init__(domain, **kwargs)
-        self.engine = self.balancing_round(self.candidate_source())
+        self.candidate_round = self.balancing_round(self.candidate_source())
 
     def candidate_source(self) -> BalancingCandidates:
         r"""Lines 1-2 and 14-16: the ladder :math:`q(i) = \theta_0 r^{-i}` of the rule's family."""
@@ -152,7 +152,7 @@ class AGPUCB(LengthScalePolicy):
             self.family = replace(self.family, constants=replace(self.constants, g0=float(growth_floor)))
         self.fixed_theta0 = None if theta0 is None else float(theta0)
         self.snap = None if snap is None else sorted(float(v) for v in snap)
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=ShrinkingLengthScale(self.family, self.fixed_theta0, None if self.snap is None else tuple(self.snap)),  # theta_t
             subset=SoleCandidate(),
             model=UnitCubeModel(standardise=True, cache=False),  # a new length scale each round: nothing to keep
@@ -164,7 +164,7 @@ class AGPUCB(LengthScalePolicy):
 
     def current_lengthscale(self, t: int) -> float:
         r""":math:`\theta_0 / g(t)`, snapped to the nearest candidate if ``snap`` is set."""
-        source = self.engine.source
+        source = self.candidate_round.source
         assert isinstance(source, ShrinkingLengthScale)
         return source.lengthscale(self.state, t)
 

@@ -29,7 +29,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.balancing.balancing_pieces import CountRounds, NoRecord
 from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetPolicy, RoundState
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, ModelSubset, EngineRule, RoundData, Selector, Slot
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, ModelSubset, RoundRule, RoundData, Selector, Slot
 from botorch_unknown_hypers.policies.round.shared_pieces import UnitCubeModel
 
 
@@ -81,7 +81,7 @@ class MarginalLikelihoodUCB(Selector[CandidateGP]):
         return dict(slots[0].info or {})
 
 
-class MLECandidates(EngineRule, CandidateSetPolicy):
+class MLECandidates(RoundRule, CandidateSetPolicy):
     r"""GP-UCB with the maximum-marginal-likelihood member of :math:`U`, refreshed every round."""
 
     max_batch_size = 1
@@ -93,7 +93,7 @@ class MLECandidates(EngineRule, CandidateSetPolicy):
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
         super().__init__(domain, **kwargs)
         self.state = RoundState()
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=EveryCandidate(self.candidates),  # U, every round
             subset=WholeModel(),
             model=UnitCubeModel(),  # every candidate's GP on all of D_{t-1}, raw outputs, cached factors

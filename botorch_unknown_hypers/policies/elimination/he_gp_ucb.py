@@ -41,7 +41,7 @@ from torch import Tensor
 from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetPolicy, elimination_xi
-from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, EngineRule
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, RoundRule
 from botorch_unknown_hypers.policies.round.shared_pieces import (
     DoublyOptimisticUCB,
     EliminationState,
@@ -51,7 +51,7 @@ from botorch_unknown_hypers.policies.round.shared_pieces import (
 )
 
 
-class HEGPUCB(EngineRule, CandidateSetPolicy):
+class HEGPUCB(RoundRule, CandidateSetPolicy):
     r"""HE-GP-UCB (Alg. 1); see the module docstring and :class:`CandidateSetPolicy` for the args.
 
     Batches and pending points: slot :math:`j` is the joint :math:`(x, u)` argmax with every
@@ -73,7 +73,7 @@ class HEGPUCB(EngineRule, CandidateSetPolicy):
     def __init__(self, domain: Domain, **kwargs: Any) -> None:
         super().__init__(domain, **kwargs)
         self.state = EliminationState(alive=[True] * len(self.candidates))
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=FixedCandidates(self.candidates),  # line 1: the fixed set U; U_{t-1} its survivors
             model=UnitCubeModel(fixed_raw_points=True),  # every survivor's GP on all of D_{t-1}, raw outputs
             betas=self.candidate_betas(),  # beta^u_t: Thm 4.1 / 4.2 A / 4.2 B or a number

@@ -22,7 +22,7 @@ is measured at :math:`x_t` (not at the queried point): the policy exposes
 ``robust_point`` and the run loop records the regret in the diagnostics when the
 problem has a ``robust_value``.
 
-The round is the candidate-set engine
+The round is the candidate-set round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`) configured with the pieces
 below (:class:`RobustUCB`, :class:`RobustElimination`; StableOpt-MLE swaps in
 :class:`RefittedLengthscale` and :class:`RobustRecords`).
@@ -51,7 +51,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.fitted import fit_single_task_gp
 from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetPolicy, SurvivorState
-from botorch_unknown_hypers.policies.round.candidate_round import AllCandidates, CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot, Test
+from botorch_unknown_hypers.policies.round.candidate_round import AllCandidates, CandidateSetRound, CandidateSource, RoundRule, RoundData, Selector, Slot, Test
 from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, play_record, take_observed_plays
 from botorch_unknown_hypers.policies.round.shared_pieces import EliminationTest, FixedCandidates, UnitCubeModel
 
@@ -206,7 +206,7 @@ class RefittedLengthscale(CandidateSource[CandidateSpec]):
         return KernelCandidates.from_lengthscales(theta, kernel="matern52", noise=self.noise), [0]
 
 
-class HEStableOpt(EngineRule, CandidateSetPolicy):
+class HEStableOpt(RoundRule, CandidateSetPolicy):
     r"""HE-StableOpt (Alg. 2) on a pool; see the module docstring.
 
     Args:
@@ -231,7 +231,7 @@ class HEStableOpt(EngineRule, CandidateSetPolicy):
         self.mask = self.domain.neighbourhoods(self.epsilon, perturbation)  # refuses a box
         self.state = RobustEliminationState(alive=[True] * len(self.candidates))
         source, test = self.candidates_and_test()
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=source,  # the fixed set U, U_{t-1} its survivors (or StableOpt's refitted one)
             model=UnitCubeModel(),  # every survivor's GP on all of D_{t-1}, raw outputs
             betas=self.candidate_betas(),  # beta^u_t

@@ -32,7 +32,7 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   On a box it is maximised from BoTorch's raw samples and restarts plus two starts: the incumbent
   and the maximiser of the posterior mean.
 
-Both are configurations of the engine
+Both are configurations of the round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`) with the candidate source
 :class:`ProposedCandidates`. **LB** (:class:`LBGPUCBAuto`): the played candidate is :math:`\arg\min_u R^u(|S^u|+1)` (Thm 2.3 at
 the candidate's geometric-mean length scale) and its recorded width :math:`\beta^u_t\sigma^u_{t-1}(x_t)`
@@ -76,7 +76,7 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, EngineRule, RoundData, Selector, Slot
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, RoundRule, RoundData, Selector, Slot
 from botorch_unknown_hypers.policies.round.shared_pieces import EliminationState, FrequentistBetas, PrequentialElimination, UnitCubeModel
 from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
     BalancingElimination,
@@ -382,7 +382,7 @@ class PlayedAcquisition(Selector[CandidateGP]):
 
 class LBGPUCBAuto(BalancingPolicy):
     r"""Length-scale balancing over proposed ARD candidates (see the module docstring): Alg. 2 of
-    Ziomek et al. 2024 on the engine, with :math:`a(t)` the proposals from the data.
+    Ziomek et al. 2024 on the round, with :math:`a(t)` the proposals from the data.
 
     Args:
         domain: Box or pool.
@@ -414,7 +414,7 @@ class LBGPUCBAuto(BalancingPolicy):
         self.settings = settings
         source = ProposedCandidates(settings, norms=True)  # a(t): MAP length scales, re-proposed as the data double
         R2 = settings.R**2
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=source,
             subset=LeastSuspectedBound(kernel_regret_bounds),  # Alg. 2 line 3 (Thm 2.3 at the geometric-mean length scale)
             model=UnitCubeModel(standardise=True, info_noise=R2),  # u_t's GP on D_{t-1}, standardised
@@ -505,7 +505,7 @@ class AutoEliminationState(EliminationState):
         check_standing(self.standing, self.alive, self.retired_at)
 
 
-class HEGPUCBAuto(EngineRule, Policy):
+class HEGPUCBAuto(RoundRule, Policy):
     r"""Hyperparameter elimination over proposed ARD candidates (see the module docstring).
 
     Args: as :class:`LBGPUCBAuto`, plus
@@ -552,7 +552,7 @@ class HEGPUCBAuto(EngineRule, Policy):
         self.settings = settings
         self.reduction = reduction
         self.state = AutoEliminationState()
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=ProposedCandidates(settings),  # a(t): MAP ARD ladders, re-proposed as the data double
             model=UnitCubeModel(standardise=True, info_noise=settings.R**2),  # survivors on D_{t-1}, standardised
             betas=FrequentistBetas(settings.B, settings.R, settings.delta, noise=settings.R**2),  # Thm 4.1's beta

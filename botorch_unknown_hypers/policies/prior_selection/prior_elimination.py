@@ -17,7 +17,7 @@ Sandberg & Haghir Chehreghani, Algorithm 1. An active set :math:`\mathcal{P}_{t-
   (:func:`~botorch_unknown_hypers.confidence.elimination_statistics`); the last active prior is
   never eliminated (the round is logged).
 
-The round is the candidate-set engine
+The round is the candidate-set round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`) configured with the pieces
 of :mod:`~botorch_unknown_hypers.policies.prior_selection.prior_pieces`, one per line above.
 
@@ -51,7 +51,7 @@ from botorch_unknown_hypers.confidence import box_num_arms, elimination_statisti
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.prior_model import PriorModel
 from botorch_unknown_hypers.policies.round.candidate_set import SurvivorState
-from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, EngineRule, Selector
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, RoundRule, Selector
 from botorch_unknown_hypers.policies.prior_selection.prior_pieces import (
     ActivePriors,
     DoublyOptimisticPrior,
@@ -84,7 +84,7 @@ class PriorEliminationState(PriorState, SurvivorState):
             raise ValueError("play_prior, play_eta and play_width must hold one entry per played round.")
 
 
-class PEGPTS(EngineRule, PriorSelectionPolicy):
+class PEGPTS(RoundRule, PriorSelectionPolicy):
     r"""PE-GP-TS (Alg. 1): joint Thompson sampling over (point, active prior), prior elimination.
 
     Args:
@@ -131,7 +131,7 @@ class PEGPTS(EngineRule, PriorSelectionPolicy):
         models = PriorModels(self._ensure_model, self._sync, self.condition_plays, self.known_noise_std)  # bound methods: a copy of the rule copies them
         self.betas = PriorEliminationBetas(self.delta, self.num_arms_equivalent, self.lipschitz)  # sqrt(beta_t), Thm 4.1
         self.test = PriorEliminationTest(self.delta, models)  # lines 5-10, per value as it arrives
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             source=ActivePriors(models),  # P_{t-1}, P_0 = P
             model=PriorsOnData(models),  # every prior conditioned on every observation, kept across rounds
             betas=self.betas,

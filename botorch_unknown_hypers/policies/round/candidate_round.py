@@ -432,13 +432,13 @@ class CandidateSetRound(Generic[S, M]):
         return self.test(ctx, state, X, Y)
 
 
-class EngineRule:
+class RoundRule:
     r"""Mixin (listed before :class:`~botorch_unknown_hypers.policies.base.Policy`) of a rule whose
-    round is its ``engine``: ``suggest``, the conversion of the observations and ``observe``
+    round is its ``candidate_round``: ``suggest``, the conversion of the observations and ``observe``
     delegate to the :class:`CandidateSetRound` with the rule's context and state; the round's
     report sets ``selected``, ``n_candidates``, ``diagnostics`` and ``robust_point``."""
 
-    engine: CandidateSetRound[Any, Any]
+    candidate_round: CandidateSetRound[Any, Any]
     context: RoundContext
     state: Any
     selected: list[str]
@@ -447,17 +447,17 @@ class EngineRule:
     robust_point: Tensor | None
 
     def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        X, report = self.engine.suggest(self.context, self.state, train_X, train_Y, q)
+        X, report = self.candidate_round.suggest(self.context, self.state, train_X, train_Y, q)
         self.selected, self.n_candidates, self.diagnostics = report.selected, report.n_candidates, report.diagnostics
         if report.robust_point is not None:
             self.robust_point = report.robust_point
         return X
 
     def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.engine.observation_inputs(self.context, X, Y)
+        return self.candidate_round.observation_inputs(self.context, X, Y)
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.diagnostics.update(self.engine.observe(self.context, self.state, X, Y))
+        self.diagnostics.update(self.candidate_round.observe(self.context, self.state, X, Y))
 
 
 __all__ = [
@@ -465,7 +465,7 @@ __all__ = [
     "CandidateSet",
     "RoundReport",
     "CandidateSetRound",
-    "EngineRule",
+    "RoundRule",
     "ModelSubset",
     "Ledger",
     "PredictionLedger",

@@ -27,7 +27,7 @@ def test_pairs_grow_as_specified():
     policy.state.theta0 = 1.0
     policy.state.thetas = [1.0]
     policy.state.norm_values = [1.0]
-    source = policy.engine.source
+    source = policy.candidate_round.source
     policy.state.add(*source.pairs(policy.state, [0], [0]))
     # hand-computed schedule for d = 1: g(t) = max(e^{5/6}, sqrt t), b(t) = max(1, sqrt t), r = e^{1/6}
     g = lambda t: max(math.exp(5 / 6), math.sqrt(t))  # noqa: E731

@@ -1,8 +1,8 @@
-"""The candidate-set engine (botorch_unknown_hypers.policies.round.candidate_round and .pieces).
+"""The candidate-set round (botorch_unknown_hypers.policies.round.candidate_round and .pieces).
 
 A rule is a configuration of pieces: HE-GP-UCB configured by hand from the pieces is HE-GP-UCB,
 suggestion for suggestion (batches and pending points included), and the new rule written in
-docs/architecture.md runs as written. The prior-elimination rules run the same engine with a
+docs/architecture.md runs as written. The prior-elimination rules run the same round with a
 model of every prior and unconditioned slots, each slot recorded on the data observed.
 """
 
@@ -45,7 +45,7 @@ class HandMadeHE(HEGPUCB):
 
     def __init__(self, domain, **kwargs):
         super().__init__(domain, **kwargs)
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             FixedCandidates(self.candidates), UnitCubeModel(fixed_raw_points=True),
             CandidateSetBetas(self.beta, self.B, self.noise_std, self.delta, self.lipschitz), DoublyOptimisticUCB(),
             PrequentialElimination(self.noise_std, self.delta),
@@ -98,7 +98,7 @@ def test_the_rule_written_as_a_configuration_in_the_docs_runs(monkeypatch):
     assert restored.state == policy.state
 
 
-# ------------------------------------------------------------------ prior elimination on the engine
+# ------------------------------------------------------------------ prior elimination on the round
 @pytest.mark.parametrize("delta", [0.0, 1.0, float("nan")])
 def test_the_prior_elimination_pieces_check_delta(delta):
     with pytest.raises(ValueError, match="delta must be"):
@@ -123,7 +123,7 @@ def test_prior_elimination_records_every_slot_on_the_data_observed(cls):
     priors = small_priors(D, "cpu")
     domain = FiniteDomain(priors.arms)
     policy = cls(domain, priors=priors, seed=1)
-    assert isinstance(policy.engine, CandidateSetRound) and policy.engine.selector == policy.selection()
+    assert isinstance(policy.candidate_round, CandidateSetRound) and policy.candidate_round.selector == policy.selection()
     observed = [2, 5, 11]
     X, Y = data(priors, observed)
     q, pending = (3, priors.arms[3:4]) if cls is PEGPTS else (1, None)
@@ -155,7 +155,7 @@ class SignedBetas(CandidateSetBetas):
 class SignedHE(HEGPUCB):
     def __init__(self, domain, sign=1.0, **kwargs):
         super().__init__(domain, **kwargs)
-        self.engine = CandidateSetRound(
+        self.candidate_round = CandidateSetRound(
             FixedCandidates(self.candidates), UnitCubeModel(fixed_raw_points=True),
             SignedBetas(self.beta, self.B, self.noise_std, self.delta, self.lipschitz, sign=sign), DoublyOptimisticUCB(),
             PrequentialElimination(self.noise_std, self.delta),
@@ -186,7 +186,7 @@ def test_an_he_slot_on_a_box_records_its_mean_and_sigma_as_numbers_from_the_ledg
     play = policy.state.pending[-1]
     assert type(play.mean) is float and type(play.width) is float and type(policy.diagnostics["sigma"]) is float
     assert play.width == play.beta * policy.diagnostics["sigma"]
-    model = policy.engine.model(policy.context, policy.state, candidates, X, _f(X))[0]
+    model = policy.candidate_round.model(policy.context, policy.state, candidates, X, _f(X))[0]
     with torch.no_grad():
         mean, variance = model.marginal_mean_variance(x.unsqueeze(0))
     k = policy.diagnostics["played"]
@@ -217,7 +217,7 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
     Y = (X - 0.3).square().sum(-1, keepdim=True).neg()
     policy = make_policy("he-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
     policy.observe(policy.suggest(X, Y), torch.tensor([[0.0]], dtype=torch.float64))
-    engine = policy.engine
+    engine = policy.candidate_round
 
     class FailingLedger(PredictionLedger):  # a prediction ledger, as the elimination test reads
         def record(self, data, slots):
@@ -226,19 +226,19 @@ def test_the_widths_are_read_with_the_rounds_first_decision_and_a_failed_check_l
 
     drawn, saved = policy.generator.get_state(), json.dumps(policy.state_dict(), sort_keys=True)
     for pieces, match in (({"betas": NaNBetas()}, r"^betas: .*nan"), ({"ledger": FailingLedger()}, r"^the ledger failed$")):
-        policy.engine = replace(engine, **pieces)
+        policy.candidate_round = replace(engine, **pieces)
         with pytest.raises(ValueError, match=match):
             policy.suggest(X, Y)
         assert torch.equal(policy.generator.get_state(), drawn)
         assert json.dumps(policy.state_dict(), sort_keys=True) == saved and policy.state.pending == []
     lb = make_policy("lb-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
     lb.observe(lb.suggest(X, Y), torch.tensor([[0.0]], dtype=torch.float64))
-    lb.engine = replace(lb.engine, betas=NaNBetas())
+    lb.candidate_round = replace(lb.candidate_round, betas=NaNBetas())
     lb_drawn, lb_saved = lb.generator.get_state(), json.dumps(lb.state_dict(), sort_keys=True)
     with pytest.raises(ValueError, match=r"^betas: .*nan"):  # LB's search fails on the NaN width first
         lb.suggest(X, Y)
     assert torch.equal(lb.generator.get_state(), lb_drawn) and json.dumps(lb.state_dict(), sort_keys=True) == lb_saved
-    policy.engine = engine  # the stream as it was: the point a rule resumed from the saved state proposes
+    policy.candidate_round = engine  # the stream as it was: the point a rule resumed from the saved state proposes
     twin = make_policy("he-gp-ucb", box, seed=0, num_restarts=2, raw_samples=16)
     twin.load_state_dict(json.loads(saved))
     assert torch.equal(policy.suggest(X, Y), twin.suggest(X, Y))

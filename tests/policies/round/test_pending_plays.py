@@ -154,7 +154,7 @@ def test_slot_two_uses_the_variance_of_a_gp_refitted_with_slot_one(name):
         expected_u, expected_i = divmod(int(values.argmax()), points.shape[0])
         assert plays[1].candidate == alive[expected_u]
     else:
-        model, _, _ = policy.engine.model(policy.context, policy.state, policy.state.candidates.subset([plays[0].candidate]), X0, Y0)
+        model, _, _ = policy.candidate_round.model(policy.context, policy.state, policy.state.candidates.subset([plays[0].candidate]), X0, Y0)
         mean, _ = model.marginal_mean_variance(points.unsqueeze(0).unsqueeze(0))
         (var, best), mean = _refit(model, 0, slot1, points, True), mean[0, 0, :]
         # the rule's own conditioned variance is the refitted one
