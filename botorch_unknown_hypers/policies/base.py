@@ -264,16 +264,9 @@ class Policy(ABC):
         Validation happens before anything changes, so a rejected call leaves the policy's
         state untouched.
         """
-        X, Y = self._observation_inputs(X, Y)
+        X, Y = check_observations(self.domain, X, Y)  # one host read, before any state changes
         self._observe(X, Y)
         self.num_observed += X.shape[0]
-
-    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        r"""``(X, Y)`` of :meth:`observe` as ``q x d`` and ``q x 1`` tensors, checked
-        (:func:`~botorch_unknown_hypers.domains.check_observations`, one host read). A rule whose
-        :meth:`_observe` checks them with its own first read, before it changes anything,
-        converts them here without reading."""
-        return check_observations(self.domain, X, Y)
 
     def bind_task(self, task: TaskInfo) -> None:
         r"""Learn what a benchmark problem tells about itself (priors, the true prior, a fixed

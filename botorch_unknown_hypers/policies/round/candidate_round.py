@@ -55,7 +55,6 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
-from botorch_unknown_hypers.domains import check_observations
 from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
@@ -337,8 +336,9 @@ class PredictionLedger(Ledger[CandidateGP]):
 class Test(ABC):
     r"""What the rule does when values arrive.
 
-    It receives observations already checked (:meth:`CandidateSetRound.observation_inputs`), so
-    that nothing it changes can be changed by input that is then refused.
+    It receives observations already checked (the rule's ``observe``,
+    :meth:`~botorch_unknown_hypers.policies.base.Policy.observe`), so that nothing it changes can
+    be changed by input that is then refused.
     """
 
     reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (PredictionLedger,)
@@ -422,11 +422,6 @@ class CandidateSetRound(Generic[S, M]):
         X = fill_slots(data.model, ctx.X_pending, data.q, slot, condition=condition)
         return X, self.ledger.record(data, slots)
 
-    def observation_inputs(self, ctx: RoundContext, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        r"""``(X, Y)`` of an ``observe`` call as tensors, checked (one host read) before the test
-        changes anything."""
-        return check_observations(ctx.domain, X, Y)
-
     def observe(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
         r"""The test on the observed rows (``m x d``, ``m x 1``); its diagnostics."""
         return self.test(ctx, state, X, Y)
@@ -434,7 +429,7 @@ class CandidateSetRound(Generic[S, M]):
 
 class RoundRule:
     r"""Mixin (listed before :class:`~botorch_unknown_hypers.policies.base.Policy`) of a rule whose
-    round is its ``candidate_round``: ``suggest``, the conversion of the observations and ``observe``
+    round is its ``candidate_round``: ``suggest`` and ``observe``
     delegate to the :class:`CandidateSetRound` with the rule's context and state; the round's
     report sets ``selected``, ``n_candidates``, ``diagnostics`` and ``robust_point``."""
 
@@ -452,9 +447,6 @@ class RoundRule:
         if report.robust_point is not None:
             self.robust_point = report.robust_point
         return X
-
-    def _observation_inputs(self, X: Any, Y: Any) -> tuple[Tensor, Tensor]:
-        return self.candidate_round.observation_inputs(self.context, X, Y)
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
         self.diagnostics.update(self.candidate_round.observe(self.context, self.state, X, Y))

@@ -187,7 +187,7 @@ def record_plays(
     arrived), every candidate played since the last test is tested, residuals and widths divided
     by the outputs' scale of the latest selection (the units of the test), and eliminated if it
     fails. Returns the diagnostics of the last play and test; ``(X, Y)`` are checked by the
-    caller (:meth:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound.observation_inputs`)."""
+    caller (:meth:`~botorch_unknown_hypers.policies.base.Policy.observe`)."""
     out: dict[str, Any] = {}
     for p, y in take_observed_plays(state, X, Y, domain):  # one read for the match and Y
         if p is None:
