@@ -161,6 +161,11 @@ class BoxDomain:
         r"""The distinct rows of ``X`` (``n x d``, lexicographic order) and each row's group index (``n``)."""
         return distinct_rows(X)
 
+    def extreme_points(self) -> tuple[Tensor, str]:
+        r"""The points that lie in another domain only if the whole box does: its lower and upper
+        corners (``2 x d``), and what they are called in an error."""
+        return self.bounds, "the box corners"
+
     def neighbourhoods(self, epsilon: float, kind: str = "box") -> Tensor:
         r"""Not defined on a box: robust rules need a pool (discretise the box into a grid)."""
         raise no_neighbourhoods("discretise the box into a grid")
@@ -253,6 +258,11 @@ class FiniteDomain:
             return X, torch.zeros(0, dtype=torch.long, device=X.device)
         unique, inverse = torch.unique(self.index_of(X), return_inverse=True)
         return self.points[unique], inverse
+
+    def extreme_points(self) -> tuple[Tensor, str]:
+        r"""The points that lie in another domain only if the whole pool does: every pool point
+        (``N x d``), and what they are called in an error."""
+        return self.points, "the pool points"
 
     def neighbourhoods(self, epsilon: float, kind: str = "box") -> Tensor:
         r"""``N x N`` mask: ``mask[i, j]`` iff :math:`d(x_i, x_j) \le \epsilon`.
@@ -535,6 +545,13 @@ class MixedDomain:
                 discrete[j] = grid
         bounds = torch.tensor([lows, highs], dtype=self.dtype, device=self.device)
         return bounds, discrete, categorical
+
+    def extreme_points(self) -> tuple[Tensor, str]:
+        r"""The points that lie in another mixed domain of the same parameters only if the whole
+        domain does: the lowest and highest points (``2 x d``; every parameter at its lower, resp.
+        upper end, a categorical at its first, resp. last choice: a one-hot block's corners are no
+        points, the corners of the codes are), and what they are called in an error."""
+        return self.from_codes(self.code_layout()[0]), "the lowest and highest points"
 
     def from_codes(self, C: Tensor) -> Tensor:
         r"""``... x d`` points of ``... x P`` codes (categorical codes rounded to the nearest

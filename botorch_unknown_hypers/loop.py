@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_int
-from botorch_unknown_hypers.domains import Domain, FiniteDomain, MixedDomain, check_domain, check_observations, check_points
+from botorch_unknown_hypers.domains import Domain, FiniteDomain, check_domain, check_observations, check_points
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.round.pending_plays import match_pending
 from botorch_unknown_hypers.policies.tasks import TaskInfo
@@ -239,22 +239,16 @@ class AskTellOptimizer:
 
 
 def _check_inside(problem_domain: Domain, policy_domain: Domain) -> None:
-    r"""The policy's domain must lie in the problem's: its pool points, its box's corners, or a
-    mixed domain's lowest and highest points (every parameter at its lower, resp. upper end, a
-    categorical at its first, resp. last choice) are points of the problem's domain (a box policy
-    on a pool problem never is)."""
+    r"""The policy's domain must lie in the problem's: its extreme points (``Domain.extreme_points``:
+    a box's corners, a pool's points, a mixed domain's lowest and highest points) are points of the
+    problem's domain (a box policy on a pool problem never is)."""
     if isinstance(problem_domain, FiniteDomain) and not isinstance(policy_domain, FiniteDomain):
         raise ValueError("policy.domain must lie in the problem's domain: the policy's box is not a pool (build the policy on problem.domain).")
-    if isinstance(policy_domain, FiniteDomain):
-        points, what = policy_domain.points, "the policy's pool points"
-    elif isinstance(policy_domain, MixedDomain):  # a one-hot block's corners are no points: the corners of the codes are
-        points, what = policy_domain.from_codes(policy_domain.code_layout()[0]), "the policy's lowest and highest points"
-    else:
-        points, what = policy_domain.bounds, "the policy's box corners"
+    points, what = policy_domain.extreme_points()
     try:
         check_points(problem_domain, points.to(dtype=problem_domain.bounds.dtype), "policy.domain")
     except (ValueError, TypeError) as e:
-        raise ValueError(f"policy.domain must lie in the problem's domain: {what} do not ({e})") from None
+        raise ValueError(f"policy.domain must lie in the problem's domain: the policy's {what.removeprefix('the ')} do not ({e})") from None
 
 
 def _format_x(x: Tensor) -> str:
