@@ -23,6 +23,8 @@ The tables:
   (:mod:`~botorch_unknown_hypers.benchmarks.bbob_report` defines each).
 - ``bbob-d{d}-auto-decision``: the ``auto`` decision rule of ``docs/bbob.md`` on the
   development instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.admissible_variants`).
+- ``bbob-d2-h5-decision``: the second round's rule (H5 against H2a, ``docs/bbob.md``), with
+  ``hpo-four``'s development failures (:func:`h5_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``mixed-paired``: the mixed-problem study (``benchmarks/results/mixed``, ``docs/mixed.md``): per
@@ -54,7 +56,9 @@ from botorch_unknown_hypers.benchmarks.bbob_report import (
     load_runs,
     markdown_table,
     report_bars,
+    run_scores,
     runs_frame,
+    score_differences,
 )
 from botorch_unknown_hypers.benchmarks.practical_suite import KEY_FIELDS, beyond_2se, mean_se, paired, practical_frame, problem_spread
 from botorch_unknown_hypers.problems.bbob_problems import DEV_INSTANCES
@@ -117,6 +121,56 @@ def auto_decision(results: Path, dim: int) -> str:
     table = table.assign(variant=[f"`{v}`" for v in table["variant"]])
     verdict = f"kept: `{kept}`" if kept is not None else f"not decided yet (a variant has fewer than {expected} pairs)"
     return markdown_table(table) + f"\n\nDecision: {verdict}.\n"
+
+
+H5 = "auto[reduction=evidence]"
+r"""The second round's variant (``docs/bbob.md``): the likeliest survivor once MAP falls."""
+H2A = "auto[probe=0.1]"
+r"""``auto``'s default since the first round (H2a), as its development records are labelled."""
+FAILURE = 5e-3
+r"""A ``hpo-four`` run *fails* when its final simple regret is at least this (``docs/mixed.md``)."""
+DEV_SEEDS = tuple(range(100, 110))
+r"""``hpo-four``'s development seeds (never study seeds)."""
+
+
+def hpo_failures(results: Path, method: str) -> tuple[int, int]:
+    r"""``(failed, runs)`` of ``method`` on ``hpo-four``'s development seeds (``results/mixed-dev``)."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+
+    store = RecordStore(Path(results) / "mixed-dev", KEY_FIELDS)
+    finals = [r["final_simple_regret"] for r in store.records()
+              if r["problem"] == "hpo-four" and r["method"] == method and r["seed"] in DEV_SEEDS]
+    return sum(f >= FAILURE for f in finals), len(finals)
+
+
+def h5_decision(results: Path) -> str:
+    r"""The second round's rule (``docs/bbob.md``), applied as written: H5 admissible against
+    ``qlognei`` on the d = 2 development grid; its paired score difference against H2a over the
+    same problems (mean ± SE, negative: H5 better); the ``hpo-four`` development failures of both;
+    and the verdict once every run is in."""
+    frame = bbob_frame(results, 2, DEV_INSTANCES)
+    expected = 24 * len(DEV_INSTANCES) * 2
+    if frame.empty or H5 not in set(frame["method"]):
+        return "No records yet.\n"
+    table, _ = admissible_variants(frame, "qlognei", [H5], expected_pairs=expected)
+    table = table.assign(variant=[f"`{v}`" for v in table["variant"]])
+    diff = score_differences(frame.assign(score=run_scores(frame)), H2A, H5)
+    m = len(diff)
+    mean = float(diff.mean()) if m else float("nan")
+    se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan")
+    (h5_failed, h5_runs), (h2_failed, h2_runs) = hpo_failures(results, H5), hpo_failures(results, "auto")
+    lines = [markdown_table(table), "",
+             f"H5 − H2a over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H5 better).",
+             f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): H5 {h5_failed} of {h5_runs}, "
+             f"`auto` (H2a) {h2_failed} of {h2_runs}."]
+    admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
+    if m < expected or h5_runs < len(DEV_SEEDS) or h2_runs < len(DEV_SEEDS):
+        verdict = "not decided yet (runs missing)"
+    elif admissible and mean < -se and h5_failed < h2_failed:
+        verdict = "H5 replaces H2a as `auto`'s default"
+    else:
+        verdict = "`auto` stays H2a"
+    return "\n".join(lines) + f"\n\nDecision: {verdict}.\n"
 
 
 def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
@@ -237,6 +291,7 @@ def one_hot_diagnosis(results: Path) -> str:
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
+    "bbob-d2-h5-decision": h5_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "mixed-paired": mixed_paired,
@@ -275,6 +330,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars",
+__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h5_decision", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

@@ -90,3 +90,39 @@ def test_the_one_hot_diagnosis_computes_each_factors_effect_over_its_paired_diff
     assert "+0.00 ± 0.00 (6 pairs) | does not carry it" in rows["search: 10/512 − 20/1024"]
     assert "| 3 |" in rows["`qlognei` (one-hot, 10/512)"]  # seed 9 lacks three cells: left out
     assert one_hot_diagnosis(tmp_path / "none").startswith("Fewer than two seeds")
+
+
+def test_the_h5_rule_needs_every_run_a_clear_margin_over_h2a_and_fewer_hpo_four_failures(tmp_path):
+    r"""H5 replaces H2a only when admissible against qlognei on the whole d = 2 development grid,
+    more than 1 SE better than H2a over the same problems, and failing on fewer of hpo-four's
+    development seeds; missing runs leave the rule undecided."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import H2A, H5, h5_decision
+
+    store = record_store(tmp_path / "bbob")
+    regrets = {"qlognei": lambda i: 1e-3, H2A: lambda i: 1e-3, H5: lambda i: 10.0 ** (-3.5 - 0.1 * (i % 2))}
+    for noisy in (False, True):
+        for method, regret in regrets.items():
+            for function in range(1, 25):
+                for instance in range(1, 6):
+                    if method == H5 and noisy and function == 24 and instance == 5:
+                        continue  # one run missing until the end
+                    store.add("d2-noisy" if noisy else "d2", method, _record(function, instance, method, regret(instance), noisy))
+    mixed = RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init"))
+
+    def hpo(method, failing):
+        for seed in range(100, 110):
+            v = 1e-2 if seed in failing else 1e-5
+            mixed.add("hpo-four", method, {"config": {"problem": "hpo-four", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
+                                           "problem": "hpo-four", "method": method, "seed": seed, "final_simple_regret": v})
+
+    hpo("auto", {101, 103})
+    hpo(H5, {103})
+    text = h5_decision(tmp_path)
+    assert "H5 − H2a over 239 development problems: -0.560 ± 0.003" in text  # 143 diffs of -0.6 (odd instances), 96 of -0.5
+    assert "H5 1 of 10, `auto` (H2a) 2 of 10" in text and text.endswith("Decision: not decided yet (runs missing).\n")
+    store.add("d2-noisy", H5, _record(24, 5, H5, 10.0**-3.6, True))
+    assert h5_decision(tmp_path).endswith("Decision: H5 replaces H2a as `auto`'s default.\n")
+    hpo(H5, {101, 103})  # as many failures as H2a: no replacement, whatever the grid says
+    assert h5_decision(tmp_path).endswith("Decision: `auto` stays H2a.\n")
+    assert h5_decision(tmp_path / "none") == "No records yet.\n"
