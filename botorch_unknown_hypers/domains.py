@@ -164,7 +164,7 @@ class BoxDomain:
     def extreme_points(self) -> tuple[Tensor, str]:
         r"""The points that lie in another domain only if the whole box does: its lower and upper
         corners (``2 x d``), and what they are called in an error."""
-        return self.bounds, "the box corners"
+        return self.bounds, "box corners"
 
     def neighbourhoods(self, epsilon: float, kind: str = "box") -> Tensor:
         r"""Not defined on a box: robust rules need a pool (discretise the box into a grid)."""
@@ -262,7 +262,7 @@ class FiniteDomain:
     def extreme_points(self) -> tuple[Tensor, str]:
         r"""The points that lie in another domain only if the whole pool does: every pool point
         (``N x d``), and what they are called in an error."""
-        return self.points, "the pool points"
+        return self.points, "pool points"
 
     def neighbourhoods(self, epsilon: float, kind: str = "box") -> Tensor:
         r"""``N x N`` mask: ``mask[i, j]`` iff :math:`d(x_i, x_j) \le \epsilon`.
@@ -551,7 +551,7 @@ class MixedDomain:
         domain does: the lowest and highest points (``2 x d``; every parameter at its lower, resp.
         upper end, a categorical at its first, resp. last choice: a one-hot block's corners are no
         points, the corners of the codes are), and what they are called in an error."""
-        return self.from_codes(self.code_layout()[0]), "the lowest and highest points"
+        return self.from_codes(self.code_layout()[0]), "lowest and highest points"
 
     def from_codes(self, C: Tensor) -> Tensor:
         r"""``... x d`` points of ``... x P`` codes (categorical codes rounded to the nearest

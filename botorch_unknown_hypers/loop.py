@@ -248,7 +248,7 @@ def _check_inside(problem_domain: Domain, policy_domain: Domain) -> None:
     try:
         check_points(problem_domain, points.to(dtype=problem_domain.bounds.dtype), "policy.domain")
     except (ValueError, TypeError) as e:
-        raise ValueError(f"policy.domain must lie in the problem's domain: the policy's {what.removeprefix('the ')} do not ({e})") from None
+        raise ValueError(f"policy.domain must lie in the problem's domain: the policy's {what} do not ({e})") from None
 
 
 def _format_x(x: Tensor) -> str:

@@ -584,13 +584,13 @@ def test_mixed_sampling_is_seeded_and_uniform_over_choices():
 def test_extreme_points_of_each_domain():
     box = BoxDomain(BOUNDS)
     points, what = box.extreme_points()
-    assert torch.equal(points, BOUNDS) and what == "the box corners"
+    assert torch.equal(points, BOUNDS) and what == "box corners"
     pool = FiniteDomain(torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.0]], dtype=torch.float64))
     points, what = pool.extreme_points()
-    assert torch.equal(points, pool.points) and what == "the pool points"
+    assert torch.equal(points, pool.points) and what == "pool points"
     d = mixed_domain()
     points, what = d.extreme_points()
-    assert what == "the lowest and highest points" and bool(d.contains(points).all())
+    assert what == "lowest and highest points" and bool(d.contains(points).all())
     low, high = d.to_values(points[0]), d.to_values(points[1])
     assert low == {"lr": pytest.approx(1e-5), "layers": 1, "act": "relu", "dropout": 0.0, "batch": 8}
     assert high == {"lr": pytest.approx(1e-1), "layers": 6, "act": "gelu", "dropout": 0.5, "batch": 512}

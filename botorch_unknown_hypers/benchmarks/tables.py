@@ -63,6 +63,8 @@ from botorch_unknown_hypers.benchmarks.bbob_report import (
 from botorch_unknown_hypers.benchmarks.practical_suite import KEY_FIELDS, beyond_2se, mean_se, paired, practical_frame, problem_spread
 from botorch_unknown_hypers.problems.bbob_problems import DEV_INSTANCES
 
+DEV_PAIRS = 24 * len(DEV_INSTANCES) * 2
+r"""Problems of the d = 2 development grid: 24 functions, its instances, both noise settings."""
 REPORT_INSTANCES = tuple(range(16, 26))
 r"""The instances of the ``auto`` report (6-15 were read by an earlier report and choose nothing)."""
 AUTO_VARIANTS = ("auto[probe=0]", "auto[probe=0.1]", "auto[probe=0.25]")
@@ -114,7 +116,7 @@ def bbob_summary(results: Path, dim: int, instances: Sequence[int], methods: Seq
 def auto_decision(results: Path, dim: int) -> str:
     r"""The ``auto`` rule's table and verdict on the development instances at ``dim``."""
     frame = bbob_frame(results, dim, DEV_INSTANCES)
-    expected = 24 * len(DEV_INSTANCES) * 2
+    expected = DEV_PAIRS
     if frame.empty or "qlognei" not in set(frame["method"]):
         return "No records yet.\n"
     table, kept = admissible_variants(frame, "qlognei", list(AUTO_VARIANTS), expected_pairs=expected)
@@ -133,13 +135,17 @@ DEV_SEEDS = tuple(range(100, 110))
 r"""``hpo-four``'s development seeds (never study seeds)."""
 
 
-def hpo_failures(results: Path, method: str) -> tuple[int, int]:
-    r"""``(failed, runs)`` of ``method`` on ``hpo-four``'s development seeds (``results/mixed-dev``)."""
+def hpo_dev_finals(results: Path) -> dict[tuple[str, int], float]:
+    r"""``(method, seed) -> final simple regret`` of every ``hpo-four`` run under ``results/mixed-dev``."""
     from botorch_unknown_hypers.benchmarks.records import RecordStore
 
     store = RecordStore(Path(results) / "mixed-dev", KEY_FIELDS)
-    finals = [r["final_simple_regret"] for r in store.records()
-              if r["problem"] == "hpo-four" and r["method"] == method and r["seed"] in DEV_SEEDS]
+    return {(r["method"], r["seed"]): r["final_simple_regret"] for r in store.records() if r["problem"] == "hpo-four"}
+
+
+def hpo_failures(results: Path, method: str) -> tuple[int, int]:
+    r"""``(failed, runs)`` of ``method`` on ``hpo-four``'s development seeds (``results/mixed-dev``)."""
+    finals = [f for (m, seed), f in hpo_dev_finals(results).items() if m == method and seed in DEV_SEEDS]
     return sum(f >= FAILURE for f in finals), len(finals)
 
 
@@ -149,15 +155,14 @@ def h5_decision(results: Path) -> str:
     same problems (mean ± SE, negative: H5 better); the ``hpo-four`` development failures of both;
     and the verdict once every run is in."""
     frame = bbob_frame(results, 2, DEV_INSTANCES)
-    expected = 24 * len(DEV_INSTANCES) * 2
+    expected = DEV_PAIRS
     if frame.empty or H5 not in set(frame["method"]):
         return "No records yet.\n"
     table, _ = admissible_variants(frame, "qlognei", [H5], expected_pairs=expected)
     table = table.assign(variant=[f"`{v}`" for v in table["variant"]])
     diff = score_differences(frame.assign(score=run_scores(frame)), H2A, H5)
     m = len(diff)
-    mean = float(diff.mean()) if m else float("nan")
-    se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else float("nan")
+    mean, se = mean_se([float(v) for v in diff]) if m else (math.nan, math.nan)
     (h5_failed, h5_runs), (h2_failed, h2_runs) = hpo_failures(results, H5), hpo_failures(results, "auto")
     lines = [markdown_table(table), "",
              f"H5 − H2a over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H5 better).",
@@ -261,13 +266,7 @@ def one_hot_diagnosis(results: Path) -> str:
     levels (kernel: one-hot minus categorical; search: 10/512 minus 20/1024) ± SE, and the rule's
     verdict (the factor *carries the gap* when its effect exceeds 1 decade and 2 SE). Seeds that
     lack a cell are left out of every line."""
-    from botorch_unknown_hypers.benchmarks.records import RecordStore
-
-    store = RecordStore(Path(results) / "mixed-dev", KEY_FIELDS)
-    score: dict[tuple[str, int], float] = {
-        (r["method"], r["seed"]): math.log10(max(r["final_simple_regret"], ONE_HOT_FLOOR))
-        for r in store.records() if r["problem"] == "hpo-four"
-    }
+    score = {key: math.log10(max(final, ONE_HOT_FLOOR)) for key, final in hpo_dev_finals(results).items()}
     seeds = sorted(set.intersection(*({s for m, s in score if m == method} for method in ONE_HOT_CELLS.values())))
     if len(seeds) < 2:
         return "Fewer than two seeds with every cell yet.\n"
@@ -330,6 +329,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h5_decision", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h5_decision", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]
