@@ -23,8 +23,8 @@ The tables:
   (:mod:`~botorch_unknown_hypers.benchmarks.bbob_report` defines each).
 - ``bbob-d{d}-auto-decision``: the ``auto`` decision rule of ``docs/bbob.md`` on the
   development instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.admissible_variants`).
-- ``bbob-d2-h5-decision``: the second round's rule (H5 against H2a, ``docs/bbob.md``), with
-  ``hpo-four``'s development failures (:func:`h5_decision`).
+- ``bbob-d2-h5-decision``, ``bbob-d2-h4-decision``: the second and third rounds' rules (H5, H4
+  against H2a, ``docs/bbob.md``), with ``hpo-four``'s development failures (:func:`hypothesis_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``mixed-paired``: the mixed-problem study (``benchmarks/results/mixed``, ``docs/mixed.md``): per
@@ -127,6 +127,8 @@ def auto_decision(results: Path, dim: int) -> str:
 
 H5 = "auto[reduction=evidence]"
 r"""The second round's variant (``docs/bbob.md``): the likeliest survivor once MAP falls."""
+H4 = "auto[noise_floor=1e-6]"
+r"""The third round's variant (``docs/bbob.md``): MAP fits with the noise bounded below by 1e-6."""
 H2A = "auto[probe=0.1]"
 r"""``auto``'s default since the first round (H2a), as its development records are labelled."""
 FAILURE = 5e-3
@@ -149,33 +151,39 @@ def hpo_failures(results: Path, method: str) -> tuple[int, int]:
     return sum(f >= FAILURE for f in finals), len(finals)
 
 
-def h5_decision(results: Path) -> str:
-    r"""The second round's rule (``docs/bbob.md``), applied as written: H5 admissible against
-    ``qlognei`` on the d = 2 development grid; its paired score difference against H2a over the
-    same problems (mean ± SE, negative: H5 better); the ``hpo-four`` development failures of both;
-    and the verdict once every run is in."""
+def hypothesis_decision(results: Path, variant: str, label: str) -> str:
+    r"""A later round's rule (``docs/bbob.md``), applied as written to ``variant`` (called
+    ``label``): admissible against ``qlognei`` on the d = 2 development grid; its paired score
+    difference against H2a over the same problems (mean ± SE, negative: the variant better); the
+    ``hpo-four`` development failures of both; and the verdict once every run is in."""
     frame = bbob_frame(results, 2, DEV_INSTANCES)
     expected = DEV_PAIRS
-    if frame.empty or H5 not in set(frame["method"]):
+    if frame.empty or variant not in set(frame["method"]):
         return "No records yet.\n"
-    table, _ = admissible_variants(frame, "qlognei", [H5], expected_pairs=expected)
+    table, _ = admissible_variants(frame, "qlognei", [variant], expected_pairs=expected)
     table = table.assign(variant=[f"`{v}`" for v in table["variant"]])
-    diff = score_differences(frame.assign(score=run_scores(frame)), H2A, H5)
+    diff = score_differences(frame.assign(score=run_scores(frame)), H2A, variant)
     m = len(diff)
     mean, se = mean_se([float(v) for v in diff]) if m else (math.nan, math.nan)
-    (h5_failed, h5_runs), (h2_failed, h2_runs) = hpo_failures(results, H5), hpo_failures(results, "auto")
+    (new_failed, new_runs), (h2_failed, h2_runs) = hpo_failures(results, variant), hpo_failures(results, "auto")
     lines = [markdown_table(table), "",
-             f"H5 − H2a over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H5 better).",
-             f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): H5 {h5_failed} of {h5_runs}, "
+             f"{label} − H2a over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
+             f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): {label} {new_failed} of {new_runs}, "
              f"`auto` (H2a) {h2_failed} of {h2_runs}."]
     admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
-    if m < expected or h5_runs < len(DEV_SEEDS) or h2_runs < len(DEV_SEEDS):
+    if m < expected or new_runs < len(DEV_SEEDS) or h2_runs < len(DEV_SEEDS):
         verdict = "not decided yet (runs missing)"
-    elif admissible and mean < -se and h5_failed < h2_failed:
-        verdict = "H5 replaces H2a as `auto`'s default"
+    elif admissible and mean < -se and new_failed < h2_failed:
+        verdict = f"{label} replaces H2a as `auto`'s default"
     else:
         verdict = "`auto` stays H2a"
     return "\n".join(lines) + f"\n\nDecision: {verdict}.\n"
+
+
+h5_decision = partial(hypothesis_decision, variant=H5, label="H5")
+r"""The second round's rule: H5 against H2a."""
+h4_decision = partial(hypothesis_decision, variant=H4, label="H4")
+r"""The third round's rule: H4 against H2a."""
 
 
 def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
@@ -291,6 +299,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
     "bbob-d2-h5-decision": h5_decision,
+    "bbob-d2-h4-decision": h4_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "mixed-paired": mixed_paired,
@@ -329,6 +338,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h5_decision", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

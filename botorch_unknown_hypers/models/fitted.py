@@ -25,11 +25,13 @@ from botorch.models.transforms import Normalize, Standardize
 from botorch.models.utils.gpytorch_modules import SQRT2, SQRT3
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import RBFKernel
+from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from gpytorch.priors import LogNormalPrior
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.models.fixed_gp import scaled_kernel_and_likelihood
 
 NUTS_BUDGET = {"warmup_steps": 256, "num_samples": 128, "thinning": 8}
@@ -81,15 +83,31 @@ def fit_single_task_gp(
     return model.eval()
 
 
-def fit_default_single_task_gp(train_X: Tensor, train_Y: Tensor, bounds: Tensor, ard: bool = True) -> SingleTaskGP:
+def default_likelihood(noise_floor: float) -> GaussianLikelihood:
+    r"""BoTorch's default likelihood (noise prior :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`,
+    started at the prior's mode) with the noise variance bounded below by ``noise_floor``
+    (standardised units) instead of BoTorch's :math:`10^{-4}`."""
+    check_positive("noise_floor", noise_floor)
+    prior = LogNormalPrior(loc=-4.0, scale=1.0)
+    return GaussianLikelihood(
+        noise_prior=prior, noise_constraint=GreaterThan(noise_floor, transform=None, initial_value=prior.mode)
+    )
+
+
+def fit_default_single_task_gp(
+    train_X: Tensor, train_Y: Tensor, bounds: Tensor, ard: bool = True, noise_floor: float | None = None
+) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``),
     fitted by ``fit_gpytorch_mll``; in eval mode.
 
     ``ard=False`` keeps everything but shares one length scale across inputs, under the same
     dimension-scaled prior :math:`\log\ell \sim \mathcal N(\sqrt2 + \tfrac12\log d, 3)`
-    (Hvarfner et al. 2024) and the same lower bound 0.025.
+    (Hvarfner et al. 2024) and the same lower bound 0.025. ``noise_floor`` (standardised units)
+    replaces BoTorch's lower bound :math:`10^{-4}` of the noise variance, prior unchanged
+    (:func:`default_likelihood`); ``None`` keeps BoTorch's likelihood.
     """
     d = train_X.shape[-1]
+    likelihood = None if noise_floor is None else default_likelihood(noise_floor).to(train_X)
     covar = None
     if not ard:
         prior = LogNormalPrior(loc=SQRT2 + 0.5 * math.log(d), scale=SQRT3)
@@ -100,6 +118,7 @@ def fit_default_single_task_gp(train_X: Tensor, train_Y: Tensor, bounds: Tensor,
     model = SingleTaskGP(
         train_X,
         train_Y,
+        likelihood=likelihood,
         covar_module=covar,
         input_transform=Normalize(d=d, bounds=bounds),
         outcome_transform=Standardize(m=1),

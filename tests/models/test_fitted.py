@@ -13,7 +13,7 @@ from botorch.models.transforms import Normalize, Standardize
 from gpytorch.kernels import MaternKernel, RBFKernel
 from gpytorch.means import ZeroMean
 
-from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp, fit_single_task_gp
+from botorch_unknown_hypers.models.fitted import default_likelihood, fit_default_single_task_gp, fit_single_task_gp
 
 BOUNDS = torch.tensor([[0.0, -1.0], [2.0, 1.0]], dtype=torch.float64)
 
@@ -99,3 +99,23 @@ def test_the_default_single_task_gp_is_botorchs_fitted_on_normalised_inputs():
         posterior = model.posterior(X)
     # a fitted GP on smooth, nearly noise-free data interpolates them closely
     assert float((posterior.mean - Y).abs().max()) < 0.2
+
+
+def test_a_lower_noise_floor_lets_the_map_noise_of_deterministic_data_fall_below_botorchs_bound():
+    g = torch.Generator().manual_seed(3)
+    X = BOUNDS[0] + (BOUNDS[1] - BOUNDS[0]) * torch.rand(30, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(3 * X[:, :1]) + 0.5 * X[:, 1:]  # noise-free
+    default = fit_default_single_task_gp(X, Y, BOUNDS)
+    floored = fit_default_single_task_gp(X, Y, BOUNDS, noise_floor=1e-6)
+    assert float(default.likelihood.noise) >= 1e-4 * (1 - 1e-6)  # BoTorch's bound holds (stored in float32)
+    assert 1e-6 * (1 - 1e-6) <= float(floored.likelihood.noise) < 1e-4  # the data say noise-free, and may now
+    prior = floored.likelihood.noise_covar.noise_prior
+    assert float(prior.loc) == -4.0 and float(prior.scale) == 1.0  # BoTorch's prior unchanged
+    noisy = Y + 0.3 * torch.randn(Y.shape, generator=g, dtype=torch.float64)  # noisy data: the bound is not binding
+    a, b = fit_default_single_task_gp(X, noisy, BOUNDS), fit_default_single_task_gp(X, noisy, BOUNDS, noise_floor=1e-6)
+    torch.testing.assert_close(a.likelihood.noise, b.likelihood.noise, rtol=1e-3, atol=0.0)
+
+
+def test_default_likelihood_refuses_a_bad_floor():
+    with pytest.raises(ValueError, match="noise_floor must be a finite number > 0, got 0"):
+        default_likelihood(0.0)

@@ -129,6 +129,9 @@ class AutoSettings:
             pair over the survivors although the MAP candidate survives (round :math:`t` probes
             when :math:`\lfloor t p\rfloor > \lfloor (t-1) p\rfloor`: every ``1/probe``-th round,
             the same rounds for every seed); 0 (default): MAP until the test rejects it.
+        noise_floor: Lower bound of the MAP fits' noise variance (standardised units), in place
+            of BoTorch's :math:`10^{-4}` (prior unchanged; H4's near-zero-noise case,
+            ``docs/bbob.md``); ``None`` (default): BoTorch's model as it is.
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -140,6 +143,7 @@ class AutoSettings:
     restart: bool = False
     standing: bool = False
     probe: float = 0.0
+    noise_floor: float | None = None
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -175,6 +179,8 @@ class AutoSettings:
             raise ValueError(f"growth must be a finite number > 1, got {self.growth}.")
         if isinstance(self.probe, bool) or not isinstance(self.probe, (int, float)) or not 0 <= self.probe < 1:
             raise ValueError(f"probe must be a number in [0, 1), got {self.probe!r}.")
+        if self.noise_floor is not None:
+            check_positive("noise_floor", self.noise_floor, upper=1.0)
         check_positive("B", self.B)
         check_positive("R", self.R)
         check_probability("delta", self.delta)
@@ -185,7 +191,13 @@ def propose_candidates(ctx: RoundContext, settings: AutoSettings, train_X: Tenso
     r"""The ARD proposal on all data (MAP fit inside the context's seeded RNG), noise floored."""
     with ctx.seeded():
         candidates, _ = propose_ard_lengthscales(
-            train_X, train_Y, ctx.domain.bounds, shrink=settings.shrink, isotropic=settings.isotropic, ard=settings.ard
+            train_X,
+            train_Y,
+            ctx.domain.bounds,
+            shrink=settings.shrink,
+            isotropic=settings.isotropic,
+            ard=settings.ard,
+            noise_floor=settings.noise_floor,
         )
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
     return candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype)

@@ -527,4 +527,20 @@ def test_auto_probes_on_a_fixed_share_of_rounds_and_refuses_bad_options():
         make_policy("auto", box, probe=1)
     with pytest.raises(ValueError, match="probe must be a number"):
         make_policy("auto", box, probe=True)
+    for bad in (0.0, 1.0, "1e-6", math.nan):
+        with pytest.raises(ValueError, match="noise_floor must be a finite number > 0 and < 1.0"):
+            make_policy("auto", box, noise_floor=bad)
     assert "auto" in list_methods()
+
+
+def test_auto_noise_floor_reaches_every_map_fit():
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    f = lambda X: torch.sin(3 * X[:, :1]) + 0.5 * X[:, 1:]  # noqa: E731  noise-free
+    X = box.sample(30, seed=0)  # enough data for BoTorch's MAP noise to sit at its bound
+    noise = {}
+    for floor in (None, 1e-6):
+        policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, noise_floor=floor)
+        policy.suggest(X, f(X))
+        noise[floor] = policy.state.candidates.noise_variances()  # the standing model and the proposals
+    assert float(noise[None].min()) >= 1e-4 * (1 - 1e-6)  # BoTorch's bound (stored in float32)
+    assert float(noise[1e-6].max()) < 1e-4 and float(noise[1e-6].min()) >= 1e-6 * (1 - 1e-6)
