@@ -23,7 +23,7 @@ The tables:
   (:mod:`~botorch_unknown_hypers.benchmarks.bbob_report` defines each).
 - ``bbob-d{d}-auto-decision``: the ``auto`` decision rule of ``docs/bbob.md`` on the
   development instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.admissible_variants`).
-- ``bbob-d2-h5-decision``, ``bbob-d2-h4-decision``: the second and third rounds' rules (H5, H4
+- ``bbob-d2-h{5,4,6}-decision``: the second to fourth rounds' rules (H5, H4, H6
   against H2a, ``docs/bbob.md``), with ``hpo-four``'s development failures (:func:`hypothesis_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
@@ -129,6 +129,8 @@ H5 = "auto[reduction=evidence]"
 r"""The second round's variant (``docs/bbob.md``): the likeliest survivor once MAP falls."""
 H4 = "auto[noise_floor=1e-6]"
 r"""The third round's variant (``docs/bbob.md``): MAP fits with the noise bounded below by 1e-6."""
+H6 = "auto[reduction=evidence&noise_floor=1e-6]"
+r"""The fourth round's variant (``docs/bbob.md``): H5 and H4 together."""
 H2A = "auto[probe=0.1]"
 r"""``auto``'s default since the first round (H2a), as its development records are labelled."""
 FAILURE = 5e-3
@@ -184,6 +186,8 @@ h5_decision = partial(hypothesis_decision, variant=H5, label="H5")
 r"""The second round's rule: H5 against H2a."""
 h4_decision = partial(hypothesis_decision, variant=H4, label="H4")
 r"""The third round's rule: H4 against H2a."""
+h6_decision = partial(hypothesis_decision, variant=H6, label="H6")
+r"""The fourth round's rule: H6 against H2a."""
 
 
 def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
@@ -300,6 +304,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
     "bbob-d2-h5-decision": h5_decision,
     "bbob-d2-h4-decision": h4_decision,
+    "bbob-d2-h6-decision": h6_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "mixed-paired": mixed_paired,
@@ -338,6 +343,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]
