@@ -205,14 +205,17 @@ def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
 MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
 r"""The methods of the mixed-problem study, in its tables' order."""
 MIXED_PROBLEMS = ("ackley-mixed", "labs", "hpo-four")
+MIXED_PAIRED_METHODS = (MIXED_METHODS[0], H6, *MIXED_METHODS[1:])
+r"""The paired table's methods: the study's, with H6 (the fourth round's variant) after ``auto``
+where its runs exist."""
 
 
-def mixed_records(results: Path) -> list[dict[str, Any]]:
-    r"""The mixed study's records (``results/mixed``), one per (problem, method, seed)."""
+def mixed_records(results: Path, methods: Sequence[str] = MIXED_METHODS) -> list[dict[str, Any]]:
+    r"""The mixed study's records (``results/mixed``) of ``methods``, one per (problem, method, seed)."""
     from botorch_unknown_hypers.benchmarks.records import RecordStore
 
     store = RecordStore(Path(results) / "mixed", KEY_FIELDS)
-    return [r for r in store.records() if r["method"] in MIXED_METHODS]
+    return [r for r in store.records() if r["method"] in methods]
 
 
 def mixed_frame(results: Path) -> pd.DataFrame:
@@ -234,7 +237,7 @@ def mixed_paired(results: Path) -> str:
     r"""Per problem: each method's runs, mean final simple regret ± SE, the paired difference
     (method minus peer, negative: better) against ``optuna-gp`` and ``mixed-qlognei`` with its
     verdict at 2 SE, and the median wall time per run."""
-    records = mixed_records(results)
+    records = mixed_records(results, MIXED_PAIRED_METHODS)
     if not records:
         return "No records yet.\n"
     by_problem: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
@@ -243,7 +246,7 @@ def mixed_paired(results: Path) -> str:
     rows = []
     for problem in [p for p in MIXED_PROBLEMS if p in by_problem]:
         runs = by_problem[problem]
-        for method in [m for m in MIXED_METHODS if any(k[0] == m for k in runs)]:
+        for method in [m for m in MIXED_PAIRED_METHODS if any(k[0] == m for k in runs)]:
             own = [r for (m, _), r in runs.items() if m == method]
             mean, se = mean_se([r["final_simple_regret"] for r in own])
             rows.append({
