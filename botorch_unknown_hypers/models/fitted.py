@@ -22,7 +22,7 @@ from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.model import Model
 from botorch.models.transforms import Normalize, Standardize
-from botorch.models.utils.gpytorch_modules import SQRT2, SQRT3
+from botorch.models.utils.gpytorch_modules import SQRT2, SQRT3, get_gaussian_likelihood_with_lognormal_prior
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import RBFKernel
 from gpytorch.likelihoods import GaussianLikelihood
@@ -84,14 +84,14 @@ def fit_single_task_gp(
 
 
 def default_likelihood(noise_floor: float) -> GaussianLikelihood:
-    r"""BoTorch's default likelihood (noise prior :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`,
-    started at the prior's mode) with the noise variance bounded below by ``noise_floor``
-    (standardised units) instead of BoTorch's :math:`10^{-4}`."""
+    r"""BoTorch's default likelihood (``get_gaussian_likelihood_with_lognormal_prior``: noise prior
+    :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`, started at the prior's mode) with the noise
+    variance bounded below by ``noise_floor`` (standardised units) instead of BoTorch's :math:`10^{-4}`."""
     check_positive("noise_floor", noise_floor)
-    prior = LogNormalPrior(loc=-4.0, scale=1.0)
-    return GaussianLikelihood(
-        noise_prior=prior, noise_constraint=GreaterThan(noise_floor, transform=None, initial_value=prior.mode)
-    )
+    likelihood = get_gaussian_likelihood_with_lognormal_prior()
+    noise = likelihood.noise_covar
+    noise.register_constraint("raw_noise", GreaterThan(noise_floor, transform=None, initial_value=noise.noise_prior.mode))
+    return likelihood
 
 
 def fit_default_single_task_gp(
