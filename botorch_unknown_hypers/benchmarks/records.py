@@ -141,13 +141,58 @@ class RecordStore:
         with _locked(path.with_name(f".{path.name}.lock")):
             self._cache.pop(path, None)  # another sweep may have added to the file since it was read
             records = [r for r in self._read(path) if self.key(r["config"]) != key] + [new]
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            # mtime=0: the same records give the same bytes, so a rerun changes no committed file.
-            with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
-                handle.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode())
-            os.replace(tmp, path)
-            self._cache[path] = records
+            self._write(path, records)
         return path
+
+    def _write(self, path: Path, records: list[dict[str, Any]]) -> None:
+        r"""Write ``records`` to ``path`` atomically (a temporary file renamed over it), under the
+        caller's lock. ``mtime=0``: the same records give the same bytes, so a rerun changes no
+        committed file."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+            handle.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode())
+        os.replace(tmp, path)
+        self._cache[path] = records
+
+    def relabel(self, group: str, old: str, new: str, options: Mapping[str, Any] | None, note: str, field: str = "method") -> int:
+        r"""Move every record of ``(group, old)`` to ``(group, new)``: a method whose default changed
+        keeps its runs under a label that still names what ran. Each moved record's
+        ``config[field]`` (and a top-level ``field``, where a study keeps one) becomes ``new``, its ``config["options"]`` becomes ``options`` where the
+        study keeps options (``None``: left as it is), and it gains ``relabelled = {"from": old,
+        "note": note}``. The new file is written atomically before the old one is removed.
+
+        Returns:
+            The number of records moved (0 where ``(group, old)`` has none).
+
+        Raises:
+            ValueError: for ``old == new``, an empty ``note``, or a moved run whose key is already
+                stored under ``(group, new)`` (nothing is changed then).
+        """
+        if old == new:
+            raise ValueError(f"new must differ from old, got {new!r} for both.")
+        if not isinstance(note, str) or not note.strip():
+            raise ValueError(f"note must say why the records are relabelled, got {note!r}.")
+        source, target = self.path(group, old), self.path(group, new)
+        with _locked(source.with_name(f".{source.name}.lock")), _locked(target.with_name(f".{target.name}.lock")):
+            self._cache.pop(source, None)
+            self._cache.pop(target, None)
+            moved = []
+            for record in self._read(source):
+                config = {**record["config"], field: new}
+                if options is not None and "options" in config:
+                    config["options"] = dict(options)
+                top = {field: new} if field in record else {}
+                moved.append({**record, **top, "config": config, "relabelled": {"from": old, "note": note}})
+            if not moved:
+                return 0
+            stored = {self.key(r["config"]) for r in self._read(target)}
+            clashes = [self.key(r["config"]) for r in moved if self.key(r["config"]) in stored]
+            if clashes:
+                raise ValueError(f"relabel {old!r} -> {new!r} in {group!r}: {len(clashes)} run(s) already stored under the new label, e.g. {clashes[0]}.")
+            self._write(target, self._read(target) + moved)
+            source.unlink()
+            self._cache[source] = []
+        return len(moved)
 
     def size_bytes(self) -> int:
         r"""The bytes of the study's record files on disk."""

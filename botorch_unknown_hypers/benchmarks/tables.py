@@ -67,11 +67,19 @@ DEV_PAIRS = 24 * len(DEV_INSTANCES) * 2
 r"""Problems of the d = 2 development grid: 24 functions, its instances, both noise settings."""
 REPORT_INSTANCES = tuple(range(16, 26))
 r"""The instances of the ``auto`` report (6-15 were read by an earlier report and choose nothing)."""
-AUTO_VARIANTS = ("auto[probe=0]", "auto[probe=0.1]", "auto[probe=0.25]")
-r"""The variants of the ``auto`` decision rule, H1 first (``docs/bbob.md``; H1 ran as ``auto`` when
-``probe = 0`` was its default, and its records carry the explicit label)."""
-REPORT_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "optuna-gp", "fb-qlognei", "random")
-r"""The methods of the report's tables (``docs/bbob.md``): ``auto`` as shipped, the presets and the peers."""
+H2A = "auto[reduction=map&noise_floor=null]"
+r"""H2a, ``auto``'s default from the first round until H6 (``docs/bbob.md``): the MAP reduction with
+``probe = 0.1`` and BoTorch's noise bound. Its runs made under ``auto`` (and its development runs
+under ``auto[probe=0.1]``) carry this label since the default changed."""
+AUTO_VARIANTS = ("auto[probe=0&reduction=map&noise_floor=null]", H2A, "auto[probe=0.25&reduction=map&noise_floor=null]")
+r"""The variants of the first ``auto`` decision rule, H1 first (``docs/bbob.md``), under the labels
+that spell out what differs from today's default (H1 ran as ``auto`` when ``probe = 0`` was its
+default)."""
+REPORT_METHODS = ("auto", H2A, "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "optuna-gp", "fb-qlognei", "random")
+r"""The methods of the report's tables (``docs/bbob.md``): ``auto`` as shipped (H6), H2a (its
+default before), the presets and the peers."""
+REPORT_PRESETS = ("auto", H2A, "lb-gp-ucb-auto", "he-gp-ucb-auto")
+r"""The methods whose bars the report's tables show."""
 MARKER = re.compile(r"(<!-- table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
 
 
@@ -125,14 +133,13 @@ def auto_decision(results: Path, dim: int) -> str:
     return markdown_table(table) + f"\n\nDecision: {verdict}.\n"
 
 
-H5 = "auto[reduction=evidence]"
+H5 = "auto[reduction=evidence&noise_floor=null]"
 r"""The second round's variant (``docs/bbob.md``): the likeliest survivor once MAP falls."""
-H4 = "auto[noise_floor=1e-6]"
+H4 = "auto[noise_floor=1e-6&reduction=map]"
 r"""The third round's variant (``docs/bbob.md``): MAP fits with the noise bounded below by 1e-6."""
-H6 = "auto[reduction=evidence&noise_floor=1e-6]"
-r"""The fourth round's variant (``docs/bbob.md``): H5 and H4 together."""
-H2A = "auto[probe=0.1]"
-r"""``auto``'s default since the first round (H2a), as its development records are labelled."""
+H6 = "auto"
+r"""The fourth round's variant (``docs/bbob.md``): H5 and H4 together, ``auto``'s default since it
+passed its rule (run as ``auto[reduction=evidence&noise_floor=1e-6]`` before)."""
 FAILURE = 5e-3
 r"""A ``hpo-four`` run *fails* when its final simple regret is at least this (``docs/mixed.md``)."""
 DEV_SEEDS = tuple(range(100, 110))
@@ -167,11 +174,11 @@ def hypothesis_decision(results: Path, variant: str, label: str) -> str:
     diff = score_differences(frame.assign(score=run_scores(frame)), H2A, variant)
     m = len(diff)
     mean, se = mean_se([float(v) for v in diff]) if m else (math.nan, math.nan)
-    (new_failed, new_runs), (h2_failed, h2_runs) = hpo_failures(results, variant), hpo_failures(results, "auto")
+    (new_failed, new_runs), (h2_failed, h2_runs) = hpo_failures(results, variant), hpo_failures(results, H2A)
     lines = [markdown_table(table), "",
              f"{label} − H2a over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
              f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): {label} {new_failed} of {new_runs}, "
-             f"`auto` (H2a) {h2_failed} of {h2_runs}."]
+             f"H2a {h2_failed} of {h2_runs}."]
     admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
     if m < expected or new_runs < len(DEV_SEEDS) or h2_runs < len(DEV_SEEDS):
         verdict = "not decided yet (runs missing)"
@@ -194,7 +201,7 @@ def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
     r"""The presets' and ``auto``'s bars against ``qlognei`` and ``optuna-gp`` on ``instances``."""
     frame = bbob_frame(results, dim, instances)
     frame = frame[frame["method"].isin(REPORT_METHODS)] if not frame.empty else frame
-    bars = report_bars(frame) if not frame.empty else frame
+    bars = report_bars(frame, presets=REPORT_PRESETS) if not frame.empty else frame
     if bars.empty:
         return "No records yet.\n"
     shown = bars[["group", "preset", "peer", "functions", "min_pairs", "auc_preset", "auc_peer", "lower", "better", "worse",
@@ -205,9 +212,8 @@ def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
 MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
 r"""The methods of the mixed-problem study, in its tables' order."""
 MIXED_PROBLEMS = ("ackley-mixed", "labs", "hpo-four")
-MIXED_PAIRED_METHODS = (MIXED_METHODS[0], H6, *MIXED_METHODS[1:])
-r"""The paired table's methods: the study's, with H6 (the fourth round's variant) after ``auto``
-where its runs exist."""
+MIXED_PAIRED_METHODS = (MIXED_METHODS[0], H2A, *MIXED_METHODS[1:])
+r"""The paired table's methods: the study's, with H2a (``auto``'s default before H6) after ``auto``."""
 
 
 def mixed_records(results: Path, methods: Sequence[str] = MIXED_METHODS) -> list[dict[str, Any]]:
@@ -346,6 +352,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "H2A", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

@@ -39,6 +39,30 @@ def test_same_records_give_the_same_bytes_and_floats_keep_seven_digits(tmp_path)
     assert a.size_bytes() == a.path("g", "m").stat().st_size
 
 
+def test_relabel_moves_every_record_under_a_label_that_names_what_ran(tmp_path):
+    store = RecordStore(tmp_path, ("problem", "method", "seed", "options"))
+    for seed in (0, 1):
+        store.add("d2", "auto", {"config": {"problem": "p", "method": "auto", "seed": seed, "options": {}}, "r": seed})
+    store.add("d2", "auto[x=1]", {"config": {"problem": "p", "method": "auto[x=1]", "seed": 0, "options": {"x": 1}}, "r": 5})
+    assert store.relabel("d2", "auto", "auto[x=0]", {"x": 0}, "x was 0 by default") == 2
+    fresh = RecordStore(tmp_path, store.key_fields)
+    assert not fresh.path("d2", "auto").exists() and fresh.has("d2", "auto[x=0]", {"problem": "p", "method": "auto[x=0]", "seed": 1, "options": {"x": 0}})
+    moved = [r for r in fresh.records() if r["config"]["method"] == "auto[x=0]"]
+    assert [r["r"] for r in moved] == [0, 1] and all(r["relabelled"] == {"from": "auto", "note": "x was 0 by default"} for r in moved)
+    assert fresh.relabel("d2", "auto[x=1]", "auto", {}, "x is 1 by default now") == 1  # the vacated label takes the new default's runs
+    assert [r["config"]["options"] for r in RecordStore(tmp_path, store.key_fields).records() if r["config"]["method"] == "auto"] == [{}]
+    assert fresh.relabel("d2", "missing", "auto", {}, "nothing to move") == 0
+    fresh.add("d2", "auto[x=1]", {"config": {"problem": "p", "method": "auto", "seed": 0, "options": {}}, "r": 9})
+    before = {p: p.read_bytes() for p in fresh.files()}
+    with pytest.raises(ValueError, match="1 run\\(s\\) already stored under the new label"):
+        fresh.relabel("d2", "auto[x=1]", "auto", {}, "a clash")
+    with pytest.raises(ValueError, match="new must differ from old"):
+        fresh.relabel("d2", "auto", "auto", {}, "same")
+    with pytest.raises(ValueError, match="note must say why"):
+        fresh.relabel("d2", "auto", "auto[y=1]", {}, " ")
+    assert {p: p.read_bytes() for p in fresh.files()} == before  # nothing changed on refusal
+
+
 def test_refusals_name_the_argument(tmp_path):
     with pytest.raises(ValueError, match="key_fields"):
         RecordStore(tmp_path, ())

@@ -116,11 +116,11 @@ def test_the_h5_rule_needs_every_run_a_clear_margin_over_h2a_and_fewer_hpo_four_
             mixed.add("hpo-four", method, {"config": {"problem": "hpo-four", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
                                            "problem": "hpo-four", "method": method, "seed": seed, "final_simple_regret": v})
 
-    hpo("auto", {101, 103})
+    hpo(H2A, {101, 103})
     hpo(H5, {103})
     text = h5_decision(tmp_path)
     assert "H5 − H2a over 239 development problems: -0.560 ± 0.003" in text  # 143 diffs of -0.6 (odd instances), 96 of -0.5
-    assert "H5 1 of 10, `auto` (H2a) 2 of 10" in text and text.endswith("Decision: not decided yet (runs missing).\n")
+    assert "H5 1 of 10, H2a 2 of 10" in text and text.endswith("Decision: not decided yet (runs missing).\n")
     store.add("d2-noisy", H5, _record(24, 5, H5, 10.0**-3.6, True))
     assert h5_decision(tmp_path).endswith("Decision: H5 replaces H2a as `auto`'s default.\n")
     hpo(H5, {101, 103})  # as many failures as H2a: no replacement, whatever the grid says

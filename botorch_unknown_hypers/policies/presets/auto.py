@@ -578,32 +578,37 @@ class HEGPUCBAuto(RoundRule, Policy):
             raise ValueError(f"state['state']['candidates'] has length scales of the wrong dimension for d = {self.domain.dim}.")
 
 
-AUTO_DEFAULTS: dict[str, object] = {"standing": True, "acquisition": "lognei", "probe": 0.1}
+AUTO_DEFAULTS: dict[str, object] = {"standing": True, "acquisition": "lognei", "probe": 0.1, "noise_floor": 1e-6}
 r"""``auto``'s settings that differ from HE-auto's: H1 of ``docs/bbob.md`` (the standing MAP
-candidate with qLogNEI) and, kept by the rule written there before the runs, H2's ``probe = 0.1``
-(every 10th round plays the survivors' pair)."""
+candidate with qLogNEI), H4's noise floor :math:`10^{-6}` and, with :attr:`Auto.default_reduction`
+``"evidence"``, H5's likeliest survivor: H6, kept by the fourth round's rule written there before
+its runs. ``probe = 0.1`` (H2a, the default before H6) acts only under ``reduction="map"``."""
 
 
 class Auto(HEGPUCBAuto):
     r"""``auto``, the package's recommended method: **MAP until the data reject it**.
 
-    Every round the acquisition is BoTorch's qLogNEI on BoTorch's MAP model (the standing
-    candidate, refitted on all data), as BoTorch's default loop plays. Beside it stand HE-auto's
-    proposed candidates (the MAP length scales times :math:`1, \tfrac12, \tfrac14`, re-proposed as
-    the data double), and HE's prequential test (Alg. 1 lines 10-12) checks every played
-    candidate each round: the MAP model is eliminated once its residuals
-    :math:`|\sum_{S^u}\eta|/s_t` exceed :math:`\sqrt{\xi_t|S^u|} + \sum_{S^u} w/s_t`. From then on the
-    survivors play HE-auto's doubly optimistic pair. Every 10th round (``probe = 0.1``) plays that
-    pair although MAP survives: a bounded search for what MAP cannot see. Where MAP is right this
-    costs one test per round and a tenth of the rounds; where it is wrong, the data say so. It is
-    :class:`HEGPUCBAuto` with ``standing=True``, ``acquisition="lognei"``, ``probe=0.1`` and
-    ``reduction="map"`` (:data:`AUTO_DEFAULTS`, chosen by the rule of ``docs/bbob.md`` on the d = 2
-    development grid); any of them, and every other option, may be given (``probe=0``: MAP until
-    the test rejects it, H1).
+    Every round the acquisition is BoTorch's qLogNEI on the survivor of highest log marginal
+    likelihood :math:`\log p(y\mid X, u)` (``reduction="evidence"``). Candidate 0 is BoTorch's
+    MAP model (the standing candidate, refitted on all data every round); beside it stand HE-auto's
+    proposed candidates (the MAP length scales times :math:`1, \tfrac12, \tfrac14`, re-proposed
+    as the data double). Every MAP fit bounds the noise variance below by :math:`10^{-6}`
+    (standardised units) instead of BoTorch's :math:`10^{-4}`, BoTorch's prior kept, so that a
+    deterministic objective's fit is not held at the bound (``noise_floor``). HE's prequential
+    test (Alg. 1 lines 10-12) checks every played candidate each round: a candidate is eliminated
+    once its residuals :math:`|\sum_{S^u}\eta|/s_t` exceed
+    :math:`\sqrt{\xi_t|S^u|} + \sum_{S^u} w/s_t`. While MAP is the likeliest survivor this is
+    BoTorch's loop plus one test per round; once the data reject it, the likeliest survivor plays.
+    It is :class:`HEGPUCBAuto` with ``standing=True``, ``acquisition="lognei"``,
+    ``noise_floor=1e-6`` and ``reduction="evidence"`` (:data:`AUTO_DEFAULTS`, H6, chosen by the
+    rules of ``docs/bbob.md`` on the d = 2 development grid and ``hpo-four``'s development
+    seeds); any of them, and every other option, may be given. ``reduction="map"`` with
+    ``noise_floor=None`` is the default before H6 (H2a: MAP while it survives, the survivors'
+    doubly optimistic pair on every 10th round, ``probe = 0.1``, and after MAP's elimination).
     """
 
     name = "auto"
     defaults: ClassVar[dict[str, object]] = AUTO_DEFAULTS
-    default_reduction: ClassVar[str] = "map"
+    default_reduction: ClassVar[str] = "evidence"
 
 __all__ = ["ACQUISITIONS", "AUTO_DEFAULTS", "HE_REDUCTIONS", "AUTO_SHRINK", "Auto", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]

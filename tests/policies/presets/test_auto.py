@@ -482,14 +482,55 @@ def _auto_round(policy, X, f):
     return torch.cat([X, x])
 
 
-def test_auto_plays_the_map_model_until_the_test_eliminates_it_then_the_survivors_pair():
-    r"""``auto`` is HE-auto with the standing MAP candidate, qLogNEI and ``reduction="map"``: while
-    the standing candidate survives it is the one played; once the test has eliminated it, the
-    round is HE-auto's doubly optimistic pair over the survivors (the same point and candidate as
-    ``he-gp-ucb-auto[standing=true&acquisition=lognei]`` from the same state)."""
+def test_auto_default_is_he_auto_playing_the_likeliest_survivor_with_the_noise_floor():
+    r"""``auto``'s default (H6 of ``docs/bbob.md``) is HE-auto with the standing MAP candidate,
+    qLogNEI, ``noise_floor=1e-6`` and ``reduction="evidence"``: every round plays the survivor of
+    highest log marginal likelihood (brute force over the candidates' models), at the point and
+    with the candidate that ``he-gp-ucb-auto`` with those options plays from the same state, also
+    once the test has eliminated MAP."""
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
     policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16)
+    settings = (policy.name, policy.reduction, policy.settings.standing, policy.settings.acquisition, policy.settings.noise_floor)
+    assert settings == ("auto", "evidence", True, "lognei", 1e-6)
+    options = dict(standing=True, acquisition="lognei", noise_floor=1e-6, reduction="evidence", num_restarts=2, raw_samples=16)
+    X = box.sample(6, seed=0)
+    for eliminated in (False, False, True):
+        if eliminated:
+            policy.state.alive[0] = False  # the test has rejected MAP
+        he = make_policy("he-gp-ucb-auto", box, seed=0, **options)
+        he.load_state_dict({**json.loads(json.dumps(policy.state_dict())), "name": "he-gp-ucb-auto"})
+        x = policy.suggest(X, f(X))
+        assert torch.equal(x, he.suggest(X, f(X))) and policy.diagnostics["played"] == he.diagnostics["played"]
+        cands = policy.state.candidates
+        assert cands.kernel == "rbf"
+        alive = [u for u in range(len(cands)) if policy.state.alive[u]]
+        evidence = [_rbf_evidence(cands, u, X, f(X)) for u in alive]  # the box is the unit square
+        assert policy.diagnostics["played"] == alive[max(range(len(alive)), key=evidence.__getitem__)]
+        assert policy.diagnostics["played"] != 0 or not eliminated
+        policy.observe(x, f(x))
+        X = torch.cat([X, x])
+
+
+def _rbf_evidence(cands, u, U, Y):
+    r"""Brute-force :math:`\log N(y; m_u 1, s_u k_u(U, U) + \sigma_u^2 I)` of candidate ``u`` on
+    the unit-cube inputs ``U`` and the standardised outputs (RBF, ARD length scales)."""
+    y = ((Y - Y.mean()) / Y.std()).reshape(-1)
+    ls = cands.lengthscale[u]
+    sq = ((U.unsqueeze(-2) - U.unsqueeze(-3)) / ls).square().sum(-1)
+    K = cands.outputscale[u] * torch.exp(-0.5 * sq) + cands.noise[u] * torch.eye(len(U), dtype=U.dtype)
+    mean = torch.zeros_like(y) if cands.mean_constant is None else cands.mean_constant[u].expand_as(y)
+    return float(torch.distributions.MultivariateNormal(mean, covariance_matrix=K).log_prob(y))
+
+
+def test_auto_map_reduction_plays_the_map_model_until_the_test_eliminates_it_then_the_survivors_pair():
+    r"""``auto[reduction=map&noise_floor=null]`` (H2a, the default before H6): while the standing
+    candidate survives it is the one played; once the test has eliminated it, the round is
+    HE-auto's doubly optimistic pair over the survivors (the same point and candidate as
+    ``he-gp-ucb-auto[standing=true&acquisition=lognei]`` from the same state)."""
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
+    policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, reduction="map", noise_floor=None)
     assert (policy.name, policy.reduction, policy.settings.standing, policy.settings.acquisition) == ("auto", "map", True, "lognei")
     assert policy.settings.probe == 0.1  # kept by the decision rule of docs/bbob.md: rounds 10, 20, ... probe
     X = box.sample(6, seed=0)
@@ -509,7 +550,7 @@ def test_auto_plays_the_map_model_until_the_test_eliminates_it_then_the_survivor
 def test_auto_probes_on_a_fixed_share_of_rounds_and_refuses_bad_options():
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
-    probing = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, probe=0.5)
+    probing = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, probe=0.5, reduction="map", noise_floor=None)
     X = box.sample(6, seed=0)
     for t in range(1, 5):  # with p = 1/2, floor(t/2) grows at t = 2 and 4: the probing rounds
         he = make_policy("he-gp-ucb-auto", box, seed=0, num_restarts=2, raw_samples=16, standing=True, acquisition="lognei")
@@ -522,7 +563,7 @@ def test_auto_probes_on_a_fixed_share_of_rounds_and_refuses_bad_options():
         probing.observe(x, f(x))
         X = torch.cat([X, x])
     with pytest.raises(ValueError, match="standing=true"):
-        make_policy("auto", box, standing=False)
+        make_policy("auto", box, standing=False, reduction="map")
     with pytest.raises(ValueError, match=r"probe must be a number in \[0, 1\), got 1"):
         make_policy("auto", box, probe=1)
     with pytest.raises(ValueError, match="probe must be a number"):
