@@ -27,6 +27,8 @@ The tables:
   against H2a, ``docs/bbob.md``), with ``hpo-four``'s development failures (:func:`hypothesis_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
+- ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
+  seeds (``benchmarks/results/needle-dev``): runs on the narrow peak per method (:func:`needle_check`).
 - ``mixed-paired``: the mixed-problem study (``benchmarks/results/mixed``, ``docs/mixed.md``): per
   problem and method the mean final simple regret, the paired differences against ``optuna-gp``
   and ``mixed-qlognei`` with their verdicts at 2 SE, and the median wall time per run
@@ -308,6 +310,52 @@ def one_hot_diagnosis(results: Path) -> str:
     return markdown_table(pd.DataFrame(rows)) + "\n"
 
 
+NEEDLE_METHODS = ("auto", H2A, "he-gp-ucb-auto", "qlognei")
+r"""The methods of the needle check (``docs/bbob.md``), in its table's order."""
+
+
+def needle_gap() -> float:
+    r""":math:`f^* - f(1)` of ``berkenkamp`` (0.145): a final simple regret below it is on the
+    narrow peak, above it at best on the boundary's local maximum."""
+    from botorch_unknown_hypers.problems import Berkenkamp
+
+    problem = Berkenkamp()
+    return float(problem.optimal_value) - float(problem.metadata["local_optimal_value"])
+
+
+def needle_check(results: Path) -> str:
+    r"""The needle check of ``docs/bbob.md``: per method, the ``berkenkamp`` development runs
+    (seeds 100-109, ``results/needle-dev``) that end on the narrow peak (final simple regret below
+    :func:`needle_gap`), the mean final simple regret ± SE and the median wall time per run; and
+    whether ``auto`` finds the peak on at least as many seeds as ``he-gp-ucb-auto``."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+
+    store = RecordStore(Path(results) / "needle-dev", KEY_FIELDS)
+    finals: dict[str, dict[int, tuple[float, float]]] = {}
+    for r in store.records():
+        if r["problem"] == "berkenkamp" and r["method"] in NEEDLE_METHODS and r["seed"] in DEV_SEEDS:
+            finals.setdefault(r["method"], {})[r["seed"]] = (r["final_simple_regret"], r["wall_time_s"])
+    if not finals:
+        return "No records yet.\n"
+    gap = needle_gap()
+    rows = []
+    for m in [m for m in NEEDLE_METHODS if m in finals]:
+        values = [v for v, _ in finals[m].values()]
+        mean, se = mean_se(values)
+        rows.append({"method": f"`{m}`", "runs": len(values), "on the peak": sum(v < gap for v in values),
+                     "mean final SR ± SE": f"{mean:.3g} ± {se:.2g}",
+                     "median wall s/run": float(np.median([t for _, t in finals[m].values()]))})
+    found = {m: sum(v < gap for v, _ in finals.get(m, {}).values()) for m in ("auto", "he-gp-ucb-auto")}
+    complete = all(len(finals.get(m, {})) == len(DEV_SEEDS) for m in ("auto", "he-gp-ucb-auto"))
+    if not complete:
+        verdict = "not read yet (runs missing)"
+    elif found["auto"] >= found["he-gp-ucb-auto"]:
+        verdict = f"`auto` keeps the needle here ({found['auto']} seeds against {found['he-gp-ucb-auto']})"
+    else:
+        verdict = f"`auto` does not keep the needle here ({found['auto']} seeds against {found['he-gp-ucb-auto']})"
+    return markdown_table(pd.DataFrame(rows)) + f"\n\nCheck: {verdict}.\n"
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
@@ -316,6 +364,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h6-decision": h6_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
+    "needle-dev-check": needle_check,
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
     "mixed-one-hot": one_hot_diagnosis,
@@ -352,6 +401,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "H2A", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

@@ -126,3 +126,32 @@ def test_the_h5_rule_needs_every_run_a_clear_margin_over_h2a_and_fewer_hpo_four_
     hpo(H5, {101, 103})  # as many failures as H2a: no replacement, whatever the grid says
     assert h5_decision(tmp_path).endswith("Decision: `auto` stays H2a.\n")
     assert h5_decision(tmp_path / "none") == "No records yet.\n"
+
+
+def test_the_needle_check_counts_runs_on_the_peak_and_compares_auto_with_he_auto(tmp_path):
+    r"""A run is on the peak when its final simple regret is below f* - f(1) of berkenkamp; the
+    check reads only once both methods have all ten development seeds."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import needle_check, needle_gap
+
+    assert abs(needle_gap() - 0.1452) < 1e-3
+    store = RecordStore(tmp_path / "needle-dev", ("problem", "method", "seed", "iterations", "n_init"))
+
+    def add(method, seed, regret):
+        store.add("berkenkamp", method, {"config": {"problem": "berkenkamp", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
+                                         "problem": "berkenkamp", "method": method, "seed": seed, "final_simple_regret": regret,
+                                         "wall_time_s": 1.0})
+
+    assert needle_check(tmp_path) == "No records yet.\n"
+    for seed in range(100, 110):
+        add("he-gp-ucb-auto", seed, 1e-6 if seed < 107 else 0.146)  # 7 on the peak
+        if seed < 109:
+            add("auto", seed, 1e-6 if seed < 106 else 0.144)  # 0.144 is on the peak, just
+    assert needle_check(tmp_path).endswith("Check: not read yet (runs missing).\n")
+    add("auto", 109, 0.2)
+    text = needle_check(tmp_path)
+    assert "| `auto` | 10 | 9 |" in text and "| `he-gp-ucb-auto` | 10 | 7 |" in text
+    assert text.endswith("Check: `auto` keeps the needle here (9 seeds against 7).\n")
+    for seed in range(100, 103):
+        add("auto", seed, 0.3)
+    assert needle_check(tmp_path).endswith("Check: `auto` does not keep the needle here (6 seeds against 7).\n")
