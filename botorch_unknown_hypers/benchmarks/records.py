@@ -157,9 +157,9 @@ class RecordStore:
     def relabel(self, group: str, old: str, new: str, options: Mapping[str, Any] | None, note: str, field: str = "method") -> int:
         r"""Move every record of ``(group, old)`` to ``(group, new)``: a method whose default changed
         keeps its runs under a label that still names what ran. Each moved record's
-        ``config[field]`` (and a top-level ``field``, where a study keeps one) becomes ``new``, its ``config["options"]`` becomes ``options`` where the
-        study keeps options (``None``: left as it is), and it gains ``relabelled = {"from": old,
-        "note": note}``. The new file is written atomically before the old one is removed.
+        ``config[field]`` (and a top-level ``field``, where a study keeps one) becomes ``new``,
+        its ``config["options"]`` becomes ``options`` where the study keeps options (``None``: left
+        as it is), and it gains ``relabelled = {"from": old, "note": note}``. The new file is written atomically before the old one is removed.
 
         Returns:
             The number of records moved (0 where ``(group, old)`` has none).
@@ -185,11 +185,12 @@ class RecordStore:
                 moved.append({**record, **top, "config": config, "relabelled": {"from": old, "note": note}})
             if not moved:
                 return 0
-            stored = {self.key(r["config"]) for r in self._read(target)}
+            kept = self._read(target)
+            stored = {self.key(r["config"]) for r in kept}
             clashes = [self.key(r["config"]) for r in moved if self.key(r["config"]) in stored]
             if clashes:
                 raise ValueError(f"relabel {old!r} -> {new!r} in {group!r}: {len(clashes)} run(s) already stored under the new label, e.g. {clashes[0]}.")
-            self._write(target, self._read(target) + moved)
+            self._write(target, kept + moved)
             source.unlink()
             self._cache[source] = []
         return len(moved)

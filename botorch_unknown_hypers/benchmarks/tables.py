@@ -145,15 +145,21 @@ passed its rule (run as ``auto[reduction=evidence&noise_floor=1e-6]`` before).""
 FAILURE = 5e-3
 r"""A ``hpo-four`` run *fails* when its final simple regret is at least this (``docs/mixed.md``)."""
 DEV_SEEDS = tuple(range(100, 110))
-r"""``hpo-four``'s development seeds (never study seeds)."""
+r"""The development seeds of ``hpo-four`` and ``berkenkamp`` (never study seeds)."""
+
+
+def dev_records(results: Path, study: str, problem: str) -> dict[tuple[str, int], dict[str, Any]]:
+    r"""``(method, seed) -> record`` of every ``problem`` run of the practical-suite harness under
+    ``results/<study>`` (``mixed-dev``, ``needle-dev``)."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+
+    store = RecordStore(Path(results) / study, KEY_FIELDS)
+    return {(r["method"], r["seed"]): r for r in store.records() if r["problem"] == problem}
 
 
 def hpo_dev_finals(results: Path) -> dict[tuple[str, int], float]:
     r"""``(method, seed) -> final simple regret`` of every ``hpo-four`` run under ``results/mixed-dev``."""
-    from botorch_unknown_hypers.benchmarks.records import RecordStore
-
-    store = RecordStore(Path(results) / "mixed-dev", KEY_FIELDS)
-    return {(r["method"], r["seed"]): r["final_simple_regret"] for r in store.records() if r["problem"] == "hpo-four"}
+    return {key: r["final_simple_regret"] for key, r in dev_records(results, "mixed-dev", "hpo-four").items()}
 
 
 def hpo_failures(results: Path, method: str) -> tuple[int, int]:
@@ -328,31 +334,27 @@ def needle_check(results: Path) -> str:
     (seeds 100-109, ``results/needle-dev``) that end on the narrow peak (final simple regret below
     :func:`needle_gap`), the mean final simple regret ± SE and the median wall time per run; and
     whether ``auto`` finds the peak on at least as many seeds as ``he-gp-ucb-auto``."""
-    from botorch_unknown_hypers.benchmarks.records import RecordStore
-
-    store = RecordStore(Path(results) / "needle-dev", KEY_FIELDS)
     finals: dict[str, dict[int, tuple[float, float]]] = {}
-    for r in store.records():
-        if r["problem"] == "berkenkamp" and r["method"] in NEEDLE_METHODS and r["seed"] in DEV_SEEDS:
-            finals.setdefault(r["method"], {})[r["seed"]] = (r["final_simple_regret"], r["wall_time_s"])
+    for (method, seed), r in dev_records(results, "needle-dev", "berkenkamp").items():
+        if method in NEEDLE_METHODS and seed in DEV_SEEDS:
+            finals.setdefault(method, {})[seed] = (r["final_simple_regret"], r["wall_time_s"])
     if not finals:
         return "No records yet.\n"
     gap = needle_gap()
+    on_peak = {m: sum(v < gap for v, _ in runs.values()) for m, runs in finals.items()}
     rows = []
     for m in [m for m in NEEDLE_METHODS if m in finals]:
-        values = [v for v, _ in finals[m].values()]
-        mean, se = mean_se(values)
-        rows.append({"method": f"`{m}`", "runs": len(values), "on the peak": sum(v < gap for v in values),
+        mean, se = mean_se([v for v, _ in finals[m].values()])
+        rows.append({"method": f"`{m}`", "runs": len(finals[m]), "on the peak": on_peak[m],
                      "mean final SR ± SE": f"{mean:.3g} ± {se:.2g}",
                      "median wall s/run": float(np.median([t for _, t in finals[m].values()]))})
-    found = {m: sum(v < gap for v, _ in finals.get(m, {}).values()) for m in ("auto", "he-gp-ucb-auto")}
-    complete = all(len(finals.get(m, {})) == len(DEV_SEEDS) for m in ("auto", "he-gp-ucb-auto"))
-    if not complete:
+    mine, theirs = on_peak.get("auto", 0), on_peak.get("he-gp-ucb-auto", 0)
+    if not all(len(finals.get(m, {})) == len(DEV_SEEDS) for m in ("auto", "he-gp-ucb-auto")):
         verdict = "not read yet (runs missing)"
-    elif found["auto"] >= found["he-gp-ucb-auto"]:
-        verdict = f"`auto` keeps the needle here ({found['auto']} seeds against {found['he-gp-ucb-auto']})"
+    elif mine >= theirs:
+        verdict = f"`auto` keeps the needle here ({mine} seeds against {theirs})"
     else:
-        verdict = f"`auto` does not keep the needle here ({found['auto']} seeds against {found['he-gp-ucb-auto']})"
+        verdict = f"`auto` does not keep the needle here ({mine} seeds against {theirs})"
     return markdown_table(pd.DataFrame(rows)) + f"\n\nCheck: {verdict}.\n"
 
 
@@ -401,6 +403,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

@@ -1,4 +1,4 @@
-r"""The pieces of a balancing round (Ziomek et al. 2024, Alg. 2) for the round.
+r"""The pieces of a balancing round (Ziomek et al. 2024, Alg. 2) for the candidate-set round.
 
 Hyperparameter balancing runs on :class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`
 with a :class:`~botorch_unknown_hypers.policies.balancing.balancing_policy.BalancingState`:

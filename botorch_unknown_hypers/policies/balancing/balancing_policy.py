@@ -1,4 +1,4 @@
-r"""The base of the balancing family: options, memory and the round of the round.
+r"""The base of the balancing family: options, memory and its candidate-set round.
 
 Every balancing rule (HB, LB, LNB, A-GP-UCB, the LB ``auto`` preset) keeps the same memory
 (:class:`BalancingState`: the candidates introduced with their norm bounds :math:`B^u`, which

@@ -21,7 +21,7 @@ Ziomek, Adachi, Osborne (NeurIPS 2024), App. B, Algorithm 2. Every candidate :ma
    the left is the one the proof of Lemma B.2 supports), :math:`c = 2`;
 4. (line 13) optionally :math:`U_{t+1} = U_{t+1} \cup a(t)`, a user-supplied proposing function.
 
-A round is a configuration of the round
+A round is a configuration of the candidate-set round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`) with the pieces of
 :mod:`~botorch_unknown_hypers.policies.balancing.balancing_pieces`; it builds **one**
 :class:`~botorch_unknown_hypers.models.CandidateGP`, of the played candidate on factors kept for
@@ -48,7 +48,6 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
-
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
     BalancingCandidates,

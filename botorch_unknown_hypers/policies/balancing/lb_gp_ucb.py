@@ -25,7 +25,7 @@ inputs, standardised outputs, output scale 1, noise variance 1e-4, zero mean.
 A-GP-UCB (Berkenkamp et al. 2019, as run in the paper): :math:`\theta_t = \theta_0 / g(t)` with
 the same :math:`\theta_0`, :math:`g` and :math:`\beta`, no refitting.
 
-Both are configurations of the round
+Both are configurations of the candidate-set round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`): LB with the ladder
 (:class:`~botorch_unknown_hypers.policies.balancing.length_scales.LengthScaleLadder`) and the pieces of
 Alg. 2 (:mod:`~botorch_unknown_hypers.policies.balancing.balancing_pieces`); A-GP-UCB with the set of one

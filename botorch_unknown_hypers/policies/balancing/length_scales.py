@@ -8,7 +8,7 @@ on the initial design, :math:`g(t) = \max(g_0, t^a)` the growth function, the la
 open (``docs/length-scale-balancing.md``). :class:`LengthScalePolicy` is the base of the
 length-scale rules (its options, :math:`\theta_0`, :math:`g`, the candidates of given length
 scales and their norm bounds, Thm 2.3's suspected bound at the preset's kernel); the candidate
-sources of the round are :class:`LengthScaleLadder` (LB, lines 1-2 and 14-16) and
+sources of the candidate-set round are :class:`LengthScaleLadder` (LB, lines 1-2 and 14-16) and
 :class:`ShrinkingLengthScale` (A-GP-UCB, Berkenkamp et al. 2019: the set :math:`\{\theta_0/g(t)\}`).
 """
 

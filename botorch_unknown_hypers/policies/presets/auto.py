@@ -32,7 +32,7 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   On a box it is maximised from BoTorch's raw samples and restarts plus two starts: the incumbent
   and the maximiser of the posterior mean.
 
-Both are configurations of the round
+Both are configurations of the candidate-set round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`) with the candidate source
 :class:`ProposedCandidates`. **LB** (:class:`LBGPUCBAuto`): the played candidate is :math:`\arg\min_u R^u(|S^u|+1)` (Thm 2.3 at
 the candidate's geometric-mean length scale) and its recorded width :math:`\beta^u_t\sigma^u_{t-1}(x_t)`
