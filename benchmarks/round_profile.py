@@ -9,7 +9,8 @@ measured. Three measurements:
 1. **Synchronising calls per round** (``--n``, default 500): one round of each of ``lb-gp-ucb``,
    ``he-gp-ucb`` (16 Matern-5/2 candidates, length scales log-spaced in [0.05, 1], noise 1e-4),
    ``ts-rsr`` (q = 10, fixed Matern-5/2 surrogate of length scale 0.2 box widths, noise 1e-6)
-   and the ``lb-gp-ucb-auto`` / ``he-gp-ucb-auto`` presets under ``torch.profiler``, counting
+   the ``lb-gp-ucb-auto`` / ``he-gp-ucb-auto`` presets, ``auto`` and BoTorch's own loop
+   ``qlognei`` (both refit BoTorch's MAP model every round) under ``torch.profiler``, counting
    the operators that read a device value on the host: ``aten::_local_scalar_dense`` (what
    ``.item()``, ``float()``, ``int()`` and ``bool()`` of a tensor run), ``aten::item``,
    ``aten::equal`` (``torch.equal``; GPyTorch's ``Kernel.__call__`` compares its inputs with
@@ -68,7 +69,7 @@ import sys
 import time
 from collections import Counter
 
-METHODS = ("lb-gp-ucb", "he-gp-ucb", "ts-rsr", "lb-gp-ucb-auto", "he-gp-ucb-auto")
+METHODS = ("lb-gp-ucb", "he-gp-ucb", "ts-rsr", "lb-gp-ucb-auto", "he-gp-ucb-auto", "auto", "qlognei")
 SYNC_OPS = ("aten::_local_scalar_dense", "aten::item", "aten::equal", "aten::is_nonzero")
 SUMMED_OPS = ("aten::_local_scalar_dense", "aten::equal", "aten::is_nonzero")
 CUDA_SYNCS = ("Memcpy DtoH", "cudaStreamSynchronize", "cudaDeviceSynchronize")

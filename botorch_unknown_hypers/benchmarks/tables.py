@@ -205,16 +205,52 @@ h6_decision = partial(hypothesis_decision, variant=H6, label="H6")
 r"""The fourth round's rule: H6 against H2a."""
 
 
-def bbob_bars(results: Path, dim: int, instances: Sequence[int]) -> str:
-    r"""The presets' and ``auto``'s bars against ``qlognei`` and ``optuna-gp`` on ``instances``."""
+def bbob_bars(
+    results: Path, dim: int, instances: Sequence[int], methods: Sequence[str] = REPORT_METHODS,
+    presets: Sequence[str] = REPORT_PRESETS,
+) -> str:
+    r"""The ``presets``' bars against ``qlognei`` and ``optuna-gp`` on ``instances``, among ``methods``."""
     frame = bbob_frame(results, dim, instances)
-    frame = frame[frame["method"].isin(REPORT_METHODS)] if not frame.empty else frame
-    bars = report_bars(frame, presets=REPORT_PRESETS) if not frame.empty else frame
+    frame = frame[frame["method"].isin(methods)] if not frame.empty else frame
+    bars = report_bars(frame, presets=presets) if not frame.empty else frame
     if bars.empty:
         return "No records yet.\n"
     shown = bars[["group", "preset", "peer", "functions", "min_pairs", "auc_preset", "auc_peer", "lower", "better", "worse",
                   "worse_functions", "median_time_preset", "median_time_reference", "holds", "holds_auto"]]
     return markdown_table(shown) + "\n"
+
+
+D5_REPORT_METHODS = ("auto", "qlognei", "optuna-gp", "random")
+r"""The methods of the d = 5 report (``docs/bbob.md``): ``auto`` as shipped (H6) and the peers that
+have every run; the older presets and the fully Bayesian anchor were not run at d = 5."""
+
+
+def report_status(results: Path, dim: int, instances: Sequence[int], methods: Sequence[str]) -> str | None:
+    r"""``None`` when every one of ``methods`` has its run on every function and instance of
+    ``instances`` (seed 0) in both noise settings at ``dim``; otherwise a table of the runs each
+    has, and nothing else, so that a report still running is not read before its last run."""
+    frame = bbob_frame(results, dim, instances)
+    expected = 24 * len(instances)
+    groups = (f"d{dim}", f"d{dim}-noisy")
+    counts = {
+        (g, m): 0 if frame.empty else int(((frame["group"] == g) & (frame["method"] == m) & (frame["seed"] == 0)).sum())
+        for g in groups for m in methods
+    }
+    if all(c >= expected for c in counts.values()):
+        return None
+    rows = [{"method": f"`{m}`", **{g: f"{counts[g, m]} of {expected}" for g in groups}} for m in methods]
+    return "Not complete yet (runs recorded; the report is read once, after its last run):\n\n" + markdown_table(pd.DataFrame(rows)) + "\n"
+
+
+def guarded(table: Callable[..., str], dim: int, instances: Sequence[int], methods: Sequence[str], **kwargs: Any) -> Callable[[Path], str]:
+    r"""``table(results, dim, instances, methods=methods, **kwargs)``, or :func:`report_status`'s
+    counts while a run of the report is missing."""
+
+    def render(results: Path) -> str:
+        status = report_status(results, dim, instances, methods)
+        return status if status is not None else table(results, dim=dim, instances=instances, methods=methods, **kwargs)
+
+    return render
 
 
 MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
@@ -366,6 +402,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h6-decision": h6_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
+    "bbob-d5-report": guarded(bbob_summary, 5, REPORT_INSTANCES, D5_REPORT_METHODS),
+    "bbob-d5-report-bars": guarded(bbob_bars, 5, REPORT_INSTANCES, D5_REPORT_METHODS, presets=("auto",)),
     "needle-dev-check": needle_check,
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
@@ -403,6 +441,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "guarded", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

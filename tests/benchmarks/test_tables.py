@@ -3,15 +3,15 @@ from pathlib import Path
 import pytest
 
 from botorch_unknown_hypers.benchmarks.bbob import record_store
-from botorch_unknown_hypers.benchmarks.tables import TABLES, bbob_summary, regenerate
+from botorch_unknown_hypers.benchmarks.tables import TABLES, bbob_summary, guarded, regenerate, report_status
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _record(function, instance, method, regret, noisy=False):
-    problem = f"bbob-f{function}-i{instance}-d2" + ("-noisy" if noisy else "")
+def _record(function, instance, method, regret, noisy=False, dim=2):
+    problem = f"bbob-f{function}-i{instance}-d{dim}" + ("-noisy" if noisy else "")
     return {
-        "config": {"problem": problem, "function": function, "instance": instance, "dim": 2, "noisy": noisy, "seed": 0,
+        "config": {"problem": problem, "function": function, "instance": instance, "dim": dim, "noisy": noisy, "seed": 0,
                    "method": method, "spread": 1.0, "f_star": 0.0, "n_init": 4, "iterations": 1, "batch_size": 1,
                    "options": {}, "function_name": "f"},
         "simple_regret": [1.0, regret], "final_simple_regret": regret, "cumulative_time_s": [0.0, 2.0], "cpu_s": 3.0,
@@ -41,6 +41,26 @@ def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
     page.write_text("<!-- table: nope -->\n<!-- end table -->\n")
     with pytest.raises(ValueError, match="table 'nope' is not one of"):
         regenerate(docs, tmp_path / "results")
+
+
+def test_a_report_table_shows_only_run_counts_until_every_method_has_every_run(tmp_path):
+    store = record_store(tmp_path / "bbob")
+    methods, instances = ("qlognei", "random"), (16, 17)
+    for noisy in (False, True):
+        for function in range(1, 25):
+            for instance in instances:
+                for method in methods:
+                    last = (noisy, function, instance, method) == (True, 24, 17, "random")
+                    if not last:
+                        store.add("d5-noisy" if noisy else "d5", method, _record(function, instance, method, 1e-3, noisy, dim=5))
+    status = report_status(tmp_path, 5, instances, methods)
+    assert status.startswith("Not complete yet") and "| `random` | 48 of 48 | 47 of 48 |" in status
+    assert "ECDF" not in status and "1e-3" not in status  # counts only
+    table = guarded(bbob_summary, 5, instances, methods)
+    assert table(tmp_path) == status
+    store.add("d5-noisy", "random", _record(24, 17, "random", 1e-3, True, dim=5))
+    assert report_status(tmp_path, 5, instances, methods) is None
+    assert table(tmp_path) == bbob_summary(tmp_path, 5, instances, methods) and "ECDF area" in table(tmp_path)
 
 
 def test_the_docs_tables_are_the_committed_records_tables():
