@@ -35,6 +35,10 @@ The tables:
   (:func:`mixed_paired`).
 - ``mixed-summary``: the same runs as ``bbob-*`` summaries: ECDF area of BBOB's targets on the
   simple regret divided by each problem's spread, average rank, median times (:func:`mixed_frame`).
+- ``tabular-paired``, ``tabular-summary``: the same two tables for the FCNet tabular problems
+  (``benchmarks/results/tabular``, ``docs/mixed.md``).
+- ``bbob-d5-report``, ``bbob-d5-report-bars``: the d = 5 report, run counts only until every run
+  of it is in (:func:`report_status`).
 """
 
 from __future__ import annotations
@@ -256,22 +260,27 @@ def guarded(table: Callable[..., str], dim: int, instances: Sequence[int], metho
 MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
 r"""The methods of the mixed-problem study, in its tables' order."""
 MIXED_PROBLEMS = ("ackley-mixed", "labs", "hpo-four")
+TABULAR_PROBLEMS = ("fcnet-naval", "fcnet-parkinsons", "fcnet-protein", "fcnet-slice")
+REPORT_SEEDS = tuple(range(10))
+r"""The seeds of the mixed and tabular studies (development seeds are 100-109)."""
+r"""The FCNet tabular problems (``problems/tabular_problems.py``), records under ``results/tabular``."""
 MIXED_PAIRED_METHODS = (MIXED_METHODS[0], H2A, *MIXED_METHODS[1:])
 r"""The paired table's methods: the study's, with H2a (``auto``'s default before H6) after ``auto``."""
 
 
-def mixed_records(results: Path, methods: Sequence[str] = MIXED_METHODS) -> list[dict[str, Any]]:
-    r"""The mixed study's records (``results/mixed``) of ``methods``, one per (problem, method, seed)."""
+def mixed_records(results: Path, methods: Sequence[str] = MIXED_METHODS, study: str = "mixed") -> list[dict[str, Any]]:
+    r"""A mixed study's records (``results/<study>``: ``mixed``, or ``tabular`` for the FCNet
+    problems) of ``methods``, one per (problem, method, seed)."""
     from botorch_unknown_hypers.benchmarks.records import RecordStore
 
-    store = RecordStore(Path(results) / "mixed", KEY_FIELDS)
+    store = RecordStore(Path(results) / study, KEY_FIELDS)
     return [r for r in store.records() if r["method"] in methods]
 
 
-def mixed_frame(results: Path) -> pd.DataFrame:
-    r"""The mixed study's runs as the practical suite's frame (:func:`~botorch_unknown_hypers.benchmarks.practical_suite.practical_frame`,
-    group ``mixed``): simple regret per evaluation divided by the problem's spread."""
-    return practical_frame(mixed_records(results), problem_spread, group="mixed")
+def mixed_frame(results: Path, study: str = "mixed") -> pd.DataFrame:
+    r"""A mixed study's runs as the practical suite's frame (:func:`~botorch_unknown_hypers.benchmarks.practical_suite.practical_frame`,
+    group ``study``): simple regret per evaluation divided by the problem's spread."""
+    return practical_frame(mixed_records(results, study=study), problem_spread, group=study)
 
 
 def _verdict(d: tuple[float, float, int] | None) -> str:
@@ -283,18 +292,18 @@ def _verdict(d: tuple[float, float, int] | None) -> str:
     return f"{mean:+.3g} ± {se:.2g} ({n}, {word})"
 
 
-def mixed_paired(results: Path) -> str:
-    r"""Per problem: each method's runs, mean final simple regret ± SE, the paired difference
-    (method minus peer, negative: better) against ``optuna-gp`` and ``mixed-qlognei`` with its
-    verdict at 2 SE, and the median wall time per run."""
-    records = mixed_records(results, MIXED_PAIRED_METHODS)
+def mixed_paired(results: Path, study: str = "mixed", problems: Sequence[str] = MIXED_PROBLEMS) -> str:
+    r"""Per problem of ``problems``: each method's runs, mean final simple regret ± SE, the paired
+    difference (method minus peer, negative: better) against ``optuna-gp`` and ``mixed-qlognei``
+    with its verdict at 2 SE, and the median wall time per run (records of ``results/<study>``)."""
+    records = mixed_records(results, MIXED_PAIRED_METHODS, study)
     if not records:
         return "No records yet.\n"
     by_problem: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
     for r in records:
         by_problem.setdefault(r["problem"], {})[(r["method"], r["seed"])] = r
     rows = []
-    for problem in [p for p in MIXED_PROBLEMS if p in by_problem]:
+    for problem in [p for p in problems if p in by_problem]:
         runs = by_problem[problem]
         for method in [m for m in MIXED_PAIRED_METHODS if any(k[0] == m for k in runs)]:
             own = [r for (m, _), r in runs.items() if m == method]
@@ -308,9 +317,28 @@ def mixed_paired(results: Path) -> str:
     return markdown_table(pd.DataFrame(rows)) + "\n"
 
 
-def mixed_summary(results: Path) -> str:
-    r"""ECDF area, average rank and median times of the mixed study (:func:`summary`)."""
-    frame = mixed_frame(results)
+def study_status(results: Path, study: str, problems: Sequence[str], methods: Sequence[str], seeds: Sequence[int]) -> str | None:
+    r"""``None`` when every one of ``methods`` has a record of every one of ``seeds`` on every one
+    of ``problems`` under ``results/<study>``; otherwise a table of the seeds each has, and
+    nothing else, so that a study still running is not read before its last run."""
+    have = {(r["problem"], r["method"], r["seed"]) for r in mixed_records(results, methods, study)}
+    counts = {(p, m): sum((p, m, s) in have for s in seeds) for p in problems for m in methods}
+    if all(c == len(seeds) for c in counts.values()):
+        return None
+    rows = [{"method": f"`{m}`", **{p: f"{counts[p, m]} of {len(seeds)}" for p in problems}} for m in methods]
+    return "Not complete yet (seeds recorded; the study is read once, after its last run):\n\n" + markdown_table(pd.DataFrame(rows)) + "\n"
+
+
+def tabular_table(results: Path, table: Callable[..., str]) -> str:
+    r"""``table`` of the FCNet study (``results/tabular``), or :func:`study_status`'s counts while
+    a seed of it is missing."""
+    status = study_status(results, "tabular", TABULAR_PROBLEMS, MIXED_METHODS, REPORT_SEEDS)
+    return status if status is not None else table(results, study="tabular", **({"problems": TABULAR_PROBLEMS} if table is mixed_paired else {}))
+
+
+def mixed_summary(results: Path, study: str = "mixed") -> str:
+    r"""ECDF area, average rank and median times of a mixed study (:func:`summary`)."""
+    frame = mixed_frame(results, study)
     return summary(frame, [m for m in MIXED_METHODS if not frame.empty and m in set(frame["method"])])
 
 
@@ -408,6 +436,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
     "mixed-one-hot": one_hot_diagnosis,
+    "tabular-paired": lambda results: tabular_table(results, mixed_paired),
+    "tabular-summary": lambda results: tabular_table(results, mixed_summary),
 }
 r"""Table name (the docs' marker) -> its function of the results folder."""
 
@@ -441,6 +471,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "guarded", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "guarded", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "tabular_table", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

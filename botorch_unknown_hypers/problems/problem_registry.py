@@ -62,6 +62,7 @@ from botorch_unknown_hypers.problems.practical import PRACTICAL_FUNCTIONS, pract
 from botorch_unknown_hypers.problems.prior_selection_problems import PRIOR_SELECTION_TASKS, PriorSelectionProblem, task_priors
 from botorch_unknown_hypers.problems.robot_push import robot_push3, robot_push4
 from botorch_unknown_hypers.problems.mixed_problems import ackley_mixed, hpo_four, labs
+from botorch_unknown_hypers.problems.tabular_problems import FCNET_DATASETS, fcnet
 from botorch_unknown_hypers.problems.synthetic import Berkenkamp, michalewicz5
 
 ProblemFactory = Callable[..., Problem]
@@ -194,6 +195,7 @@ _BUILT_IN: dict[str, ProblemFactory] = {
     "ackley-mixed": _ignoring_data_dir(ackley_mixed),
     "labs": _ignoring_data_dir(labs),
     "hpo-four": _ignoring_data_dir(hpo_four),
+    **{name: _ignoring_data_dir(partial(fcnet, name)) for name in FCNET_DATASETS},
     **{name: _ignoring_data_dir(partial(practical_benchmark, name)) for name in PRACTICAL_FUNCTIONS},
 }
 for _name, _factory in _BUILT_IN.items():

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from botorch_unknown_hypers.benchmarks.bbob import record_store
-from botorch_unknown_hypers.benchmarks.tables import TABLES, bbob_summary, guarded, regenerate, report_status
+from botorch_unknown_hypers.benchmarks.tables import TABLES, bbob_summary, guarded, regenerate, report_status, study_status
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,6 +61,27 @@ def test_a_report_table_shows_only_run_counts_until_every_method_has_every_run(t
     store.add("d5-noisy", "random", _record(24, 17, "random", 1e-3, True, dim=5))
     assert report_status(tmp_path, 5, instances, methods) is None
     assert table(tmp_path) == bbob_summary(tmp_path, 5, instances, methods) and "ECDF area" in table(tmp_path)
+
+
+def test_a_study_table_shows_only_seed_counts_until_every_method_has_every_seed(tmp_path):
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.practical_suite import KEY_FIELDS
+
+    store = RecordStore(tmp_path / "tabular", KEY_FIELDS)
+
+    def _run(problem, method, seed):
+        key = {"problem": problem, "method": method, "seed": seed, "iterations": 1, "n_init": 1}
+        return {**key, "config": key, "final_simple_regret": 0.5}
+
+    for problem in ("p1", "p2"):
+        for method in ("auto", "random"):
+            for seed in (0, 1):
+                if (problem, method, seed) != ("p2", "random", 1):
+                    store.add(problem, method, _run(problem, method, seed))
+    status = study_status(tmp_path, "tabular", ("p1", "p2"), ("auto", "random"), (0, 1))
+    assert status.startswith("Not complete yet") and "| `random` | 2 of 2 | 1 of 2 |" in status and "0.5" not in status
+    store.add("p2", "random", _run("p2", "random", 1))
+    assert study_status(tmp_path, "tabular", ("p1", "p2"), ("auto", "random"), (0, 1)) is None
 
 
 def test_the_docs_tables_are_the_committed_records_tables():
