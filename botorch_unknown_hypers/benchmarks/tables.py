@@ -24,7 +24,8 @@ The tables:
 - ``bbob-d{d}-auto-decision``: the ``auto`` decision rule of ``docs/bbob.md`` on the
   development instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.admissible_variants`).
 - ``bbob-d2-h{5,4,6}-decision``: the second to fourth rounds' rules (H5, H4, H6
-  against H2a, ``docs/bbob.md``), with ``hpo-four``'s development failures (:func:`hypothesis_decision`).
+  against H2a, ``docs/bbob.md``), with ``hpo-four``'s development failures (:func:`hypothesis_decision`);
+  ``bbob-d2-h7-decision``: the fifth round's (H7 against H6, with CPU time, :func:`h7_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -172,32 +173,47 @@ def hpo_failures(results: Path, method: str) -> tuple[int, int]:
     return sum(f >= FAILURE for f in finals), len(finals)
 
 
+def round_numbers(results: Path, variant: str, reference: str) -> tuple[pd.DataFrame, pd.DataFrame, float, float, int] | None:
+    r"""A round's numbers on the d = 2 development grid: the grid's frame, ``variant``'s
+    admissibility table against ``qlognei`` (rule 1 of ``docs/bbob.md``) and its paired score
+    difference against ``reference`` (mean, SE, pairs; negative: ``variant`` better); ``None``
+    before ``variant``'s first run."""
+    frame = bbob_frame(results, 2, DEV_INSTANCES)
+    if frame.empty or variant not in set(frame["method"]):
+        return None
+    table, _ = admissible_variants(frame, "qlognei", [variant], expected_pairs=DEV_PAIRS)
+    table = table.assign(variant=[f"`{v}`" for v in table["variant"]])
+    diff = score_differences(frame.assign(score=run_scores(frame)), reference, variant)
+    m = len(diff)
+    mean, se = mean_se([float(v) for v in diff]) if m else (math.nan, math.nan)
+    return frame, table, mean, se, m
+
+
 def hypothesis_decision(results: Path, variant: str, label: str) -> str:
     r"""A later round's rule (``docs/bbob.md``), applied as written to ``variant`` (called
     ``label``): admissible against ``qlognei`` on the d = 2 development grid; its paired score
     difference against H2a over the same problems (mean ± SE, negative: the variant better); the
     ``hpo-four`` development failures of both; and the verdict once every run is in."""
-    frame = bbob_frame(results, 2, DEV_INSTANCES)
-    expected = DEV_PAIRS
-    if frame.empty or variant not in set(frame["method"]):
+    numbers = round_numbers(results, variant, H2A)
+    if numbers is None:
         return "No records yet.\n"
-    table, _ = admissible_variants(frame, "qlognei", [variant], expected_pairs=expected)
-    table = table.assign(variant=[f"`{v}`" for v in table["variant"]])
-    diff = score_differences(frame.assign(score=run_scores(frame)), H2A, variant)
-    m = len(diff)
-    mean, se = mean_se([float(v) for v in diff]) if m else (math.nan, math.nan)
+    _, table, mean, se, m = numbers
+    expected = DEV_PAIRS
     (new_failed, new_runs), (h2_failed, h2_runs) = hpo_failures(results, variant), hpo_failures(results, H2A)
     lines = [markdown_table(table), "",
              f"{label} − H2a over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
              f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): {label} {new_failed} of {new_runs}, "
              f"H2a {h2_failed} of {h2_runs}."]
     admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
-    if m < expected or new_runs < len(DEV_SEEDS) or h2_runs < len(DEV_SEEDS):
-        verdict = "not decided yet (runs missing)"
-    elif admissible and mean < -se and new_failed < h2_failed:
-        verdict = f"{label} replaces H2a as `auto`'s default"
-    else:
-        verdict = "`auto` stays H2a"
+    complete = m >= expected and new_runs >= len(DEV_SEEDS) and h2_runs >= len(DEV_SEEDS)
+    passes = admissible and mean < -se and new_failed < h2_failed
+    return decision_text(lines, complete, passes, f"{label} replaces H2a as `auto`'s default", "`auto` stays H2a")
+
+
+def decision_text(lines: list[str], complete: bool, passes: bool, replaced: str, stays: str) -> str:
+    r"""A round's table and numbers (``lines``) and its verdict: undecided while runs are
+    missing, else ``replaced`` where the rule ``passes`` and ``stays`` where it does not."""
+    verdict = "not decided yet (runs missing)" if not complete else replaced if passes else stays
     return "\n".join(lines) + f"\n\nDecision: {verdict}.\n"
 
 
@@ -207,6 +223,35 @@ h4_decision = partial(hypothesis_decision, variant=H4, label="H4")
 r"""The third round's rule: H4 against H2a."""
 h6_decision = partial(hypothesis_decision, variant=H6, label="H6")
 r"""The fourth round's rule: H6 against H2a."""
+H7 = "auto[mean_start=false]"
+r"""The fifth round's variant (``docs/bbob.md``): H6 without the posterior mean's maximiser as an
+extra start of the acquisition's maximisation (the incumbent alone)."""
+
+
+def h7_decision(results: Path) -> str:
+    r"""The fifth round's rule (``docs/bbob.md``), applied as written: H7 admissible against
+    ``qlognei`` on the d = 2 development grid; its paired score difference against H6 (``auto``)
+    not above +1 SE; its median CPU time per run below H6's in each noise setting; and no more
+    ``hpo-four`` development failures than H6's."""
+    numbers = round_numbers(results, H7, H6)
+    if numbers is None:
+        return "No records yet.\n"
+    frame, table, mean, se, m = numbers
+    expected = DEV_PAIRS
+    both = common_runs(frame, [H6, H7])
+    cpu = both.assign(cpu_s=pd.to_numeric(both["cpu_s"])).groupby(["group", "method"])["cpu_s"].median()
+    faster = all(cpu.get((g, H7), math.inf) < cpu.get((g, H6), -math.inf) for g in ("d2", "d2-noisy"))
+    (new_failed, new_runs), (h6_failed, h6_runs) = hpo_failures(results, H7), hpo_failures(results, H6)
+    times = "; ".join(f"{g}: H7 {cpu.get((g, H7), math.nan):.2f} s, H6 {cpu.get((g, H6), math.nan):.2f} s" for g in ("d2", "d2-noisy"))
+    lines = [markdown_table(table), "",
+             f"H7 − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H7 better).",
+             f"Median CPU per run on the problems both ran: {times}.",
+             f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): H7 {new_failed} of {new_runs}, "
+             f"H6 {h6_failed} of {h6_runs}."]
+    admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
+    complete = m >= expected and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
+    passes = admissible and mean <= se and faster and new_failed <= h6_failed
+    return decision_text(lines, complete, passes, "H7 replaces H6 as `auto`'s default", "`auto` stays H6")
 
 
 def bbob_bars(
@@ -428,6 +473,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h5-decision": h5_decision,
     "bbob-d2-h4-decision": h4_decision,
     "bbob-d2-h6-decision": h6_decision,
+    "bbob-d2-h7-decision": h7_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": guarded(bbob_summary, 5, REPORT_INSTANCES, D5_REPORT_METHODS),
@@ -471,6 +517,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "guarded", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "tabular_table", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "guarded", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "tabular_table", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

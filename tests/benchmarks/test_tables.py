@@ -1,3 +1,4 @@
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -8,14 +9,23 @@ from botorch_unknown_hypers.benchmarks.tables import TABLES, bbob_summary, guard
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _record(function, instance, method, regret, noisy=False, dim=2):
+def _record(function, instance, method, regret, noisy=False, dim=2, cpu=3.0):
     problem = f"bbob-f{function}-i{instance}-d{dim}" + ("-noisy" if noisy else "")
     return {
         "config": {"problem": problem, "function": function, "instance": instance, "dim": dim, "noisy": noisy, "seed": 0,
                    "method": method, "spread": 1.0, "f_star": 0.0, "n_init": 4, "iterations": 1, "batch_size": 1,
                    "options": {}, "function_name": "f"},
-        "simple_regret": [1.0, regret], "final_simple_regret": regret, "cumulative_time_s": [0.0, 2.0], "cpu_s": 3.0,
+        "simple_regret": [1.0, regret], "final_simple_regret": regret, "cumulative_time_s": [0.0, 2.0], "cpu_s": cpu,
     }
+
+
+def _hpo_dev(mixed, method, failing):
+    r"""``method``'s runs on hpo-four's development seeds 100-109 in the store ``mixed``, those in
+    ``failing`` ending at the dropout bound 1e-2, the others at 1e-5."""
+    for seed in range(100, 110):
+        v = 1e-2 if seed in failing else 1e-5
+        mixed.add("hpo-four", method, {"config": {"problem": "hpo-four", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
+                                       "problem": "hpo-four", "method": method, "seed": seed, "final_simple_regret": v})
 
 
 def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
@@ -149,13 +159,7 @@ def test_the_h5_rule_needs_every_run_a_clear_margin_over_h2a_and_fewer_hpo_four_
                     if method == H5 and noisy and function == 24 and instance == 5:
                         continue  # one run missing until the end
                     store.add("d2-noisy" if noisy else "d2", method, _record(function, instance, method, regret(instance), noisy))
-    mixed = RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init"))
-
-    def hpo(method, failing):
-        for seed in range(100, 110):
-            v = 1e-2 if seed in failing else 1e-5
-            mixed.add("hpo-four", method, {"config": {"problem": "hpo-four", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
-                                           "problem": "hpo-four", "method": method, "seed": seed, "final_simple_regret": v})
+    hpo = partial(_hpo_dev, RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init")))
 
     hpo(H2A, {101, 103})
     hpo(H5, {103})
@@ -167,6 +171,45 @@ def test_the_h5_rule_needs_every_run_a_clear_margin_over_h2a_and_fewer_hpo_four_
     hpo(H5, {101, 103})  # as many failures as H2a: no replacement, whatever the grid says
     assert h5_decision(tmp_path).endswith("Decision: `auto` stays H2a.\n")
     assert h5_decision(tmp_path / "none") == "No records yet.\n"
+
+
+def test_the_h7_rule_asks_for_no_loss_against_h6_less_cpu_and_no_more_hpo_four_failures(tmp_path):
+    r"""H7 replaces H6 when admissible against qlognei, not worse than H6 by more than 1 SE, faster
+    (median CPU per run) in each noise setting, and failing on no more of hpo-four's development
+    seeds; a slower H7, or one more failure, keeps H6."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import H6, H7, h7_decision
+
+    store = record_store(tmp_path / "bbob")
+
+    def grid(method, regret, cpu, skip_last=False):
+        for noisy in (False, True):
+            for function in range(1, 25):
+                for instance in range(1, 6):
+                    if skip_last and noisy and function == 24 and instance == 5:
+                        continue
+                    store.add("d2-noisy" if noisy else "d2", method, _record(function, instance, method, regret(instance), noisy, cpu=cpu))
+
+    grid("qlognei", lambda i: 1e-3, 3.0)
+    grid(H6, lambda i: 1e-3, 4.0)
+    grid(H7, lambda i: 10.0 ** (-3 + 0.01 * (i % 2)), 3.5, skip_last=True)  # a hair worse on odd instances
+    hpo = partial(_hpo_dev, RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init")))
+
+    hpo(H6, {104})
+    hpo(H7, {104})
+    text = h7_decision(tmp_path)
+    assert "H7 − H6 over 239 development problems: +0.006 ± 0.000" in text and "d2: H7 3.50 s, H6 4.00 s" in text
+    assert text.endswith("Decision: not decided yet (runs missing).\n")
+    store.add("d2-noisy", H7, _record(24, 5, H7, 10.0**-3, True, cpu=3.5))
+    assert h7_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")  # +0.006 decades is more than 1 SE above H6
+    grid(H7, lambda i: 10.0 ** (-3 - 0.01 * (i % 2)), 3.5)  # now a hair better
+    assert h7_decision(tmp_path).endswith("Decision: H7 replaces H6 as `auto`'s default.\n")
+    hpo(H7, {104, 105})
+    assert h7_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")
+    hpo(H7, {104})
+    grid(H7, lambda i: 10.0 ** (-3 - 0.01 * (i % 2)), 4.5)  # slower than H6
+    assert h7_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")
+    assert h7_decision(tmp_path / "none") == "No records yet.\n"
 
 
 def test_the_needle_check_counts_runs_on_the_peak_and_compares_auto_with_he_auto(tmp_path):

@@ -30,7 +30,7 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   for LB on seeds 100-101, for HE on seeds 102-111 (LogEI had the lower mean final simple
   regret than UCB on 7 of the 10 problems).
   On a box it is maximised from BoTorch's raw samples and restarts plus two starts: the incumbent
-  and the maximiser of the posterior mean.
+  and the maximiser of the posterior mean (the incumbent alone with ``mean_start=False``).
 
 Both are configurations of the candidate-set round
 (:class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`) with the candidate source
@@ -132,6 +132,10 @@ class AutoSettings:
         noise_floor: Lower bound of the MAP fits' noise variance (standardised units), in place
             of BoTorch's :math:`10^{-4}` (prior unchanged; H4's near-zero-noise case,
             ``docs/bbob.md``); ``None`` (default): BoTorch's model as it is.
+        mean_start: On a box, start the acquisition's maximisation from the maximiser of the
+            played (or likeliest) candidate's posterior mean as well as from the incumbent
+            (default), a second multi-start maximisation per round; ``False``: the incumbent
+            alone (H7 of ``docs/bbob.md``).
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -144,6 +148,7 @@ class AutoSettings:
     standing: bool = False
     probe: float = 0.0
     noise_floor: float | None = None
+    mean_start: bool = True
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -170,7 +175,7 @@ class AutoSettings:
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
                 raise ValueError(f"{name} must hold finite numbers > 0, got {list(values)!r}.")
-        for name in ("ard", "restart", "standing"):
+        for name in ("ard", "restart", "standing", "mean_start"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}.")
         if not self.shrink and not self.isotropic:
@@ -266,10 +271,14 @@ def acquisition(
     return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
 
 
-def extra_starts(ctx: RoundContext, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor) -> Tensor | None:
-    r"""The incumbent and the maximiser of candidate ``index``'s posterior mean (``maximize`` uses
-    extra starts on a box only; on a pool the mean maximiser is ``None``)."""
+def extra_starts(
+    ctx: RoundContext, model: CandidateGP, index: int, train_X: Tensor, train_Y: Tensor, mean: bool = True
+) -> Tensor | None:
+    r"""The incumbent and, with ``mean``, the maximiser of candidate ``index``'s posterior mean
+    (``maximize`` uses extra starts on a box only; on a pool the mean maximiser is ``None``)."""
     incumbent = at_argmax(train_Y.reshape(-1), train_X)[2]  # on the device, no host read
+    if not mean:
+        return incumbent
     o = ctx.options
     mean_max = posterior_mean_maximizer(
         model.select(index), ctx.domain, train_X, ctx.generator, o.num_restarts, o.raw_samples, o.search
@@ -377,12 +386,13 @@ class ProposedCandidates(CandidateSource[CandidateSpec]):
 @dataclass(frozen=True)
 class PlayedAcquisition(Selector[CandidateGP]):
     r"""LogEI, LogNEI or practical UCB (:func:`acquisition`) of the played candidate, the round's one,
-    maximised with the incumbent and its posterior-mean maximiser as extra starts."""
+    maximised with the incumbent and its posterior-mean maximiser as extra starts (the incumbent
+    alone with ``settings.mean_start`` false)."""
 
     settings: AutoSettings
 
     def start(self, ctx: RoundContext, data: RoundData[CandidateGP]) -> Tensor | None:
-        return extra_starts(ctx, data.model, 0, data.train_X, data.train_Y)
+        return extra_starts(ctx, data.model, 0, data.train_X, data.train_Y, self.settings.mean_start)
 
     def __call__(
         self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: Tensor | None, view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
@@ -401,7 +411,8 @@ class LBGPUCBAuto(BalancingPolicy):
         seed, device, dtype, num_restarts, raw_samples, search: As
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
-            (default ``False`` here), ``growth``, ``restart``, ``standing``, ``B``, ``R``, ``delta``).
+            (default ``False`` here), ``growth``, ``restart``, ``standing``, ``noise_floor``,
+            ``mean_start``, ``B``, ``R``, ``delta``).
     """
 
     name = "lb-gp-ucb-auto"
@@ -447,7 +458,8 @@ class LBGPUCBAuto(BalancingPolicy):
 @dataclass(frozen=True)
 class AcquisitionSlots(Selector[CandidateGP]):
     r"""LogEI, LogNEI or practical UCB of the survivors (:func:`acquisition`), maximised from the
-    incumbent and the most likely survivor's posterior-mean maximiser as extra starts.
+    incumbent and the most likely survivor's posterior-mean maximiser as extra starts (the
+    incumbent alone with ``settings.mean_start`` false).
     ``"max"``: the doubly optimistic pair, the candidate attaining the max at the maximiser;
     ``"evidence"``: the survivor of highest log marginal likelihood and its maximiser;
     ``"map"``: the standing candidate (BoTorch's MAP model, refitted every round) while it
@@ -476,7 +488,7 @@ class AcquisitionSlots(Selector[CandidateGP]):
             with torch.no_grad():  # read with the round's widths and scaler
                 (likeliest,), = data.host(data.model.log_marginal_likelihood().argmax())
             best = int(likeliest)
-        return best, extra_starts(ctx, data.model, best, data.train_X, data.train_Y)
+        return best, extra_starts(ctx, data.model, best, data.train_X, data.train_Y, self.settings.mean_start)
 
     def __call__(
         self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None

@@ -53,7 +53,8 @@ def test_registered_batched_and_validated(name):
     for bad, match in [({"acquisition": "ei"}, "acquisition"), ({"shrink": [0.0]}, "shrink"), ({"growth": 1.0}, "growth"),
                        ({"R": -1.0}, "R"), ({"shrink": [], "isotropic": []}, "both be empty"), ({"shrnk": [1.0]}, "unknown option"),
                        ({"shrink": 0.5}, "list"), ({"restart": "yes"}, "restart must be true or false"),
-                       ({"standing": "yes"}, "standing must be true or false"), ({"standing": 1}, "standing must be true or false")]:
+                       ({"standing": "yes"}, "standing must be true or false"), ({"standing": 1}, "standing must be true or false"),
+                       ({"mean_start": "no"}, "mean_start must be true or false")]:
         with pytest.raises(ValueError, match=match):
             make_policy(name, domain, **bad)
 
@@ -146,6 +147,28 @@ def test_he_auto_plays_the_candidate_attaining_the_joint_max():
     flat = int(values.argmax())
     assert torch.equal(x[0], policy.domain.points[flat // values.shape[1]])
     assert policy.state.pending[-1].candidate == flat % values.shape[1]
+
+
+@pytest.mark.parametrize("name", [*AUTOS, "auto"])
+def test_mean_start_false_starts_from_the_incumbent_alone(monkeypatch, name):
+    r"""``mean_start=False`` skips the posterior mean's maximisation (H7 of ``docs/bbob.md``): the
+    acquisition's extra start is the incumbent, and nothing else differs in what is built."""
+    from botorch_unknown_hypers.policies.presets import auto as auto_module
+
+    domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    X, Y = _data()
+    calls = []
+    original = auto_module.posterior_mean_maximizer
+    monkeypatch.setattr(auto_module, "posterior_mean_maximizer", lambda *a, **k: calls.append(1) or original(*a, **k))
+    make_policy(name, domain, seed=0, **FAST).suggest(X, Y)
+    assert calls == [1]
+    lean = make_policy(name, domain, seed=0, mean_start=False, **FAST)
+    x = lean.suggest(X, Y)
+    assert calls == [1] and x.shape == (1, 2) and bool(domain.contains(x).all())
+    incumbent = auto_module.extra_starts(lean.context, None, 0, X, Y, mean=False)  # the model is not needed without the mean
+    assert torch.equal(incumbent, X[Y.reshape(-1).argmax()].unsqueeze(0))
+    again = make_policy(name, domain, seed=0, mean_start=False, **FAST).suggest(X, Y)
+    assert torch.equal(x, again)  # deterministic given the seed
 
 
 def test_logei_reads_its_incumbent_only_when_it_holds_believed_values(monkeypatch):
