@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -173,11 +173,11 @@ def hpo_failures(results: Path, method: str) -> tuple[int, int]:
     return sum(f >= FAILURE for f in finals), len(finals)
 
 
-def round_numbers(results: Path, variant: str, reference: str) -> tuple[pd.DataFrame, pd.DataFrame, float, float, int] | None:
+def round_numbers(results: Path, variant: str, reference: str) -> tuple[pd.DataFrame, pd.DataFrame, bool, float, float, int] | None:
     r"""A round's numbers on the d = 2 development grid: the grid's frame, ``variant``'s
-    admissibility table against ``qlognei`` (rule 1 of ``docs/bbob.md``) and its paired score
-    difference against ``reference`` (mean, SE, pairs; negative: ``variant`` better); ``None``
-    before ``variant``'s first run."""
+    admissibility table against ``qlognei`` (rule 1 of ``docs/bbob.md``) and its verdict over all
+    groups, and its paired score difference against ``reference`` (mean, SE, pairs; negative:
+    ``variant`` better); ``None`` before ``variant``'s first run."""
     frame = bbob_frame(results, 2, DEV_INSTANCES)
     if frame.empty or variant not in set(frame["method"]):
         return None
@@ -186,7 +186,8 @@ def round_numbers(results: Path, variant: str, reference: str) -> tuple[pd.DataF
     diff = score_differences(frame.assign(score=run_scores(frame)), reference, variant)
     m = len(diff)
     mean, se = mean_se([float(v) for v in diff]) if m else (math.nan, math.nan)
-    return frame, table, mean, se, m
+    admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
+    return frame, table, admissible, mean, se, m
 
 
 def hypothesis_decision(results: Path, variant: str, label: str) -> str:
@@ -197,15 +198,13 @@ def hypothesis_decision(results: Path, variant: str, label: str) -> str:
     numbers = round_numbers(results, variant, H2A)
     if numbers is None:
         return "No records yet.\n"
-    _, table, mean, se, m = numbers
-    expected = DEV_PAIRS
+    _, table, admissible, mean, se, m = numbers
     (new_failed, new_runs), (h2_failed, h2_runs) = hpo_failures(results, variant), hpo_failures(results, H2A)
     lines = [markdown_table(table), "",
              f"{label} − H2a over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
              f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): {label} {new_failed} of {new_runs}, "
              f"H2a {h2_failed} of {h2_runs}."]
-    admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
-    complete = m >= expected and new_runs >= len(DEV_SEEDS) and h2_runs >= len(DEV_SEEDS)
+    complete = m >= DEV_PAIRS and new_runs >= len(DEV_SEEDS) and h2_runs >= len(DEV_SEEDS)
     passes = admissible and mean < -se and new_failed < h2_failed
     return decision_text(lines, complete, passes, f"{label} replaces H2a as `auto`'s default", "`auto` stays H2a")
 
@@ -236,8 +235,7 @@ def h7_decision(results: Path) -> str:
     numbers = round_numbers(results, H7, H6)
     if numbers is None:
         return "No records yet.\n"
-    frame, table, mean, se, m = numbers
-    expected = DEV_PAIRS
+    frame, table, admissible, mean, se, m = numbers
     both = common_runs(frame, [H6, H7])
     cpu = both.assign(cpu_s=pd.to_numeric(both["cpu_s"])).groupby(["group", "method"])["cpu_s"].median()
     faster = all(cpu.get((g, H7), math.inf) < cpu.get((g, H6), -math.inf) for g in ("d2", "d2-noisy"))
@@ -248,8 +246,7 @@ def h7_decision(results: Path) -> str:
              f"Median CPU per run on the problems both ran: {times}.",
              f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): H7 {new_failed} of {new_runs}, "
              f"H6 {h6_failed} of {h6_runs}."]
-    admissible = bool(table[table["group"] == "all"]["admissible"].iloc[0])
-    complete = m >= expected and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
+    complete = m >= DEV_PAIRS and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
     passes = admissible and mean <= se and faster and new_failed <= h6_failed
     return decision_text(lines, complete, passes, "H7 replaces H6 as `auto`'s default", "`auto` stays H6")
 
@@ -285,10 +282,19 @@ def report_status(results: Path, dim: int, instances: Sequence[int], methods: Se
         (g, m): 0 if frame.empty else int(((frame["group"] == g) & (frame["method"] == m) & (frame["seed"] == 0)).sum())
         for g in groups for m in methods
     }
-    if all(c >= expected for c in counts.values()):
+    return progress_table(counts, groups, methods, expected, "runs recorded; the report is read once, after its last run")
+
+
+def progress_table(
+    counts: Mapping[tuple[str, str], int], columns: Sequence[str], methods: Sequence[str], expected: int, what: str
+) -> str | None:
+    r"""``None`` when every ``counts[column, method]`` has reached ``expected``; otherwise
+    "Not complete yet (``what``)" and a table of the counts, one row per method (the closed
+    tables of :func:`report_status` and :func:`study_status`)."""
+    if all(counts[c, m] >= expected for c in columns for m in methods):
         return None
-    rows = [{"method": f"`{m}`", **{g: f"{counts[g, m]} of {expected}" for g in groups}} for m in methods]
-    return "Not complete yet (runs recorded; the report is read once, after its last run):\n\n" + markdown_table(pd.DataFrame(rows)) + "\n"
+    rows = [{"method": f"`{m}`", **{c: f"{counts[c, m]} of {expected}" for c in columns}} for m in methods]
+    return f"Not complete yet ({what}):\n\n" + markdown_table(pd.DataFrame(rows)) + "\n"
 
 
 def until_complete(status: Callable[[Path], str | None], table: Callable[[Path], str]) -> Callable[[Path], str]:
@@ -368,10 +374,7 @@ def study_status(results: Path, study: str, problems: Sequence[str], methods: Se
     nothing else, so that a study still running is not read before its last run."""
     have = {(r["problem"], r["method"], r["seed"]) for r in mixed_records(results, methods, study)}
     counts = {(p, m): sum((p, m, s) in have for s in seeds) for p in problems for m in methods}
-    if all(c == len(seeds) for c in counts.values()):
-        return None
-    rows = [{"method": f"`{m}`", **{p: f"{counts[p, m]} of {len(seeds)}" for p in problems}} for m in methods]
-    return "Not complete yet (seeds recorded; the study is read once, after its last run):\n\n" + markdown_table(pd.DataFrame(rows)) + "\n"
+    return progress_table(counts, problems, methods, len(seeds), "seeds recorded; the study is read once, after its last run")
 
 
 def mixed_summary(results: Path, study: str = "mixed") -> str:
@@ -516,6 +519,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

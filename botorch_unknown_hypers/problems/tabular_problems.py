@@ -129,16 +129,16 @@ def fcnet_losses(table: dict[str, Any]) -> Tensor:
 
 def fcnet_domain(dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> MixedDomain:
     r"""FCNet's grid as a mixed domain (module docstring), parameters in :data:`FCNET_GRID`'s order."""
-    activation = ("relu", "tanh")
+    choices = dict(FCNET_GRID)  # the categoricals' choices, as the table orders them
     return MixedDomain(
         (
-            CategoricalParameter("activation_fn_1", activation),
-            CategoricalParameter("activation_fn_2", activation),
+            CategoricalParameter("activation_fn_1", choices["activation_fn_1"]),
+            CategoricalParameter("activation_fn_2", choices["activation_fn_2"]),
             IntParameter("log2_batch_size", 3, 6),
             FloatParameter("dropout_1", 0.0, 0.6, step=0.3),
             FloatParameter("dropout_2", 0.0, 0.6, step=0.3),
             IntParameter("init_lr_index", 0, 5),
-            CategoricalParameter("lr_schedule", ("cosine", "const")),
+            CategoricalParameter("lr_schedule", choices["lr_schedule"]),
             IntParameter("log2_n_units_1", 4, 9),
             IntParameter("log2_n_units_2", 4, 9),
         ),
