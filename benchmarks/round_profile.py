@@ -56,6 +56,11 @@ Usage::
     python benchmarks/round_profile.py --searches scipy torch --skip-he-round   # both refinements
     python benchmarks/round_profile.py --device cuda --threads 16
     python benchmarks/round_profile.py --skip-he-round --methods he-gp-ucb --copies 1000 2000
+    python benchmarks/round_profile.py --skip-he-round --searches torch --methods candidate-set
+
+``--methods candidate-set`` profiles every rule on the one candidate-set round that runs on a box,
+both presets included; the prior-selection rules (``pe-gp-ts``, ``pe-gp-ucb``, ``hp-gp-ts``,
+``map-gp-ts``) take HE's 16 candidates as their priors.
 """
 
 from __future__ import annotations
@@ -70,6 +75,14 @@ import time
 from collections import Counter
 
 METHODS = ("lb-gp-ucb", "he-gp-ucb", "ts-rsr", "lb-gp-ucb-auto", "he-gp-ucb-auto", "auto", "qlognei")
+PRIOR_RULES = ("pe-gp-ts", "pe-gp-ucb", "hp-gp-ts", "map-gp-ts")
+CANDIDATE_SET_RULES = (
+    "lb-gp-ucb", "a-gp-ucb", "lnb-gp-ucb", "hb-gp-ucb", "he-gp-ucb", "mle-candidates", "expected-ucb",
+    "pe-gp-ts", "pe-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto",
+)
+r"""The rules on the one candidate-set round that run on a box (``--methods candidate-set``; the
+StableOpt rules need a pool, the oracles a prior-selection task), the two presets included."""
+CHOICES = tuple(dict.fromkeys((*METHODS, *CANDIDATE_SET_RULES, *PRIOR_RULES)))
 SYNC_OPS = ("aten::_local_scalar_dense", "aten::item", "aten::equal", "aten::is_nonzero")
 SUMMED_OPS = ("aten::_local_scalar_dense", "aten::equal", "aten::is_nonzero")
 CUDA_SYNCS = ("Memcpy DtoH", "cudaStreamSynchronize", "cudaDeviceSynchronize")
@@ -104,6 +117,8 @@ def build(method: str, n: int, device_name: str, seed: int = 0, he_k: int = HE_K
     options = {}
     if method == "he-gp-ucb":
         options["candidates"] = KernelCandidates.from_lengthscales(he_lengthscales(he_k), noise=1e-4)
+    elif method in PRIOR_RULES:  # HE's candidates as the K priors
+        options["priors"] = KernelCandidates.from_lengthscales(he_lengthscales(he_k), noise=1e-4)
     elif method == "ts-rsr":
         width = (domain.bounds[1] - domain.bounds[0]).tolist()
         spec = {"kernel": "matern52", "lengthscale": [0.2 * w for w in width], "outputscale": 1.0, "noise_variance": 1e-6}
@@ -425,7 +440,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads in every measurement")
     parser.add_argument("--n", type=int, default=500, help="observations of the profiled rounds")
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=(*CHOICES, "candidate-set"),
+                        help="rules to profile; 'candidate-set': every rule of CANDIDATE_SET_RULES")
     parser.add_argument("--he-n", type=int, default=4000, help="observations of the HE memory / time round")
     parser.add_argument("--he-k", type=int, default=HE_K, help="candidates of the HE memory / time round")
     parser.add_argument("--seed", type=int, default=0)
@@ -440,6 +456,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.n, args.he_n = QUICK["n"], QUICK["he_n"]
+    args.methods = list(dict.fromkeys(m for name in args.methods for m in (CANDIDATE_SET_RULES if name == "candidate-set" else (name,))))
     for name in ("threads", "n", "he_n", "he_k"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}.")

@@ -48,8 +48,14 @@ class Interval:
 
     def holds(self, x: Tensor) -> Tensor:
         r"""Entrywise membership of a real tensor (``nan`` and ``inf`` are outside)."""
-        ok = torch.isfinite(x)
-        ok = ok & ((x >= self.low) if self.closed_low else (x > self.low))
+        return self._within(x, torch.isfinite(x))
+
+    def contains(self, x: float) -> bool:
+        r"""Membership of a Python number, without a tensor (so without a read of one)."""
+        return bool(self._within(x, math.isfinite(x)))
+
+    def _within(self, x: Any, finite: Any) -> Any:
+        ok = finite & ((x >= self.low) if self.closed_low else (x > self.low))
         return ok & ((x <= self.high) if self.closed_high else (x < self.high))
 
 
@@ -63,7 +69,7 @@ r"""The open unit interval, where every failure probability :math:`\delta` of th
 def check_number(name: str, value: Any, interval: Interval) -> float:
     r"""``value`` as a ``float`` if it is a real Python number (``int`` or ``float``, not ``bool``)
     in ``interval``."""
-    if not _finite_number(value) or not bool(interval.holds(torch.tensor(float(value), dtype=torch.float64))):
+    if not _finite_number(value) or not interval.contains(float(value)):
         raise ValueError(f"{name} must be {interval.describe()}, got {value!r}.")
     return float(value)
 

@@ -76,10 +76,14 @@ def check_pathwise_kernel(kernel: Kernel, dim: int) -> None:
         with torch.random.fork_rng(devices=devices):  # a trial feature map: leave the global RNG alone
             gen_kernel_features(kernel, num_inputs=dim, num_outputs=2)
     except (NotImplementedError, UnsupportedError) as e:
-        raise UnsupportedError(
-            f"pathwise sampling needs random Fourier features of the kernel, which BoTorch has "
-            f"for RBF, Matern and their ScaleKernel only; got {type(kernel).__name__} ({e})."
-        ) from None
+        raise _unsupported(kernel, e) from None
+
+
+def _unsupported(kernel: Kernel, error: Exception) -> UnsupportedError:
+    return UnsupportedError(
+        f"pathwise sampling needs random Fourier features of the kernel, which BoTorch has "
+        f"for RBF, Matern and their ScaleKernel only; got {type(kernel).__name__} ({error})."
+    )
 
 
 def _iid_normal(shape: torch.Size, like: Tensor) -> Tensor:
@@ -102,13 +106,15 @@ def draw_candidate_paths(model: CandidateGP, num_features: int = 1024) -> Mather
     """
     if not isinstance(model, CandidateGP) or model.batch_shape != torch.Size([model.num_candidates]):
         raise ValueError("model must be a K-wide CandidateGP (not a squeezed single-candidate view).")
-    check_pathwise_kernel(model.covar_module, model.raw_train_X.shape[-1])
     like = model.raw_train_X
     prior_sampler = partial(
         draw_kernel_feature_paths, num_features=num_features, weight_generator=partial(_iid_normal, like=like)
     )
-    with torch.no_grad():
-        paths = draw_matheron_paths(model, sample_shape=torch.Size(), prior_sampler=prior_sampler)
+    try:  # the draw itself refuses a kernel without random features (no trial draw: it reads the device)
+        with torch.no_grad():
+            paths = draw_matheron_paths(model, sample_shape=torch.Size(), prior_sampler=prior_sampler)
+    except (NotImplementedError, UnsupportedError) as e:
+        raise _unsupported(model.covar_module, e) from None
     return quiet_paths(paths, model.num_outputs)
 
 

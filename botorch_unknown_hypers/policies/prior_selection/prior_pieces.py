@@ -28,6 +28,7 @@ from botorch_unknown_hypers.acquisition.prior_acquisition import thompson_prior_
 from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.box_priors import BoxPriors
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.models.prior_model import PriorModel, Priors
@@ -138,7 +139,7 @@ def recorded_slots(data: RoundData[PriorModel], X: Tensor, locals_: list[int]) -
     mean, variance = data.model.mean_variance_points(X, data.candidates)
     slot = torch.arange(len(locals_), device=mean.device)
     local = torch.tensor(locals_, device=mean.device)
-    means, sigmas = mean[local, slot].tolist(), variance[local, slot].clamp_min(0).sqrt().tolist()
+    means, sigmas = host_values(mean[local, slot], variance[local, slot].clamp_min(0).sqrt())  # one copy
     return [Slot(X[j : j + 1], p, m, s) for j, (p, m, s) in enumerate(zip(locals_, means, sigmas))]
 
 

@@ -40,6 +40,7 @@ from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.acquisition.prior_sampling import check_pathwise_kernel
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.prior_model import (
     PriorModel,
     Priors,
@@ -302,8 +303,9 @@ class PriorSelectionPolicy(Policy):
     def _condition(self, x: Tensor, y: Tensor) -> None:
         r"""Condition every prior on one observation (and record it in the history)."""
         self._ensure_model().condition_at(x, y)
-        self.state.train_X.append(x.tolist())
-        self.state.train_Y.append(float(y))
+        x_host, y_host = host_values(x, y)  # one copy for the history's row
+        self.state.train_X.append(x_host)
+        self.state.train_Y.append(y_host[0])
 
     def _selected(self, *priors: int) -> None:
         r"""``selected`` (one label per slot), and the diagnostics common to every rule."""
