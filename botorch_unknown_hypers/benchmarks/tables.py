@@ -99,12 +99,19 @@ def bbob_frame(results: Path, dim: int, instances: Sequence[int]) -> pd.DataFram
 
 def summary(frame: pd.DataFrame, methods: Sequence[str] | None = None) -> str:
     r"""Per noise setting: runs, ECDF area, average rank, median proposal and CPU time of
-    ``methods`` (default: all), on the pairs every one of them ran."""
+    ``methods`` (default: all), on the pairs every one of them ran. A method with fewer
+    (problem, seed) pairs than the most complete one (a grid still running) is left out of the
+    table and named below it, so that it does not shrink the others' common problems."""
     if frame.empty:
         return "No records yet.\n"
     blocks = []
     for group, sub in frame.groupby("group"):
-        present = [m for m in (methods or sorted(sub["method"].unique())) if m in set(sub["method"])]
+        pairs = sub.groupby("method")[["problem", "seed"]].apply(lambda g: len(g.drop_duplicates()))
+        wanted = [m for m in (methods or sorted(sub["method"].unique())) if m in pairs.index]
+        full = max((int(pairs[m]) for m in wanted), default=0)
+        present = [m for m in wanted if pairs[m] == full]
+        running = [f"`{m}` ({int(pairs[m])} of {full})" for m in wanted if pairs[m] < full]
+        note = f"\nNot in the table until their grid is complete: {', '.join(running)}.\n" if running else ""
         common = common_runs(sub, present)
         if common.empty:
             blocks.append(f"**{group}**: no problem run by every method yet.\n")
@@ -120,7 +127,7 @@ def summary(frame: pd.DataFrame, methods: Sequence[str] | None = None) -> str:
             "median CPU s/run": float(pd.to_numeric(common[common["method"] == m]["cpu_s"]).median()),
         } for m in present]
         blocks.append(f"**{group}** ({common['problem'].nunique()} problems, every method on each):\n\n"
-                      + markdown_table(pd.DataFrame(rows)) + "\n")
+                      + markdown_table(pd.DataFrame(rows)) + "\n" + note)
     return "\n".join(blocks)
 
 

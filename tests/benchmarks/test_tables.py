@@ -34,6 +34,8 @@ def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
         store.add("d2", "qlognei", _record(1, instance, "qlognei", 1e-3))
         store.add("d2", "random", _record(1, instance, "random", 1e-1))
     store.add("d2", "random", _record(1, 3, "random", 1e-1))  # qlognei lacks instance 3: out of the table
+    store.add("d2", "qlognei", _record(1, 4, "qlognei", 1e-3))  # and random instance 4
+    store.add("d2", "fb-qlognei", _record(1, 1, "fb-qlognei", 1e-3))  # a grid still running: named, not in the table
     docs = tmp_path / "docs"
     docs.mkdir()
     page = docs / "page.md"
@@ -45,6 +47,7 @@ def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
     assert text.startswith("intro\n<!-- table: bbob-d2-dev -->\n**d2** (2 problems") and text.endswith("<!-- end table -->\noutro\n")
     rows = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| `")}
     assert set(rows) == {"| `qlognei`", "| `random`"} and "| 2 |" in rows["| `random`"]  # 2 common runs, not 3
+    assert "Not in the table until their grid is complete: `fb-qlognei` (1 of 3)." in text
     assert regenerate(docs, tmp_path / "results", check=True) == []
     assert text == page.read_text()
     assert bbob_summary(tmp_path / "results", 2, (16,)) == "No records yet.\n"
