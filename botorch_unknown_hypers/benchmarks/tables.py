@@ -114,7 +114,7 @@ def summary(frame: pd.DataFrame, methods: Sequence[str] | None = None) -> str:
         note = f"\nNot in the table until their grid is complete: {', '.join(running)}.\n" if running else ""
         common = common_runs(sub, present)
         if common.empty:
-            blocks.append(f"**{group}**: no problem run by every method yet.\n")
+            blocks.append(f"**{group}**: no problem run by every method yet.\n" + note)
             continue
         curves = ecdf_evaluations(common)
         ranks = average_ranks(common)["all"]

@@ -34,7 +34,7 @@ def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
         store.add("d2", "qlognei", _record(1, instance, "qlognei", 1e-3))
         store.add("d2", "random", _record(1, instance, "random", 1e-1))
     store.add("d2", "random", _record(1, 3, "random", 1e-1))  # qlognei lacks instance 3: out of the table
-    store.add("d2", "qlognei", _record(1, 4, "qlognei", 1e-3))  # and random instance 4
+    store.add("d2", "qlognei", _record(1, 4, "qlognei", 1e-3))  # random lacks instance 4: 3 pairs each, 2 in common
     store.add("d2", "fb-qlognei", _record(1, 1, "fb-qlognei", 1e-3))  # a grid still running: named, not in the table
     docs = tmp_path / "docs"
     docs.mkdir()
