@@ -38,6 +38,7 @@ importing the package does not load them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,16 +74,26 @@ r"""Points per candidate and marginal posterior call when scoring raw samples ar
 about ``K * chunk * n`` kernel entries below this."""
 
 
-def random_argmax(values: Tensor, generator: torch.Generator) -> int:
+def random_argmax(values: Tensor | Sequence[float], generator: torch.Generator) -> int:
     r"""Flat index of the maximum of ``values``, exact ties broken uniformly at random.
 
-    Draws from ``generator`` (a CPU generator) only when there is a tie.
+    ``values``: a tensor (one read of the device), or its values already on the host as Python
+    floats (no read; NaN refused). Draws from ``generator`` (a CPU generator) only when there is a
+    tie, the same draw in both cases.
     """
-    flat = values.reshape(-1)
-    ties = (flat == flat.max()).nonzero().flatten()
-    if ties.numel() == 1:
-        return int(ties[0])
-    return int(ties[int(torch.randint(ties.numel(), (1,), generator=generator))])
+    if isinstance(values, Tensor):
+        flat = values.reshape(-1)
+        ties = (flat == flat.max()).nonzero().flatten()
+        if ties.numel() == 1:
+            return int(ties[0])
+        return int(ties[int(torch.randint(ties.numel(), (1,), generator=generator))])
+    if not values or any(v != v for v in values):
+        raise ValueError(f"values must be a non-empty sequence of numbers without NaN, got {list(values)!r}.")
+    best = max(values)
+    host_ties = [i for i, v in enumerate(values) if v == best]
+    if len(host_ties) == 1:
+        return host_ties[0]
+    return host_ties[int(torch.randint(len(host_ties), (1,), generator=generator))]
 
 
 def stack_points(*parts: Tensor | None) -> Tensor | None:

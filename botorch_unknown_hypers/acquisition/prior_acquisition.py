@@ -41,7 +41,7 @@ from botorch_unknown_hypers.acquisition.prior_sampling import (
     sample_candidate_maxima,
 )
 from botorch_unknown_hypers.confidence import upper_confidence_bound
-from botorch_unknown_hypers.domains import BoxDomain
+from botorch_unknown_hypers.host import host_values
 from botorch_unknown_hypers.models.box_priors import BoxPriors
 from botorch_unknown_hypers.models.prior_model import PriorModel
 from botorch_unknown_hypers.rng import draw_seed, forked_rng
@@ -69,7 +69,7 @@ def _box_path_maxima(
     gp = model.candidate_gp(priors)
     if gp is not None:
         return sample_candidate_maxima(
-            gp, bounds, num_restarts, raw_samples, num_features=num_features, seed=draw_seed(generator), search=search
+            gp, model.domain, num_restarts, raw_samples, num_features=num_features, seed=draw_seed(generator), search=search
         )
     with forked_rng(draw_seed(generator), bounds.device):  # no data yet: the priors' own paths
         candidates = model.candidates.subset(list(priors))
@@ -149,14 +149,13 @@ def thompson_prior_batch(
     if isinstance(model, BoxPriors):
         flat = [p for slot in slots for p in slot]
         X_best, values = _box_path_maxima(model, flat, generator, num_restarts, raw_samples, num_features, search)
-        box = BoxDomain(model.bounds)
         for X_s, v_s in zip(X_best.split([len(s) for s in slots]), values.split([len(s) for s in slots])):
-            v_s = v_s.masked_fill(near(X_s, stack_points(exclude, *chosen)), -math.inf)
-            if bool(torch.isneginf(v_s).all()):  # every path maximum is taken: a uniform point
-                chosen.append(box.sample_uniform(1, generator))
-                locals_.append(int(torch.randint(len(v_s), (1,), generator=generator)))
+            (host,) = host_values(v_s.masked_fill(near(X_s, stack_points(exclude, *chosen)), -math.inf))  # one read
+            if all(v == -math.inf for v in host):  # every path maximum is taken: a uniform point
+                chosen.append(model.domain.sample_uniform(1, generator))
+                locals_.append(int(torch.randint(len(host), (1,), generator=generator)))
                 continue
-            local = random_argmax(v_s, generator)
+            local = random_argmax(host, generator)
             chosen.append(X_s[local : local + 1])
             locals_.append(local)
         return torch.cat(chosen), locals_

@@ -15,7 +15,9 @@ which can be evaluated and differentiated anywhere. The K priors live in one K-w
 paths of it at once (:func:`draw_candidate_paths`). BoTorch draws the feature weights of all batch
 members as the rows of one scrambled Sobol sequence, which anti-correlates the paths of
 neighbouring candidates (a correlation of -0.6 measured between candidates 0 and 1), so i.i.d.
-Gaussian weights are passed instead: each path is then an unbiased independent draw. Before any
+Gaussian weights are passed instead: each path is then an unbiased independent draw. A model on
+cached factors hands its Cholesky factor of :math:`K_p + \sigma_p^2 I` to BoTorch's update
+(``gaussian_update(scale_tril=...)``) instead of having it factorised again. Before any
 data, :func:`draw_candidate_prior_paths` draws the priors' own paths. The K paths are maximised
 together by :func:`~botorch_unknown_hypers.acquisition.multistart.maximize_per_candidate`
 (:func:`sample_candidate_maxima`). Kernels need BoTorch random features (RBF, Matérn and their
@@ -46,6 +48,7 @@ from botorch.sampling.pathwise import (
     MatheronPath,
     draw_kernel_feature_paths,
     draw_matheron_paths,
+    gaussian_update,
     gen_kernel_features,
 )
 from gpytorch.kernels import Kernel
@@ -54,6 +57,7 @@ from torch import Tensor
 from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.quiet_normal import quiet_paths
 from botorch_unknown_hypers.rng import forked_rng
@@ -110,9 +114,11 @@ def draw_candidate_paths(model: CandidateGP, num_features: int = 1024) -> Mather
     prior_sampler = partial(
         draw_kernel_feature_paths, num_features=num_features, weight_generator=partial(_iid_normal, like=like)
     )
+    factor = model.factor  # the model's own Cholesky factors, when it has them: not factorised again
+    update = gaussian_update if factor is None else partial(gaussian_update, scale_tril=factor.L)
     try:  # the draw itself refuses a kernel without random features (no trial draw: it reads the device)
         with torch.no_grad():
-            paths = draw_matheron_paths(model, sample_shape=torch.Size(), prior_sampler=prior_sampler)
+            paths = draw_matheron_paths(model, sample_shape=torch.Size(), prior_sampler=prior_sampler, update_strategy=update)
     except (NotImplementedError, UnsupportedError) as e:
         raise _unsupported(model.covar_module, e) from None
     return quiet_paths(paths, model.num_outputs)
@@ -163,7 +169,7 @@ def path_chunk(num_candidates: int, num_features: int, num_train: int) -> int:
 
 def sample_candidate_maxima(
     model: CandidateGP,
-    bounds: Tensor,
+    bounds: Tensor | BoxDomain,
     num_restarts: int = 10,
     raw_samples: int = 512,
     num_features: int = 1024,
@@ -178,7 +184,8 @@ def sample_candidate_maxima(
 
     Args:
         model: A K-wide :class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP`.
-        bounds: ``2 x d`` box.
+        bounds: ``2 x d`` box, or a :class:`~botorch_unknown_hypers.domains.BoxDomain` (checked at
+            its construction, so not again here).
         num_restarts, raw_samples, options: As
             :func:`~botorch_unknown_hypers.acquisition.optimize.maximize_per_candidate`.
         num_features: Random Fourier features of each prior path.
@@ -194,9 +201,14 @@ def sample_candidate_maxima(
         maxima :math:`\max_x \tilde f_k(x)`.
     """
     like = model.raw_train_X
-    bounds = torch.as_tensor(bounds).to(like)
-    if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
-        raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
+    if isinstance(bounds, BoxDomain):
+        if bounds.dim != like.shape[-1]:
+            raise ValueError(f"bounds must be a box of dimension {like.shape[-1]}, got {bounds.dim}.")
+        bounds = bounds.bounds.to(like)
+    else:
+        bounds = torch.as_tensor(bounds).to(like)
+        if bounds.shape != (2, like.shape[-1]) or (bounds[1] <= bounds[0]).any():
+            raise ValueError(f"bounds must be 2 x {like.shape[-1]} with upper > lower.")
     check_search(search)
     if seed is None:
         paths = draw_candidate_paths(model, num_features)

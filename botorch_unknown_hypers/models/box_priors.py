@@ -4,7 +4,10 @@ The box counterpart of :class:`~botorch_unknown_hypers.models.tabular.TabularPri
 selection (Sandberg & Haghir Chehreghani): the K priors are one
 :class:`~botorch_unknown_hypers.candidates.CandidateSpec` and the posterior of all of them is one
 K-wide :class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP` over **all** observations,
-built on demand (one batched :math:`O(K n^3)` Cholesky, cached until the next observation).
+built on demand from Cholesky factors that a
+:class:`~botorch_unknown_hypers.models.factor_cache.FactorCache` keeps across observations (each
+new row appended by a block update, :math:`O(K n^2)`; the model is cached until the next
+observation). Families without a JSON identity or stated noise variances are factorised afresh.
 Inputs are scaled to the unit cube by the box's bounds, so the candidates' length scales are in
 unit-cube units. Before any data, moments and sample paths are the priors' own.
 
@@ -25,16 +28,19 @@ from torch import Tensor
 from torch.nn import Module
 
 from botorch_unknown_hypers.candidates import CandidateSpec
+from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.factor_cache import FactorCache
 
 class BoxPriors:
     r"""K candidate priors (mean, kernel) on a box and every observation so far.
 
     The box counterpart of :class:`~botorch_unknown_hypers.models.tabular.TabularPriorGP`:
     :meth:`condition` only stores the observation, and the K-wide
-    :class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP` of the priors (or of a
-    subset) is built over **all** data on demand (an :math:`O(K n^3)` factorisation, cached
-    until the next observation). Inputs are scaled to the unit cube by the box's bounds
+    :class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP` of the priors (or a view of a
+    subset) is built over **all** data on demand, cached until the next observation, on factors
+    kept across observations (:math:`O(K n^2)` per new row; the data are the model's own and
+    only ever extended, so they are not checked again). Inputs are scaled to the unit cube by the box's bounds
     (``Normalize``), so the candidates' length scales are in unit-cube units, as in
     :class:`~botorch_unknown_hypers.policies.elimination.he_gp_ucb.HEGPUCB`. Before any data the
     moments and sample paths are the priors' own.
@@ -44,6 +50,9 @@ class BoxPriors:
             (the noise variances are the candidates' own).
         bounds: ``2 x d`` box.
         train_X: Optional ``n x d`` observed points; ``train_Y``: their ``n`` values.
+
+    Attributes:
+        domain: The box, checked once (:class:`~botorch_unknown_hypers.domains.BoxDomain`).
     """
 
     def __init__(
@@ -53,6 +62,7 @@ class BoxPriors:
         train_X: Tensor | None = None,
         train_Y: Tensor | None = None,
     ) -> None:
+        self.domain = BoxDomain(bounds)
         self.candidates = candidates
         self.bounds = bounds
         dim = bounds.shape[-1]
@@ -60,10 +70,14 @@ class BoxPriors:
         self._train_Y = bounds.new_zeros(0) if train_Y is None else train_Y.to(bounds).reshape(-1)
         if self._train_X.shape[0] != self._train_Y.shape[0]:
             raise ValueError("train_X and train_Y must have as many rows.")
-        self._prior_mean, self._prior_covar, likelihood = candidates.build(dim)
+        self._modules = candidates.to(device=bounds.device, dtype=bounds.dtype).build(dim)
+        self._prior_mean, self._prior_covar, likelihood = self._modules
         self.noise = likelihood.noise.detach().reshape(-1).to(bounds)  # K noise variances
         self._transform = self.input_transform()
         self._models: dict[tuple[int, ...], CandidateGP] = {}
+        self._keys = FactorCache.cacheable_keys(candidates)
+        self._cache = None if self._keys is None else FactorCache()
+        self._factored: Tensor | None = None  # the unit-cube inputs of the cache's last call
 
     @property
     def num_priors(self) -> int:
@@ -96,10 +110,24 @@ class BoxPriors:
             return None
         key = self._indices(indices)
         if key not in self._models:
-            candidates = self.candidates if key == tuple(range(self.num_priors)) else self.candidates.subset(list(key))
-            self._models[key] = CandidateGP(
-                self._train_X, self._train_Y.unsqueeze(-1), candidates, input_transform=self.input_transform()
-            )
+            every = tuple(range(self.num_priors))
+            if self._cache is None:  # no identity to cache factors by: GPyTorch factorises
+                candidates = self.candidates if key == every else self.candidates.subset(list(key))
+                self._models[key] = CandidateGP(
+                    self._train_X, self._train_Y.unsqueeze(-1), candidates, input_transform=self.input_transform()
+                )
+            elif key == every:
+                unit = self._transform(self._train_X)  # row by row the inputs factored before, extended
+                factor = self._cache.factor(self.candidates, unit, keys=self._keys, prefix=self._factored)
+                self._factored = unit
+                self._models[key] = CandidateGP(
+                    self._train_X, self._train_Y.unsqueeze(-1), self.candidates, input_transform=self.input_transform(),
+                    check_data=False, factor=factor, modules=self._modules,
+                )
+            else:  # a view of the K-wide model: its factors, not new ones
+                whole = self.candidate_gp()
+                assert whole is not None
+                self._models[key] = whole.subset(list(key))
         return self._models[key]
 
     def prior_mean_variance(self, X: Tensor) -> tuple[Tensor, Tensor]:

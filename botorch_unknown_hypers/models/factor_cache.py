@@ -285,6 +285,17 @@ class FactorCache:
         r"""One exact identity per candidate (its JSON with float reprs)."""
         return [json.dumps(d, sort_keys=True) for d in spec.candidate_dicts()]
 
+    @staticmethod
+    def cacheable_keys(spec: CandidateSpec) -> list[str] | None:
+        r""":meth:`keys` of ``spec`` (one host copy) when its candidates can be cached: ``None`` for
+        families that do not state their noise variances or have no JSON (a model of them
+        factorises itself)."""
+        try:
+            spec.noise_variances()
+            return FactorCache.keys(spec)  # raises where there is no JSON
+        except ValueError:
+            return None
+
     def factor(
         self, spec: CandidateSpec, X: Tensor, keep: CandidateSpec | list[str] | None = None, keys: list[str] | None = None,
         build: Callable[[CandidateSpec, list[str]], tuple] | None = None, prefix: Tensor | None = None,

@@ -165,11 +165,7 @@ class RoundContext:
         (:meth:`~botorch_unknown_hypers.models.factor_cache.FactorCache.keys`, one host copy), by
         which factors and modules are kept across rounds; ``None`` for families that do not state
         their noise variances or have no JSON."""
-        try:
-            spec.noise_variances()
-            return FactorCache.keys(spec)  # raises where there is no JSON
-        except ValueError:
-            return None
+        return FactorCache.cacheable_keys(spec)
 
     def candidate_modules(self, spec: CandidateSpec, keys: list[str] | None, like: Tensor) -> tuple[Any, Any, Any] | None:
         r"""``spec.build(d)`` on ``like``'s device and dtype, built once per candidate set (its

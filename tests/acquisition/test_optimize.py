@@ -195,6 +195,23 @@ def test_random_argmax_breaks_exact_ties_with_the_generator():
     assert random_argmax(torch.tensor([0.0, 3.0, 1.0]), torch.Generator()) == 1
 
 
+def test_random_argmax_of_host_values_reads_nothing_and_draws_as_the_tensor_does(monkeypatch):
+    from tests.host_reads import record_reads
+
+    values = torch.tensor([[0.0, 2.0, 1.0], [2.0, -1.0, 2.0]])
+    host = values.reshape(-1).tolist()
+    reads = record_reads(monkeypatch)
+    assert random_argmax([0.0, 3.0, 1.0], torch.Generator()) == 1 and reads == []  # no tie: nothing drawn or read
+    picks = [random_argmax(host, torch.Generator().manual_seed(s)) for s in range(40)]
+    assert reads == ["__int__"] * 40  # a tie: the generator's draw (a CPU tensor) only
+    monkeypatch.undo()
+    assert picks == [random_argmax(values, torch.Generator().manual_seed(s)) for s in range(40)]
+    assert random_argmax([0.0, 3.0, -math.inf], torch.Generator()) == 1
+    for bad in ([], [0.0, math.nan]):
+        with pytest.raises(ValueError, match="values must be a non-empty sequence"):
+            random_argmax(bad, torch.Generator())
+
+
 # --------------------------------------------------------------------------- #
 # maximize_slot / joint_ucb_restarts: later slots of a batch warm-started
 # --------------------------------------------------------------------------- #

@@ -92,6 +92,28 @@ def test_posterior_paths_have_each_candidates_posterior_moments(dtype, device):
     assert_moments(values, posterior.mean[..., 0].double(), posterior.covariance_matrix.double())
 
 
+def test_a_model_on_cached_factors_hands_them_to_the_update_and_draws_the_same_paths(monkeypatch):
+    from botorch.sampling.pathwise import update_strategies
+
+    from botorch_unknown_hypers.models.factor_cache import FactorCache
+
+    model, bounds = model_on_box()
+    transform = Normalize(1, bounds=bounds)
+    transform.eval()
+    factor = FactorCache().factor(candidates(), transform(model.raw_train_X))
+    cached = CandidateGP(model.raw_train_X, model.raw_train_Y, candidates(), input_transform=transform, factor=factor)
+    points = torch.tensor([[-0.9], [0.3], [1.0]], dtype=torch.float64)
+    given = []
+    update = update_strategies._gaussian_update_exact
+    monkeypatch.setattr(update_strategies, "_gaussian_update_exact", lambda *a, **k: given.append(k["scale_tril"]) or update(*a, **k))
+    with forked_rng(3, points.device):
+        ours = draw_candidate_paths(cached)(points)
+    with forked_rng(3, points.device):
+        fresh = draw_candidate_paths(model)(points)
+    assert given[0] is factor.L and given[1] is None  # the cached factor, not a new factorisation
+    torch.testing.assert_close(ours, fresh, rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_prior_paths_have_each_candidates_prior_moments(dtype):
     bounds = torch.tensor([[-1.0], [2.0]], dtype=dtype)

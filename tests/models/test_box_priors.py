@@ -135,3 +135,39 @@ def test_rows_of_inputs_and_targets_must_match():
     X, y = data()
     with pytest.raises(ValueError, match="train_X and train_Y must have as many rows"):
         BoxPriors(candidates(), BOUNDS, X, y[:-1])
+
+
+def test_observations_extend_cached_factors_and_the_posterior_stays_the_textbook_one(monkeypatch):
+    from tests.host_reads import record_reads
+
+    X, y = data(8)
+    model = BoxPriors(candidates(), BOUNDS, X[:5], y[:5])
+    first = model.candidate_gp()
+    assert first.factor is not None and first.factor.X.shape[0] == 5  # on the cache's factors
+    Xs = data(4, seed=5)[0]
+    for i in range(5, 8):  # one row at a time, the model rebuilt on the extended factors
+        model.condition_at(X[i], y[i])
+        reads = record_reads(monkeypatch)
+        gp = model.candidate_gp()
+        monkeypatch.undo()
+        assert len(reads) <= 1 and gp.factor.X.shape[0] == i + 1  # only the appended row's test
+    mean, variance = model.mean_variance(Xs)
+    for k in range(3):
+        ref_mean, ref_variance = textbook(k, X, y, Xs)
+        torch.testing.assert_close(mean[k], ref_mean, rtol=1e-8, atol=1e-10)
+        torch.testing.assert_close(variance[k], ref_variance, rtol=1e-8, atol=1e-10)
+    expected = torch.tensor([textbook_evidence(k, X, y) for k in range(3)], dtype=torch.float64)
+    torch.testing.assert_close(model.log_marginal_likelihood(), expected, rtol=1e-8, atol=1e-10)
+    sub = model.candidate_gp([2, 0])  # a view of the K-wide model's factors
+    torch.testing.assert_close(sub.marginal_mean_variance(Xs.unsqueeze(0))[0], mean[[2, 0]])
+
+
+def test_priors_without_a_json_identity_are_factorised_afresh():
+    means = MeanFunctionCandidates(candidates(), lambda Z: torch.stack([Z[..., 0], -Z[..., 1], 0 * Z[..., 0]], dim=-2))
+    X, y = data()
+    model = BoxPriors(means, BOUNDS, X, y)
+    gp = model.candidate_gp()
+    assert gp.factor is None  # GPyTorch's predictive factorises
+    Xs = data(3, seed=4)[0]
+    mean, _ = model.mean_variance(Xs)
+    assert mean.shape == (3, 3) and torch.isfinite(mean).all()

@@ -14,7 +14,7 @@ Sandberg & Haghir Chehreghani, Algorithm 2. A distribution :math:`P_{t-1}` over 
       \log P_t(p) = \log P_{t-1}(p) + \log \mathcal{N}\big(y_t; \mu_{t,p}(x_t),
           \sigma_{t,p}^2(x_t) + \sigma^2\big) - \log \textstyle\sum_{p'} (\cdot),
 
-  normalised with ``logsumexp``. By the chain rule :math:`P_t(p) \propto P_0(p)\,
+  normalised by a log-sum-exp (on the host). By the chain rule :math:`P_t(p) \propto P_0(p)\,
   \mathcal{N}(y_{1:t}; m_p[S], C_p[S, S] + \sigma^2 I)`, the exact Bayes posterior over the
   priors; no prior is ever zeroed.
 
@@ -30,17 +30,27 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import random_argmax
-from botorch_unknown_hypers.acquisition.prior_acquisition import thompson_prior_batch
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay
+from botorch_unknown_hypers.host import host_values
+from botorch_unknown_hypers.policies.prior_selection.prior_pieces import (
+    EveryPrior,
+    HyperposteriorThompson,
+    HyperposteriorUpdate,
+    LikeliestPrior,
+    NoWidths,
+    PlayedPrior,
+    PriorModels,
+    PriorsOnData,
+    SampledPrior,
+)
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, RoundRule
 from botorch_unknown_hypers.policies.prior_selection.prior_selection_policy import PriorSelectionPolicy, PriorState
 
 
@@ -63,8 +73,20 @@ def _float64(values: list[float]) -> Tensor:
     return torch.tensor(values, dtype=torch.float64)
 
 
-class HPGPTS(PriorSelectionPolicy):
+def _log_normalised(values: list[float]) -> list[float]:
+    r""":math:`v_p - \log \sum_q e^{v_q}` of finite Python floats, on the host (a log-sum-exp
+    shifted by the largest value, the sum correctly rounded)."""
+    top = max(values)
+    log_total = top + math.log(math.fsum(math.exp(v - top) for v in values))
+    return [v - log_total for v in values]
+
+
+class HPGPTS(RoundRule, PriorSelectionPolicy):
     r"""HP-GP-TS (Alg. 2): sample a prior from the hyperposterior, then Thompson-sample it.
+
+    The round is the candidate-set round configured with the pieces of
+    :mod:`~botorch_unknown_hypers.policies.prior_selection.prior_pieces`: every prior in play, the
+    prior of each slot drawn by :meth:`choice`, one sample of it, and line 6 on every observation.
 
     Args:
         domain: A pool of the priors' arms, or a box (``priors`` a ``CandidateSpec``).
@@ -88,6 +110,19 @@ class HPGPTS(PriorSelectionPolicy):
             hyperprior = (weights / weights.sum()).tolist()
         self.hyperprior_option = hyperprior
         super().__init__(domain, **kwargs)
+        models = PriorModels(self._ensure_model, self._sync, self.condition_plays, self.known_noise_std)  # bound methods: a copy of the rule copies them
+        self.candidate_round = CandidateSetRound(
+            source=EveryPrior(models),  # no prior is ever zeroed
+            model=PriorsOnData(models),  # every prior conditioned on every observation, kept across rounds
+            betas=NoWidths(),
+            selector=HyperposteriorThompson(self.choice(), self.num_features),  # lines 2-4, per slot
+            test=HyperposteriorUpdate(models),  # line 6, as the model conditions on each row (_condition)
+            subset=PlayedPrior(),
+        )
+
+    def choice(self) -> Callable[[list[float], torch.Generator], int]:
+        r"""Alg. 2 line 2: :math:`p_t \sim P_{t-1}`."""
+        return SampledPrior()
 
     @property
     def log_hyperposterior(self) -> Tensor:
@@ -121,41 +156,13 @@ class HPGPTS(PriorSelectionPolicy):
         st.log_hyperposterior = list(st.log_hyperprior)
         st.log_evidence = [0.0] * len(st.log_hyperprior)
 
-    def _choose_prior(self) -> int:
-        r"""Alg. 2 line 2: :math:`p_t \sim P_{t-1}`."""
-        return int(torch.multinomial(self.hyperposterior, 1, generator=self.generator))
-
-    def _suggest(self, train_X: Tensor, train_Y: Tensor, q: int) -> Tensor:
-        model = self._sync(train_X, train_Y)
-        priors = [self._choose_prior() for _ in range(q)]  # Alg. 2 line 2, per slot
-        # Alg. 2 lines 3-4 per slot: one posterior sample of its prior only, and its argmax
-        X, _ = thompson_prior_batch(
-            model, [[p] for p in priors], self.generator, self.num_restarts, self.raw_samples, self.num_features,
-            exclude=self.X_pending, search=self.search,
-        )
-        self.state.pending.extend(PendingPlay(p, x.tolist()) for p, x in zip(priors, X))
-        self._selected(*priors)
-        self.n_candidates = model.num_priors
-        return X
-
-    def _condition(self, x: Tensor, y: Tensor) -> None:
+    def _condition(self, x: Tensor, y: Tensor, x_host: list[float], y_host: float) -> None:
         # Alg. 2 line 6: every prior's one-step predictive likelihood, before conditioning
         st = self.state
-        log_likelihood = self._ensure_model().predictive_log_likelihood_at(x, y).to(device="cpu", dtype=torch.float64)
-        st.log_evidence = (_float64(st.log_evidence) + log_likelihood).tolist()
-        unnormalised = _float64(st.log_hyperposterior) + log_likelihood
-        st.log_hyperposterior = (unnormalised - torch.logsumexp(unnormalised, dim=0)).tolist()
-        super()._condition(x, y)
-
-    def _after_observe(self) -> None:
-        log_p = self.log_hyperposterior
-        self.diagnostics.update(
-            {
-                "hyperposterior": log_p.exp().tolist(),
-                "entropy": float(-(log_p.exp() * log_p).sum()),
-                "log_evidence": list(self.state.log_evidence),
-            }
-        )
+        (log_likelihood,) = host_values(self._ensure_model().predictive_log_likelihood_at(x, y))  # one read
+        st.log_evidence = [e + v for e, v in zip(st.log_evidence, log_likelihood)]
+        st.log_hyperposterior = _log_normalised([p + v for p, v in zip(st.log_hyperposterior, log_likelihood)])
+        super()._condition(x, y, x_host, y_host)
 
     def _check_rule_state(self, state: HyperpriorState, num_priors: int) -> None:
         if len(state.log_hyperprior) != num_priors:
@@ -167,5 +174,6 @@ class MAPGPTS(HPGPTS):
 
     name = "map-gp-ts"
 
-    def _choose_prior(self) -> int:
-        return random_argmax(self.log_hyperposterior, self.generator)
+    def choice(self) -> Callable[[list[float], torch.Generator], int]:
+        r""":math:`p_t = \arg\max_p P_{t-1}(p)`, ties broken with the rule's generator."""
+        return LikeliestPrior()

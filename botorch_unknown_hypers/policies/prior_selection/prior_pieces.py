@@ -1,4 +1,4 @@
-r"""The pieces of prior elimination's round on :class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`.
+r"""The pieces of the prior-selection rounds on :class:`~botorch_unknown_hypers.policies.round.candidate_round.CandidateSetRound`.
 
 Sandberg & Haghir Chehreghani, Algorithm 1 (PE-GP-TS), and PE-GP-UCB (Ziomek et al. 2024b), on
 the rule's one model of all K priors, conditioned on every observation and kept across rounds
@@ -11,6 +11,12 @@ the rule's one model of all K priors, conditioned on every observation and kept 
   :math:`\mu_{t,p_t}(x_t)` and :math:`\sqrt{\beta_t}\sigma_{t,p_t}(x_t)` on the data observed;
 - :class:`PriorEliminationTest`: lines 5-10 per value as it arrives, only :math:`p_t` tested;
 - :class:`SelectedPrior`: the round's diagnostics (the played prior in the prior set).
+
+Algorithm 2 (HP-GP-TS, MAP-GP-TS; the math in
+:mod:`~botorch_unknown_hypers.policies.prior_selection.hyperprior`) keeps every prior in play
+(:class:`EveryPrior`, no widths: :class:`NoWidths`) and takes :class:`HyperposteriorThompson`
+(line 2 by a :class:`SampledPrior` or :class:`LikeliestPrior` draw, lines 3-4 per slot) and
+:class:`HyperposteriorUpdate` (line 6 for every observation, as the model conditions on it).
 """
 
 from __future__ import annotations
@@ -23,12 +29,12 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.optimize import Restarts
+from botorch_unknown_hypers.acquisition.optimize import Restarts, random_argmax
 from botorch_unknown_hypers.acquisition.prior_acquisition import thompson_prior_batch, ucb_prior_argmax
 from botorch_unknown_hypers.checks import POSITIVE, check_pair, check_probability
 from botorch_unknown_hypers.confidence import box_num_arms, elimination_statistics, pe_beta
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.host import host_values
+from botorch_unknown_hypers.host import host_values, split_rows
 from botorch_unknown_hypers.models.box_priors import BoxPriors
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.models.prior_model import PriorModel, Priors
@@ -63,8 +69,13 @@ class PriorModels:
 
     ensure: Callable[[], PriorModel]
     sync: Callable[[Tensor, Tensor], PriorModel]
-    condition_plays: Callable[[Tensor, Tensor, Callable[[PendingPlay, float], None]], None]
+    condition_plays: Callable[[Tensor, Tensor, Callable[[PendingPlay, float], None] | None], None]
     noise_std: Callable[[], float]
+
+    def priors(self) -> Priors:
+        r"""The model's priors, as one prior set."""
+        model = self.ensure()
+        return model.candidates if isinstance(model, BoxPriors) else model.priors
 
 
 @dataclass(frozen=True)
@@ -74,9 +85,18 @@ class ActivePriors(CandidateSource[Priors]):
     models: PriorModels
 
     def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[Priors, list[int]]:
-        model = self.models.ensure()
-        spec = model.candidates if isinstance(model, BoxPriors) else model.priors
-        return spec, [p for p, alive in enumerate(state.alive) if alive]
+        return self.models.priors(), [p for p, alive in enumerate(state.alive) if alive]
+
+
+@dataclass(frozen=True)
+class EveryPrior(CandidateSource[Priors]):
+    r"""Every prior of the model, in every round (Algorithm 2 zeroes none)."""
+
+    models: PriorModels
+
+    def survivors(self, ctx: RoundContext, state: Any, train_X: Tensor, train_Y: Tensor) -> tuple[Priors, list[int]]:
+        priors = self.models.priors()
+        return priors, list(range(len(priors)))
 
 
 @dataclass(frozen=True)
@@ -135,12 +155,13 @@ class PriorEliminationBetas(Betas[PriorModel]):
 def recorded_slots(data: RoundData[PriorModel], X: Tensor, locals_: list[int]) -> list[Slot]:
     r"""Lines 7-8: the slots ``X`` (``q x d``) of the active priors at ``locals_`` with
     :math:`\mu_{t,p}(x)` and :math:`\sigma_{t,p}(x)` on the data observed, every slot in one
-    posterior call (``K' x q``)."""
+    posterior call (``K' x q``). The values stay on the device: the ledger copies each slot's
+    with its point and width (one read per slot)."""
     mean, variance = data.model.mean_variance_points(X, data.candidates)
     slot = torch.arange(len(locals_), device=mean.device)
     local = torch.tensor(locals_, device=mean.device)
-    means, sigmas = host_values(mean[local, slot], variance[local, slot].clamp_min(0).sqrt())  # one copy
-    return [Slot(X[j : j + 1], p, m, s) for j, (p, m, s) in enumerate(zip(locals_, means, sigmas))]
+    means, sigmas = mean[local, slot], variance[local, slot].clamp_min(0).sqrt()
+    return [Slot(X[j : j + 1], p, means[j], sigmas[j]) for j, p in enumerate(locals_)]
 
 
 @dataclass(frozen=True)
@@ -231,29 +252,123 @@ class PriorEliminationTest(Test):
         return {**out, "active": list(alive), "n_active": sum(alive)}
 
 
+
+
 @dataclass(frozen=True)
-class SelectedPrior(AllCandidates):
-    r"""Every surviving prior in the model (the selector chooses among them); reports the first
-    slot's prior (its index in the prior set), :math:`p^*` of a bound task, and the slot's
-    :math:`\sigma` and :math:`\sqrt{\beta_t}`."""
+class NoWidths(Betas[PriorModel]):
+    r"""No confidence width: a rule that records no width (Algorithm 2) plays with
+    :math:`\beta = 0` for every candidate."""
+
+    def __call__(
+        self, ctx: RoundContext, state: Any, model: PriorModel, info: CandidateFactor | None, t: int, candidates: list[int]
+    ) -> Tensor:
+        return torch.zeros(len(candidates), dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class SampledPrior:
+    r"""Alg. 2 line 2: :math:`p_t \sim P_{t-1}`, a categorical draw with the generator."""
+
+    def __call__(self, log_posterior: list[float], generator: torch.Generator) -> int:
+        probabilities = torch.tensor(log_posterior, dtype=torch.float64).exp()
+        return int(torch.multinomial(probabilities, 1, generator=generator))
+
+
+@dataclass(frozen=True)
+class LikeliestPrior:
+    r"""MAP-GP-TS: :math:`p_t = \arg\max_p P_{t-1}(p)`, exact ties broken with the generator
+    (:func:`~botorch_unknown_hypers.acquisition.optimize.random_argmax` of the host values)."""
+
+    def __call__(self, log_posterior: list[float], generator: torch.Generator) -> int:
+        return random_argmax(log_posterior, generator)
+
+
+@dataclass(frozen=True)
+class HyperposteriorThompson(Selector[PriorModel]):
+    r"""Alg. 2 lines 2-4 per slot: :math:`p_t` from ``state.log_hyperposterior`` by ``choose``,
+    then **one** posterior sample of :math:`p_t` only and its argmax; every slot's sample drawn
+    in one call (:func:`~botorch_unknown_hypers.acquisition.prior_acquisition.thompson_prior_batch`,
+    ``num_features`` random Fourier features per path on a box), pending points excluded. Each slot
+    records its prior and point (no prediction: the update of line 6 needs none)."""
+
+    conditioned: ClassVar[bool] = False
+
+    choose: Callable[[list[float], torch.Generator], int]
+    num_features: int = 1024
+
+    def start(self, ctx: RoundContext, data: RoundData[PriorModel]) -> Iterator[Slot]:
+        o = ctx.options
+        priors = [self.choose(data.state.log_hyperposterior, ctx.generator) for _ in range(data.q)]  # line 2, per slot
+        X, _ = thompson_prior_batch(
+            data.model, [[p] for p in priors], ctx.generator, o.num_restarts, o.raw_samples,
+            num_features=self.num_features, exclude=ctx.X_pending, search=o.search,
+        )
+        (flat,) = host_values(X)  # the slots' points in one copy
+        rows = split_rows(flat, X.shape[-1])
+        return iter([Slot(X[j : j + 1], p, record=PendingPlay(p, row)) for j, (p, row) in enumerate(zip(priors, rows))])
+
+    def __call__(
+        self, ctx: RoundContext, data: RoundData[PriorModel], prepared: Iterator[Slot], view: Any, fixed: Tensor | None, warm: Restarts | None
+    ) -> tuple[Slot, Restarts | None]:
+        return next(prepared), warm
+
+
+@dataclass(frozen=True)
+class HyperposteriorUpdate(Test):
+    r"""Alg. 2 line 6 for every observed row, as the model conditions on it (the rule's
+    conditioning step updates :math:`\log P_t` and the evidence); diagnostics: :math:`P_t`, its
+    entropy and the log evidence per prior, from the host values."""
+
+    models: PriorModels
+
+    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+        self.models.condition_plays(X, Y, None)
+        log_p = state.log_hyperposterior
+        probabilities = [math.exp(v) for v in log_p]
+        return {
+            "hyperposterior": probabilities,
+            "entropy": -math.fsum(p * v for p, v in zip(probabilities, log_p)),
+            "log_evidence": list(state.log_evidence),
+        }
+
+
+@dataclass(frozen=True)
+class PlayedPrior(AllCandidates):
+    r"""Every prior in play (the selector chooses); reports the first slot's prior (its index in
+    the prior set) and :math:`p^*` of a bound task."""
 
     def __call__(self, ctx: RoundContext, state: Any, indices: list[int]) -> tuple[list[int], dict[str, Any]]:
         return indices, {}
 
     def diagnostics(self, data: RoundData[PriorModel], slots: list[Slot]) -> dict[str, Any]:
+        return {"prior": data.state.prior_ids[data.candidates[slots[0].local]], "true_prior": data.state.true_prior}
+
+
+@dataclass(frozen=True)
+class SelectedPrior(PlayedPrior):
+    r""":class:`PlayedPrior`'s report, with the first slot's :math:`\sigma` and :math:`\sqrt{\beta_t}`
+    (prior elimination)."""
+
+    def diagnostics(self, data: RoundData[PriorModel], slots: list[Slot]) -> dict[str, Any]:
         first = slots[0]
-        return {"prior": data.state.prior_ids[data.candidates[first.local]], "true_prior": data.state.true_prior,
-                "sigma": first.sigma, "sqrt_beta": data.host_betas()[first.local]}
+        return {**super().diagnostics(data, slots), "sigma": first.sigma, "sqrt_beta": data.host_betas()[first.local]}
 
 
 __all__ = [
     "ActivePriors",
     "DoublyOptimisticPrior",
+    "EveryPrior",
+    "HyperposteriorThompson",
+    "HyperposteriorUpdate",
     "JointThompson",
+    "LikeliestPrior",
+    "NoWidths",
+    "PlayedPrior",
     "PriorEliminationTest",
     "PriorEliminationBetas",
     "PriorModels",
     "PriorsOnData",
+    "SampledPrior",
     "SelectedPrior",
     "recorded_slots",
 ]

@@ -7,7 +7,7 @@ rules *select a prior*. Every rule keeps **one** model of all K priors
 (:func:`~botorch_unknown_hypers.models.prior_model.prior_model`: a
 :class:`~botorch_unknown_hypers.models.tabular.TabularPriorGP` on a pool of arms, conditioned by
 rank-one updates; a :class:`~botorch_unknown_hypers.models.box_priors.BoxPriors` on a box, whose
-K-wide ``CandidateGP`` is rebuilt from all data), conditioned in ``observe`` on **every**
+K-wide ``CandidateGP`` stands on factors extended by one row per observation), conditioned in ``observe`` on **every**
 observation whichever prior was used: :math:`\mu_{t,p}, \sigma_{t,p}` at round :math:`t`
 condition on the :math:`t - 1` earlier observations.
 
@@ -40,7 +40,7 @@ from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.acquisition.prior_sampling import check_pathwise_kernel
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.domains import Domain
-from botorch_unknown_hypers.host import host_values
+from botorch_unknown_hypers.host import host_values, split_rows
 from botorch_unknown_hypers.models.prior_model import (
     PriorModel,
     Priors,
@@ -51,7 +51,7 @@ from botorch_unknown_hypers.models.prior_model import (
 )
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.policies.base import Policy
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_plays
+from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observed_rows
 from botorch_unknown_hypers.policies.json_state import JSONValue
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
@@ -272,15 +272,20 @@ class PriorSelectionPolicy(Policy):
         seen = model.num_observations
         if not (
             seen <= targets.shape[0]
-            and torch.allclose(train_X[:seen], model.observed_X, rtol=0.0, atol=1e-9)
-            and torch.equal(targets[:seen], model.observed_Y)
+            and bool(  # one read for both: the inputs to 1e-9, the values exactly
+                ((train_X[:seen] - model.observed_X).abs() <= 1e-9).all() & (targets[:seen] == model.observed_Y).all()
+            )
         ):
             self.model = model = model.without_data()
             self.state.train_X, self.state.train_Y = [], []
             self._restart()
             seen = 0
-        for x, y in zip(train_X[seen:], targets[seen:]):  # one update per row: each depends on the last
-            self._condition(x, y)
+        if seen < targets.shape[0]:
+            X_new, Y_new = train_X[seen:], targets[seen:]
+            flat_X, flat_Y = host_values(X_new, Y_new)  # the history's rows in one copy
+            rows = split_rows(flat_X, X_new.shape[-1])
+            for x, y, x_host, y_host in zip(X_new, Y_new, rows, flat_Y):  # one update per row: each depends on the last
+                self._condition(x, y, x_host, y_host)
         return model
 
     def _observe(self, X: Tensor, Y: Tensor) -> None:
@@ -293,19 +298,20 @@ class PriorSelectionPolicy(Policy):
         to ``play`` (a test) before the row is conditioned on."""
         self._ensure_model()
         st = self.state
-        for x, y, pending in zip(X, Y.reshape(-1), take_plays(st, X, self.domain)):
+        # the match, the rows and their values in one copy
+        for x, y, (pending, x_host, y_host) in zip(X, Y.reshape(-1), take_observed_rows(st, X, Y, self.domain)):
             if pending is not None:  # a told point that was not suggested is data, not a play
                 st.round += 1
                 if play is not None:
-                    play(pending, float(y))
-            self._condition(x, y)
+                    play(pending, y_host)
+            self._condition(x, y, x_host, y_host)
 
-    def _condition(self, x: Tensor, y: Tensor) -> None:
-        r"""Condition every prior on one observation (and record it in the history)."""
+    def _condition(self, x: Tensor, y: Tensor, x_host: list[float], y_host: float) -> None:
+        r"""Condition every prior on one observation ``(x, y)`` and record it in the history
+        (``x_host``, ``y_host``: the same values as Python floats, copied by the caller)."""
         self._ensure_model().condition_at(x, y)
-        x_host, y_host = host_values(x, y)  # one copy for the history's row
         self.state.train_X.append(x_host)
-        self.state.train_Y.append(y_host[0])
+        self.state.train_Y.append(y_host)
 
     def _selected(self, *priors: int) -> None:
         r"""``selected`` (one label per slot), and the diagnostics common to every rule."""

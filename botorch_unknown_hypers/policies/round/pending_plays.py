@@ -87,8 +87,9 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
 
 def _match(
     points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain, values: Tensor | None
-) -> tuple[list[int | None], list[float] | None]:
-    r""":func:`match_pending`, and the ``m`` ``values`` as Python floats copied with the distances."""
+) -> tuple[list[int | None], list[list[float]] | None]:
+    r""":func:`match_pending`, and the rows of ``values`` (``m x c``, or ``m`` for ``c = 1``) as
+    Python floats copied with the distances."""
     out: list[int | None] = [None] * X.shape[0]
     known = [i for i, p in enumerate(points) if p is not None]
     columns = []
@@ -96,15 +97,21 @@ def _match(
         width = (domain.bounds[1] - domain.bounds[0]).clamp_min(torch.finfo(X.dtype).tiny)
         P = host_tensor([points[i] for i in known], X.dtype, X.device)
         columns.append(((X.unsqueeze(-2) - P) / width).abs().amax(-1))  # m x |known|
+    width_values = 0
     if values is not None:
-        columns.append(values.reshape(-1, 1).to(X.device))
+        values = values.reshape(-1, 1) if values.ndim < 2 else values
+        width_values = values.shape[-1]
+        columns.append(values.to(X.device))
     if not columns:
         rows: list[list[float]] = [[] for _ in range(X.shape[0])]
     else:  # in one copy
         table = torch.cat([c.to(torch.float64) for c in columns], dim=-1)
         (flat,) = host_values(table)
         rows = split_rows(flat, table.shape[-1])
-    values_out = None if values is None else [row.pop() for row in rows]
+    values_out = None
+    if values is not None:
+        values_out = [row[len(row) - width_values :] for row in rows]
+        rows = [row[: len(row) - width_values] for row in rows]
     if not known:
         if len(points) == 1 and X.shape[0] == 1:
             out[0] = 0
@@ -131,11 +138,27 @@ def take_observed_plays(state: Any, X: Tensor, Y: Tensor | None, domain: Domain)
     r""":func:`take_plays` with each row's observation in ``Y`` (``m`` or ``m x 1``, checked by the
     caller) as a Python float, copied to the host with the distances of the match (one read for
     both; ``nan`` without ``Y``)."""
-    matches, values = _match([p.x for p in state.pending], X, domain, Y)
+    plays, values = _take(state, X, Y, domain)
+    return list(zip(plays, [math.nan] * len(plays) if values is None else [row[0] for row in values]))
+
+
+def take_observed_rows(state: Any, X: Tensor, Y: Tensor, domain: Domain) -> list[tuple[PendingPlay | None, list[float], float]]:
+    r""":func:`take_observed_plays` with each row of ``X`` (``m x d``) as Python floats too: the
+    distances of the match, the rows and their observations (``m`` or ``m x 1``, checked by the
+    caller) copied to the host in one read, for a rule that keeps its observations on the host."""
+    plays, values = _take(state, X, torch.cat([X, Y.reshape(-1, 1).to(X)], dim=-1), domain)
+    assert values is not None
+    return [(play, row[:-1], row[-1]) for play, row in zip(plays, values)]
+
+
+def _take(state: Any, X: Tensor, values: Tensor | None, domain: Domain) -> tuple[list[PendingPlay | None], list[list[float]] | None]:
+    r"""The pending play of each row of ``X`` (the matched plays leave ``state.pending``) and the
+    rows of ``values`` copied with the match (:func:`_match`)."""
+    matches, rows = _match([p.x for p in state.pending], X, domain, values)
     plays = [None if m is None else state.pending[m] for m in matches]
     taken = {m for m in matches if m is not None}
     state.pending = [p for i, p in enumerate(state.pending) if i not in taken]
-    return list(zip(plays, [math.nan] * len(plays) if values is None else values))
+    return plays, rows
 
 
 def play_record(play: PendingPlay, y: float) -> tuple[int, float, float]:
@@ -169,4 +192,13 @@ def upgrade_pending(entry: Any) -> Any:
     return entry
 
 
-__all__ = ["MATCH_TOL", "PendingPlay", "match_pending", "play_record", "take_observed_plays", "take_plays", "upgrade_pending"]
+__all__ = [
+    "MATCH_TOL",
+    "PendingPlay",
+    "match_pending",
+    "play_record",
+    "take_observed_plays",
+    "take_observed_rows",
+    "take_plays",
+    "upgrade_pending",
+]

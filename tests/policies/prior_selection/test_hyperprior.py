@@ -141,4 +141,5 @@ def test_box_hyperposterior_is_hyperprior_times_candidate_gp_evidence(cls, dtype
     torch.testing.assert_close(policy.hyperposterior, expected, rtol=0, atol=tol)
     torch.testing.assert_close(policy.log_evidence, evidence.double(), rtol=0, atol=tol)
     assert policy.state.round == 6 and policy.model.num_observations == 9
-    torch.testing.assert_close(policy.model.log_marginal_likelihood().double(), evidence.double())
+    # the model's factors grow row by row: float32 rounds otherwise than one factorisation does
+    torch.testing.assert_close(policy.model.log_marginal_likelihood().double(), evidence.double(), rtol=0, atol=tol)

@@ -81,6 +81,22 @@ def test_observed_plays_come_with_their_values_from_the_same_copy(monkeypatch):
     assert [p for p, _ in take_observed_plays(SimpleNamespace(pending=list(plays)), X, None, BOX)] == [plays[2], None, plays[1]]
 
 
+def test_observed_rows_come_with_their_match_and_values_from_one_copy(monkeypatch):
+    from types import SimpleNamespace
+
+    from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observed_rows
+
+    plays = [PendingPlay(0, [0.1, 0.2]), PendingPlay(1, [0.5, 0.5])]
+    X = torch.tensor([[0.5, 0.5], [0.3, 0.3]], dtype=torch.float32)
+    Y = torch.tensor([2.0, -0.25], dtype=torch.float32)
+    state = SimpleNamespace(pending=list(plays))
+    box = BOX.to(dtype=torch.float32)
+    reads = record_reads(monkeypatch)
+    out = take_observed_rows(state, X, Y, box)
+    assert reads == ["tolist"]
+    assert out == [(plays[1], X[0].tolist(), 2.0), (None, X[1].tolist(), -0.25)] and state.pending == [plays[0]]
+
+
 @pytest.mark.parametrize("kind", ["box", "pool"])
 @pytest.mark.parametrize("name", BATCH_RULES)
 def test_a_batch_avoids_pending_points_and_its_own_slots(name, kind):
