@@ -26,6 +26,8 @@ The tables:
 - ``bbob-d2-h{5,4,6}-decision``: the second to fourth rounds' rules (H5, H4, H6
   against H2a, ``docs/bbob.md``), with ``hpo-four``'s development failures (:func:`hypothesis_decision`);
   ``bbob-d2-h7-decision``: the fifth round's (H7 against H6, with CPU time, :func:`h7_decision`).
+  ``bbob-d2-h8-decision``: the sixth round's (H8 against H6, with ``hpo-four``'s paired regrets,
+  :func:`h8_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -258,6 +260,34 @@ def h7_decision(results: Path) -> str:
     return decision_text(lines, complete, passes, "H7 replaces H6 as `auto`'s default", "`auto` stays H6")
 
 
+H8 = "auto[lengthscale_prior=gamma]"
+r"""The sixth round's variant (``docs/bbob.md``): H6 with its MAP fits under the Gamma(3, 6)
+length-scale prior instead of BoTorch's dimension-scaled one."""
+
+
+def h8_decision(results: Path) -> str:
+    r"""The sixth round's rule (``docs/bbob.md``), applied as written: H8 admissible against
+    ``qlognei`` on the d = 2 development grid; its paired score difference against H6 (``auto``)
+    not above +1 SE; and on ``hpo-four``'s development seeds its paired difference of
+    :math:`\log_{10}` final simple regret against H6 below zero by more than 2 SE."""
+    numbers = round_numbers(results, H8, H6)
+    if numbers is None:
+        return "No records yet.\n"
+    _, table, admissible, mean, se, m = numbers
+    finals = hpo_dev_finals(results)
+    seeds = [s for s in DEV_SEEDS if (H8, s) in finals and (H6, s) in finals]
+    diffs = [math.log10(max(finals[(H8, s)], 1e-12)) - math.log10(max(finals[(H6, s)], 1e-12)) for s in seeds]
+    hpo_mean, hpo_se = mean_se(diffs) if len(diffs) > 1 else (math.nan, math.nan)
+    lines = [markdown_table(table), "",
+             f"H8 − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H8 better).",
+             f"`hpo-four` seeds 100-109, paired log10 final simple regret H8 − H6 over {len(seeds)} seeds: "
+             f"{hpo_mean:+.2f} ± {hpo_se:.2f} (negative: H8 better; floored at 1e-12)."]
+    complete = m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS)
+    passes = admissible and mean <= se and hpo_mean < -2 * hpo_se
+    return decision_text(lines, complete, passes, "H8 is to replace H6 as `auto`'s default once the reports are run for it",
+                         "`auto` stays H6")
+
+
 def bbob_bars(
     results: Path, dim: int, instances: Sequence[int], methods: Sequence[str] = REPORT_METHODS,
     presets: Sequence[str] = REPORT_PRESETS,
@@ -481,6 +511,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h4-decision": h4_decision,
     "bbob-d2-h6-decision": h6_decision,
     "bbob-d2-h7-decision": h7_decision,
+    "bbob-d2-h8-decision": h8_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -526,6 +557,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

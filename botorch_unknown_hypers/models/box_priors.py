@@ -40,8 +40,8 @@ class BoxPriors:
     :class:`~botorch_unknown_hypers.models.candidate_gp.CandidateGP` of the priors (or a view of a
     subset) is built over **all** data on demand, cached until the next observation, on factors
     kept across observations (:math:`O(K n^2)` per new row; the data are the model's own and
-    only ever extended, so they are not checked again). Inputs are scaled to the unit cube by the box's bounds
-    (``Normalize``), so the candidates' length scales are in unit-cube units, as in
+    only ever extended, so they are not checked again). Inputs are scaled to the unit cube by
+    the box's bounds (``Normalize``), so the candidates' length scales are in unit-cube units, as in
     :class:`~botorch_unknown_hypers.policies.elimination.he_gp_ucb.HEGPUCB`. Before any data the
     moments and sample paths are the priors' own.
 

@@ -27,7 +27,7 @@ from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import RBFKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
-from gpytorch.priors import LogNormalPrior
+from gpytorch.priors import GammaPrior, LogNormalPrior
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
@@ -94,27 +94,47 @@ def default_likelihood(noise_floor: float) -> GaussianLikelihood:
     return likelihood
 
 
+LENGTHSCALE_PRIORS = ("dim-scaled", "gamma")
+r"""The length-scale priors of :func:`fit_default_single_task_gp`: BoTorch's dimension-scaled
+LogNormal (its default) and the Gamma(3, 6) of its earlier default."""
+
+
 def fit_default_single_task_gp(
-    train_X: Tensor, train_Y: Tensor, bounds: Tensor, ard: bool = True, noise_floor: float | None = None
+    train_X: Tensor,
+    train_Y: Tensor,
+    bounds: Tensor,
+    ard: bool = True,
+    noise_floor: float | None = None,
+    lengthscale_prior: str = "dim-scaled",
 ) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``),
     fitted by ``fit_gpytorch_mll``; in eval mode.
 
     ``ard=False`` keeps everything but shares one length scale across inputs, under the same
     dimension-scaled prior :math:`\log\ell \sim \mathcal N(\sqrt2 + \tfrac12\log d, 3)`
-    (Hvarfner et al. 2024) and the same lower bound 0.025. ``noise_floor`` (standardised units)
-    replaces BoTorch's lower bound :math:`10^{-4}` of the noise variance, prior unchanged
-    (:func:`default_likelihood`); ``None`` keeps BoTorch's likelihood.
+    (Hvarfner et al. 2024) and the same lower bound 0.025. ``lengthscale_prior="gamma"`` puts
+    :math:`\ell \sim \mathrm{Gamma}(3, 6)` on every length scale instead (BoTorch's earlier
+    default, as in its ``get_matern_kernel_with_gamma_prior``; mode 1/3 on the unit cube, about
+    :math:`6\ell` nats charged for a long one), same RBF kernel and bound. ``noise_floor``
+    (standardised units) replaces BoTorch's lower bound :math:`10^{-4}` of the noise variance,
+    prior unchanged (:func:`default_likelihood`); ``None`` keeps BoTorch's likelihood.
     """
+    if lengthscale_prior not in LENGTHSCALE_PRIORS:
+        raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {lengthscale_prior!r}.")
     d = train_X.shape[-1]
     likelihood = None if noise_floor is None else default_likelihood(noise_floor).to(train_X)
     covar = None
-    if not ard:
-        prior = LogNormalPrior(loc=SQRT2 + 0.5 * math.log(d), scale=SQRT3)
+    if not ard or lengthscale_prior != "dim-scaled":
+        prior = (
+            LogNormalPrior(loc=SQRT2 + 0.5 * math.log(d), scale=SQRT3)
+            if lengthscale_prior == "dim-scaled"
+            else GammaPrior(3.0, 6.0)
+        )
         covar = RBFKernel(
+            ard_num_dims=d if ard else None,
             lengthscale_prior=prior,
             lengthscale_constraint=GreaterThan(2.5e-2, transform=None, initial_value=prior.mode),
-        )
+        ).to(train_X)
     model = SingleTaskGP(
         train_X,
         train_Y,

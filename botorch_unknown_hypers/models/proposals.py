@@ -77,6 +77,7 @@ def propose_ard_lengthscales(
     isotropic: Sequence[float] = ISOTROPIC_LADDER,
     ard: bool = True,
     noise_floor: float | None = None,
+    lengthscale_prior: str = "dim-scaled",
 ) -> tuple[KernelCandidates, Tensor]:
     r"""RBF candidates: the MAP ARD vector scaled by ``shrink``, then the ``isotropic`` ladder.
 
@@ -88,6 +89,8 @@ def propose_ard_lengthscales(
         ard: ``False`` fits one shared MAP length scale (the ablation of ARD) instead of ``d``.
         noise_floor: Lower bound of the MAP noise variance (standardised units) in place of
             BoTorch's :math:`10^{-4}`; ``None`` keeps BoTorch's model as it is.
+        lengthscale_prior: The MAP fit's length-scale prior, ``"dim-scaled"`` (BoTorch's) or
+            ``"gamma"`` (:func:`~botorch_unknown_hypers.models.fitted.fit_default_single_task_gp`).
 
     Returns:
         ``(candidates, map_lengthscale)``: ``len(shrink) + len(isotropic)`` candidates with the
@@ -99,7 +102,9 @@ def propose_ard_lengthscales(
     isotropic = _check_factors("isotropic", isotropic, allow_empty=True)
     if not shrink and not isotropic:
         raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
-    model = fit_default_single_task_gp(train_X, train_Y, bounds.to(train_X), ard=ard, noise_floor=noise_floor)
+    model = fit_default_single_task_gp(
+        train_X, train_Y, bounds.to(train_X), ard=ard, noise_floor=noise_floor, lengthscale_prior=lengthscale_prior
+    )
     ell = model.covar_module.lengthscale.detach().reshape(-1).expand(train_X.shape[-1])
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])
     rows = [s * ell for s in shrink] + [torch.full_like(ell, v) for v in isotropic]

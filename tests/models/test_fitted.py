@@ -8,6 +8,7 @@ import math
 
 import pytest
 import torch
+from gpytorch.priors import GammaPrior
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize, Standardize
 from gpytorch.kernels import MaternKernel, RBFKernel
@@ -114,6 +115,24 @@ def test_a_lower_noise_floor_lets_the_map_noise_of_deterministic_data_fall_below
     noisy = Y + 0.3 * torch.randn(Y.shape, generator=g, dtype=torch.float64)  # noisy data: the bound is not binding
     a, b = fit_default_single_task_gp(X, noisy, BOUNDS), fit_default_single_task_gp(X, noisy, BOUNDS, noise_floor=1e-6)
     torch.testing.assert_close(a.likelihood.noise, b.likelihood.noise, rtol=1e-3, atol=0.0)
+
+
+@pytest.mark.parametrize("ard", [True, False])
+def test_the_gamma_length_scale_prior_keeps_an_irrelevant_input_short(ard):
+    g = torch.Generator().manual_seed(4)
+    X = BOUNDS[0] + (BOUNDS[1] - BOUNDS[0]) * torch.rand(25, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(3 * X[:, :1])  # the second input has no effect
+    dim_scaled = fit_default_single_task_gp(X, Y, BOUNDS, ard=ard)
+    gamma = fit_default_single_task_gp(X, Y, BOUNDS, ard=ard, lengthscale_prior="gamma")
+    prior = gamma.covar_module.lengthscale_prior
+    assert isinstance(prior, GammaPrior) and float(prior.concentration) == 3.0 and float(prior.rate) == 6.0
+    ls_default, ls_gamma = (m.covar_module.lengthscale.detach().reshape(-1) for m in (dim_scaled, gamma))
+    assert ls_gamma.shape == ls_default.shape == ((2,) if ard else (1,))
+    if ard:  # the prior's pull: shorter where the data are silent (one shared scale follows the first input)
+        assert float(ls_gamma[-1]) < 0.5 * float(ls_default[-1])
+    assert bool((ls_gamma >= 2.5e-2).all())  # BoTorch's lower bound kept
+    with pytest.raises(ValueError, match="lengthscale_prior must be one of"):
+        fit_default_single_task_gp(X, Y, BOUNDS, lengthscale_prior="wide")
 
 
 def test_default_likelihood_refuses_a_bad_floor():

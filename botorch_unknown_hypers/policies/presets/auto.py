@@ -73,6 +73,7 @@ from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.context import RoundContext
@@ -136,6 +137,9 @@ class AutoSettings:
             played (or likeliest) candidate's posterior mean as well as from the incumbent
             (default), a second multi-start maximisation per round; ``False``: the incumbent
             alone (H7 of ``docs/bbob.md``).
+        lengthscale_prior: The MAP fits' length-scale prior (the standing candidate's and every
+            proposal's): ``"dim-scaled"`` (default, BoTorch's) or ``"gamma"`` (Gamma(3, 6) on
+            every length scale, BoTorch's earlier default; H8 of ``docs/bbob.md``).
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -149,6 +153,7 @@ class AutoSettings:
     probe: float = 0.0
     noise_floor: float | None = None
     mean_start: bool = True
+    lengthscale_prior: str = "dim-scaled"
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -186,6 +191,8 @@ class AutoSettings:
             raise ValueError(f"probe must be a number in [0, 1), got {self.probe!r}.")
         if self.noise_floor is not None:
             check_positive("noise_floor", self.noise_floor, upper=1.0)
+        if self.lengthscale_prior not in LENGTHSCALE_PRIORS:
+            raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {self.lengthscale_prior!r}.")
         check_positive("B", self.B)
         check_positive("R", self.R)
         check_probability("delta", self.delta)
@@ -203,6 +210,7 @@ def propose_candidates(ctx: RoundContext, settings: AutoSettings, train_X: Tenso
             isotropic=settings.isotropic,
             ard=settings.ard,
             noise_floor=settings.noise_floor,
+            lengthscale_prior=settings.lengthscale_prior,
         )
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
     return candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype)
@@ -412,7 +420,7 @@ class LBGPUCBAuto(BalancingPolicy):
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
             (default ``False`` here), ``growth``, ``restart``, ``standing``, ``noise_floor``,
-            ``mean_start``, ``B``, ``R``, ``delta``).
+            ``mean_start``, ``lengthscale_prior``, ``B``, ``R``, ``delta``).
     """
 
     name = "lb-gp-ucb-auto"

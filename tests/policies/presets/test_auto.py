@@ -54,7 +54,8 @@ def test_registered_batched_and_validated(name):
                        ({"R": -1.0}, "R"), ({"shrink": [], "isotropic": []}, "both be empty"), ({"shrnk": [1.0]}, "unknown option"),
                        ({"shrink": 0.5}, "list"), ({"restart": "yes"}, "restart must be true or false"),
                        ({"standing": "yes"}, "standing must be true or false"), ({"standing": 1}, "standing must be true or false"),
-                       ({"mean_start": "no"}, "mean_start must be true or false")]:
+                       ({"mean_start": "no"}, "mean_start must be true or false"),
+                       ({"lengthscale_prior": "wide"}, "lengthscale_prior must be one of")]:
         with pytest.raises(ValueError, match=match):
             make_policy(name, domain, **bad)
 
