@@ -81,19 +81,18 @@ def random_argmax(values: Tensor | Sequence[float], generator: torch.Generator) 
     floats (no read; NaN refused). Draws from ``generator`` (a CPU generator) only when there is a
     tie, the same draw in both cases.
     """
+    ties: Tensor | list[int]
     if isinstance(values, Tensor):
         flat = values.reshape(-1)
-        ties = (flat == flat.max()).nonzero().flatten()
-        if ties.numel() == 1:
-            return int(ties[0])
-        return int(ties[int(torch.randint(ties.numel(), (1,), generator=generator))])
-    if not values or any(v != v for v in values):
-        raise ValueError(f"values must be a non-empty sequence of numbers without NaN, got {list(values)!r}.")
-    best = max(values)
-    host_ties = [i for i, v in enumerate(values) if v == best]
-    if len(host_ties) == 1:
-        return host_ties[0]
-    return host_ties[int(torch.randint(len(host_ties), (1,), generator=generator))]
+        ties = (flat == flat.max()).nonzero().flatten()  # on the device: only the winner is read
+    else:
+        if not values or any(v != v for v in values):
+            raise ValueError(f"values must be a non-empty sequence of numbers without NaN, got {list(values)!r}.")
+        best = max(values)
+        ties = [i for i, v in enumerate(values) if v == best]
+    count = len(ties)
+    pick = 0 if count == 1 else int(torch.randint(count, (1,), generator=generator))
+    return int(ties[pick])
 
 
 def stack_points(*parts: Tensor | None) -> Tensor | None:

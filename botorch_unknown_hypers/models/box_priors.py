@@ -64,20 +64,23 @@ class BoxPriors:
     ) -> None:
         self.domain = BoxDomain(bounds)
         self.candidates = candidates
-        self.bounds = bounds
         dim = bounds.shape[-1]
         self._train_X = bounds.new_zeros(0, dim) if train_X is None else train_X.to(bounds).reshape(-1, dim)
         self._train_Y = bounds.new_zeros(0) if train_Y is None else train_Y.to(bounds).reshape(-1)
         if self._train_X.shape[0] != self._train_Y.shape[0]:
             raise ValueError("train_X and train_Y must have as many rows.")
-        self._modules = candidates.to(device=bounds.device, dtype=bounds.dtype).build(dim)
-        self._prior_mean, self._prior_covar, likelihood = self._modules
-        self.noise = likelihood.noise.detach().reshape(-1).to(bounds)  # K noise variances
+        self._modules = candidates.to(device=bounds.device, dtype=bounds.dtype).build(dim)  # (mean, kernel, likelihood)
+        self.noise = self._modules[2].noise.detach().reshape(-1).to(bounds)  # K noise variances
         self._transform = self.input_transform()
         self._models: dict[tuple[int, ...], CandidateGP] = {}
         self._keys = FactorCache.cacheable_keys(candidates)
         self._cache = None if self._keys is None else FactorCache()
         self._factored: Tensor | None = None  # the unit-cube inputs of the cache's last call
+
+    @property
+    def bounds(self) -> Tensor:
+        r"""The ``2 x d`` box (the :attr:`domain`'s)."""
+        return self.domain.bounds
 
     @property
     def num_priors(self) -> int:
@@ -134,7 +137,8 @@ class BoxPriors:
         r"""Prior means and latent variances of all K priors, candidate ``k`` at ``X[k]``
         (``K x m x d``); ``K x m`` each, differentiable in ``X``."""
         Z = self._transform(X)
-        return self._prior_mean(Z), self._prior_covar(Z, diag=True)
+        mean_module, covar_module, _ = self._modules
+        return mean_module(Z), covar_module(Z, diag=True)
 
     def mean_variance(self, X: Tensor, indices: Sequence[int] | None = None) -> tuple[Tensor, Tensor]:
         r"""Posterior means and latent variances (``len(indices) x m``) at shared ``m x d`` points."""

@@ -46,7 +46,6 @@ from botorch_unknown_hypers.policies.prior_selection.prior_pieces import (
     LikeliestPrior,
     NoWidths,
     PlayedPrior,
-    PriorModels,
     PriorsOnData,
     SampledPrior,
 )
@@ -110,7 +109,7 @@ class HPGPTS(RoundRule, PriorSelectionPolicy):
             hyperprior = (weights / weights.sum()).tolist()
         self.hyperprior_option = hyperprior
         super().__init__(domain, **kwargs)
-        models = PriorModels(self._ensure_model, self._sync, self.condition_plays, self.known_noise_std)  # bound methods: a copy of the rule copies them
+        models = self.prior_models()
         self.candidate_round = CandidateSetRound(
             source=EveryPrior(models),  # no prior is ever zeroed
             model=PriorsOnData(models),  # every prior conditioned on every observation, kept across rounds

@@ -58,7 +58,6 @@ from botorch_unknown_hypers.policies.prior_selection.prior_pieces import (
     JointThompson,
     PriorEliminationTest,
     PriorEliminationBetas,
-    PriorModels,
     PriorsOnData,
     SelectedPrior,
 )
@@ -128,7 +127,7 @@ class PEGPTS(RoundRule, PriorSelectionPolicy):
         self.lipschitz = check_pair("lipschitz", lipschitz, POSITIVE)
         box_num_arms(1, domain.dim, self.delta, *self.lipschitz)  # rejects bad (a, b) early
         super().__init__(domain, **kwargs)
-        models = PriorModels(self._ensure_model, self._sync, self.condition_plays, self.known_noise_std)  # bound methods: a copy of the rule copies them
+        models = self.prior_models()
         self.betas = PriorEliminationBetas(self.delta, self.num_arms_equivalent, self.lipschitz)  # sqrt(beta_t), Thm 4.1
         self.test = PriorEliminationTest(self.delta, models)  # lines 5-10, per value as it arrives
         self.candidate_round = CandidateSetRound(

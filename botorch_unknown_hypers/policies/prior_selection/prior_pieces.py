@@ -252,8 +252,6 @@ class PriorEliminationTest(Test):
         return {**out, "active": list(alive), "n_active": sum(alive)}
 
 
-
-
 @dataclass(frozen=True)
 class NoWidths(Betas[PriorModel]):
     r"""No confidence width: a rule that records no width (Algorithm 2) plays with

@@ -51,6 +51,7 @@ from botorch_unknown_hypers.models.prior_model import (
 )
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.policies.base import Policy
+from botorch_unknown_hypers.policies.prior_selection.prior_pieces import PriorModels
 from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observed_rows
 from botorch_unknown_hypers.policies.json_state import JSONValue
 from botorch_unknown_hypers.policies.tasks import TaskInfo
@@ -133,9 +134,10 @@ class PriorState:
 class PriorSelectionPolicy(Policy):
     r"""Shared machinery of the prior-selection rules: one model holding all K priors.
 
-    Subclasses implement ``_suggest`` and the hooks :meth:`_start` (fresh rule state for K
-    priors), :meth:`_condition` (conditioning on one observation; a rule may update first) and
-    :meth:`_after_observe`; a test of the plays runs in :meth:`condition_plays`.
+    The rules run on the candidate-set round, whose pieces reach the model through
+    :meth:`prior_models`; they implement the hooks :meth:`_start` (fresh rule state for K priors)
+    and :meth:`_condition` (conditioning on one observation; a rule may update first). A test of
+    the plays runs in :meth:`condition_plays`.
 
     Args:
         domain: A pool whose points are the priors' arms (in order), or a box.
@@ -288,10 +290,6 @@ class PriorSelectionPolicy(Policy):
                 self._condition(x, y, x_host, y_host)
         return model
 
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.condition_plays(X, Y)
-        self._after_observe()
-
     def condition_plays(self, X: Tensor, Y: Tensor, play: Callable[[PendingPlay, float], None] | None = None) -> None:
         r"""Condition every prior on the rows ``X`` (``m x d``), ``Y`` (``m x 1``) in order; a row
         that matches a pending play is round :math:`t` (``state.round``), handed with its value
@@ -313,11 +311,9 @@ class PriorSelectionPolicy(Policy):
         self.state.train_X.append(x_host)
         self.state.train_Y.append(y_host)
 
-    def _selected(self, *priors: int) -> None:
-        r"""``selected`` (one label per slot), and the diagnostics common to every rule."""
-        labels = self._ensure_model().labels()
-        self.selected = [labels[p] for p in priors]
-        self.diagnostics = {"prior": self.state.prior_ids[priors[0]], "true_prior": self.state.true_prior}
+    def prior_models(self) -> PriorModels:
+        r"""The model as the round's pieces reach it (bound methods: a copy of the rule copies them)."""
+        return PriorModels(self._ensure_model, self._sync, self.condition_plays, self.known_noise_std)
 
     # ------------------------------------------------------------ rule hooks
     def _start(self, num_priors: int) -> None:
@@ -325,9 +321,6 @@ class PriorSelectionPolicy(Policy):
 
     def _restart(self) -> None:
         r"""The model was rebuilt from scratch: reset what depends on its data."""
-
-    def _after_observe(self) -> None:
-        r"""Update the diagnostics once the observation is conditioned on."""
 
     def _check_rule_state(self, state: Any, num_priors: int) -> None:
         r"""Rule-specific checks of a loaded state against its ``num_priors`` model priors."""
