@@ -35,7 +35,17 @@ numbers across candidates), a Python loop over the K candidates (a handful): on 
 BoTorch's baseline pruning refuses the batch, its forward refuses a ``batch_shape x K`` output,
 and unpruned every evaluation would sample jointly at all observed points.
 Reductions as :class:`~botorch_unknown_hypers.acquisition.logei.CandidateLogEI`: ``"max"``
-over candidates (the doubly optimistic pair) or ``"select"`` (one candidate).
+over candidates (the doubly optimistic pair) or ``"select"`` (one candidate); and
+``"average"``, for candidates that are draws :math:`u_1, \dots, u_K` from a hyperposterior,
+their Bayesian model average
+
+.. math::
+
+    \log \frac1K \sum_{k=1}^K \mathrm{NEI}_{u_k}(X),
+
+one ``qLogNoisyExpectedImprovement`` on the K-wide model declared an ensemble
+(:class:`CandidateEnsemble`), which BoTorch averages over (by ``logmeanexp``, as for its fully
+Bayesian GPs), each draw with its own noisy incumbent.
 
 References:
     B. Letham, B. Karrer, G. Ottoni, E. Bakshy. Constrained Bayesian Optimization with Noisy
@@ -48,6 +58,7 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import cast
 
 import torch
 from botorch.acquisition import qLogNoisyExpectedImprovement
@@ -66,20 +77,34 @@ LOGNEI_SAMPLES = 128
 r"""Quasi-Monte Carlo samples per evaluation (BoTorch's default for its MC acquisitions)."""
 
 
-def standardized_view(model: CandidateGP, index: int) -> CandidateGP:
+LOGNEI_REDUCTIONS = ("max", "select", "average")
+r"""The reductions of :class:`CandidateLogNEI` over candidates."""
+
+
+class CandidateEnsemble(CandidateGP):
+    r"""A K-wide candidate model that BoTorch's acquisitions treat as an ensemble, as its fully
+    Bayesian GPs: their values are averaged over the candidate dimension (``-3`` of every
+    posterior, BoTorch's ``MCMC_DIM``). For candidates drawn from a hyperposterior."""
+
+    _is_ensemble = True
+
+
+def standardized_view(model: CandidateGP, index: int | None) -> CandidateGP:
     r"""Candidate ``index`` of ``model`` (outcome transform ``Standardize``) as a single-output model
     of the standardised targets :math:`z = (y - a) / s`: ``model.select(index, factors=False)``
-    without its outcome transform, so its posteriors are in the units of :math:`z`."""
+    without its outcome transform, so its posteriors are in the units of :math:`z`.
+    ``index=None``: all K candidates, as a :class:`CandidateEnsemble`."""
     if model.X_pending is not None:
         raise ValueError("factors=False needs a model without pending points (they condition through the factors).")
     with torch.no_grad():
         Z, _ = model.outcome_transform(model.raw_train_Y)  # eval mode: the model's own a and s
-    return CandidateGP(
+    one = index is not None
+    return (CandidateGP if one else CandidateEnsemble)(
         model.raw_train_X,
         Z,
-        model.candidates.subset([int(index) % model.num_candidates]),
+        model.candidates.subset([int(index) % model.num_candidates]) if one else model.candidates,
         input_transform=copy.deepcopy(getattr(model, "input_transform", None)),
-        squeeze_candidate_dim=True,
+        squeeze_candidate_dim=one,
         check_data=False,
     )
 
@@ -92,7 +117,9 @@ class CandidateLogNEI(AcquisitionFunction):
         X_baseline: ``n x d`` observed points, in the model's input units.
         seed: Seeds the Sobol samples and the global RNG while each candidate's baseline is
             pruned (forked: the caller's RNG is untouched), so the values are deterministic.
-        reduction: ``"max"`` (over candidates) or ``"select"`` (candidate ``index``).
+        reduction: ``"max"`` (over candidates), ``"select"`` (candidate ``index``) or
+            ``"average"`` (the candidates' model average; a model with outcome transform
+            ``Standardize``).
         index: The candidate for ``"select"``.
         X_pending: ``p x d`` pending points and earlier slots, or ``None``.
         num_samples: Quasi-Monte Carlo samples.
@@ -109,7 +136,10 @@ class CandidateLogNEI(AcquisitionFunction):
         num_samples: int = LOGNEI_SAMPLES,
     ) -> None:
         super().__init__(model=model)
-        check_reduction(reduction, index, model.num_candidates)
+        if reduction not in LOGNEI_REDUCTIONS:
+            raise ValueError(f"reduction must be one of {LOGNEI_REDUCTIONS}, got {reduction!r}.")
+        if reduction != "average":
+            check_reduction(reduction, index, model.num_candidates)
         d = model.raw_train_X.shape[-1]
         if X_baseline.ndim != 2 or X_baseline.shape[0] == 0 or X_baseline.shape[-1] != d:
             raise ValueError(f"X_baseline must be n x {d} with n >= 1, got shape {tuple(X_baseline.shape)}.")
@@ -123,9 +153,17 @@ class CandidateLogNEI(AcquisitionFunction):
         transform = getattr(model, "outcome_transform", None)
         # log s, added back to the standardised values (one read of s: the temperatures are floats)
         self.log_scale: float | None = float(transform.stdvs.log()) if is_plain_standardize(transform) else None
+        if reduction == "average" and self.log_scale is None:
+            raise ValueError(
+                f"reduction='average' needs a model whose outcome transform is Standardize, got {type(transform).__name__}."
+            )
         scale = 1.0 if self.log_scale is None else math.exp(self.log_scale)
-        for u in [int(index)] if reduction == "select" else range(model.num_candidates):
-            view = model.select(u, factors=False) if self.log_scale is None else standardized_view(model, u)
+        if reduction == "average":  # one acquisition on the ensemble
+            views = [standardized_view(model, None)]
+        else:
+            indices = [int(cast(int, index))] if reduction == "select" else range(model.num_candidates)
+            views = [model.select(u, factors=False) if self.log_scale is None else standardized_view(model, u) for u in indices]
+        for view in views:
             with forked_rng(self.seed, X_baseline.device):  # baseline pruning draws from the global RNG
                 sampler = SobolQMCNormalSampler(sample_shape=torch.Size([num_samples]), seed=self.seed)
                 self.acqfs.append(
@@ -135,7 +173,8 @@ class CandidateLogNEI(AcquisitionFunction):
                 )
 
     def q_values(self, X: Tensor) -> Tensor:
-        r"""``batch_shape x q x d`` batches -> ``batch_shape x K'`` values (``K' = 1`` for ``"select"``)."""
+        r"""``batch_shape x q x d`` batches -> ``batch_shape x K'`` values (``K' = 1`` for ``"select"``
+        and ``"average"``)."""
         values = torch.stack([acqf(X) for acqf in self.acqfs], dim=-1)
         return values if self.log_scale is None else values + self.log_scale
 
@@ -150,4 +189,4 @@ class CandidateLogNEI(AcquisitionFunction):
         return values.max(dim=-1).values if self.reduction == "max" else values[..., 0]
 
 
-__all__ = ["CandidateLogNEI", "LOGNEI_SAMPLES", "standardized_view"]
+__all__ = ["CandidateEnsemble", "CandidateLogNEI", "LOGNEI_REDUCTIONS", "LOGNEI_SAMPLES", "standardized_view"]

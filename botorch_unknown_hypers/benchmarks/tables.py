@@ -28,6 +28,8 @@ The tables:
   ``bbob-d2-h7-decision``: the fifth round's (H7 against H6, with CPU time, :func:`h7_decision`).
   ``bbob-d2-h8-decision``: the sixth round's (H8 against H6, with ``hpo-four``'s paired regrets,
   :func:`h8_decision`).
+- ``bbob-d2-h3-decision``: the seventh round's (H3 against H6, beside the fully Bayesian anchor,
+  :func:`h3_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -236,6 +238,28 @@ r"""The fifth round's variant (``docs/bbob.md``): H6 without the posterior mean'
 extra start of the acquisition's maximisation (the incumbent alone)."""
 
 
+def cpu_medians(frame: pd.DataFrame, labels: Mapping[str, str]) -> tuple[pd.Series, str]:
+    r"""The median CPU seconds per run of each method of ``labels`` (method to its label) per noise
+    setting, on the problems they all ran, and the text that names them."""
+    both = common_runs(frame, list(labels))
+    cpu = both.assign(cpu_s=pd.to_numeric(both["cpu_s"])).groupby(["group", "method"])["cpu_s"].median()
+    text = "; ".join(
+        f"{g}: " + ", ".join(f"{label} {cpu.get((g, method), math.nan):.2f} s" for method, label in labels.items())
+        for g in ("d2", "d2-noisy")
+    )
+    return cpu, text
+
+
+def failure_line(results: Path, labels: Mapping[str, str]) -> tuple[str, tuple[int, int], tuple[int, int]]:
+    r"""``hpo-four``'s development failures of a variant and its reference (``labels``: the two
+    methods to their labels, the variant first): the text and each one's ``(failed, runs)``."""
+    (variant, label), (reference, ref_label) = labels.items()
+    new, ref = hpo_failures(results, variant), hpo_failures(results, reference)
+    text = (f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): {label} {new[0]} of {new[1]}, "
+            f"{ref_label} {ref[0]} of {ref[1]}.")
+    return text, new, ref
+
+
 def h7_decision(results: Path) -> str:
     r"""The fifth round's rule (``docs/bbob.md``), applied as written: H7 admissible against
     ``qlognei`` on the d = 2 development grid; its paired score difference against H6 (``auto``)
@@ -245,16 +269,12 @@ def h7_decision(results: Path) -> str:
     if numbers is None:
         return "No records yet.\n"
     frame, table, admissible, mean, se, m = numbers
-    both = common_runs(frame, [H6, H7])
-    cpu = both.assign(cpu_s=pd.to_numeric(both["cpu_s"])).groupby(["group", "method"])["cpu_s"].median()
+    cpu, times = cpu_medians(frame, {H7: "H7", H6: "H6"})
     faster = all(cpu.get((g, H7), math.inf) < cpu.get((g, H6), -math.inf) for g in ("d2", "d2-noisy"))
-    (new_failed, new_runs), (h6_failed, h6_runs) = hpo_failures(results, H7), hpo_failures(results, H6)
-    times = "; ".join(f"{g}: H7 {cpu.get((g, H7), math.nan):.2f} s, H6 {cpu.get((g, H6), math.nan):.2f} s" for g in ("d2", "d2-noisy"))
+    failures, (new_failed, new_runs), (h6_failed, h6_runs) = failure_line(results, {H7: "H7", H6: "H6"})
     lines = [markdown_table(table), "",
              f"H7 − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H7 better).",
-             f"Median CPU per run on the problems both ran: {times}.",
-             f"`hpo-four` seeds 100-109, runs failing (final simple regret ≥ {FAILURE:g}): H7 {new_failed} of {new_runs}, "
-             f"H6 {h6_failed} of {h6_runs}."]
+             f"Median CPU per run on the problems both ran: {times}.", failures]
     complete = m >= DEV_PAIRS and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
     passes = admissible and mean <= se and faster and new_failed <= h6_failed
     return decision_text(lines, complete, passes, "H7 replaces H6 as `auto`'s default", "`auto` stays H6")
@@ -285,6 +305,41 @@ def h8_decision(results: Path) -> str:
     complete = m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS)
     passes = admissible and mean <= se and hpo_mean < -2 * hpo_se
     return decision_text(lines, complete, passes, "H8 is to replace H6 as `auto`'s default once the reports are run for it",
+                         "`auto` stays H6")
+
+
+H3 = "auto[laplace_draws=16]"
+r"""The seventh round's variant (``docs/bbob.md``): H6 with the standing MAP candidate's qLogNEI
+averaged over 16 draws from the Laplace approximation of its hyperposterior."""
+ANCHOR = "fb-qlognei"
+r"""The fully Bayesian anchor (BoTorch's NUTS-sampled GP with qLogNEI) that H3 is judged against."""
+
+
+def h3_decision(results: Path) -> str:
+    r"""The seventh round's rule (``docs/bbob.md``), applied as written: H3 admissible against
+    ``qlognei`` on the d = 2 development grid; its paired score difference against H6 (``auto``)
+    below :math:`-1` SE; and no more ``hpo-four`` development failures than H6's. Reported beside
+    it and not part of the adoption: H3 and H6 against the fully Bayesian anchor on the problems
+    each shares with it (the averaging matches the anchor when H3 is not behind it by more than
+    2 SE), and the median CPU time per run of H3, H6 and ``qlognei``."""
+    numbers = round_numbers(results, H3, H6)
+    if numbers is None:
+        return "No records yet.\n"
+    frame, table, admissible, mean, se, m = numbers
+    scored = frame.assign(score=run_scores(frame))
+    anchor_lines = []
+    for method, label in ((H3, "H3"), (H6, "H6")):
+        diff = score_differences(scored, ANCHOR, method)
+        a_mean, a_se = mean_se([float(v) for v in diff]) if len(diff) > 1 else (math.nan, math.nan)
+        anchor_lines.append(f"{label} − `{ANCHOR}` over the {len(diff)} development problems both ran: {a_mean:+.3f} ± {a_se:.3f} decades.")
+    _, times = cpu_medians(frame, {H3: "H3", H6: "H6", "qlognei": "`qlognei`"})
+    failures, (new_failed, new_runs), (h6_failed, h6_runs) = failure_line(results, {H3: "H3", H6: "H6"})
+    lines = [markdown_table(table), "",
+             f"H3 − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H3 better).",
+             *anchor_lines, f"Median CPU per run on the problems all three ran: {times}.", failures]
+    complete = m >= DEV_PAIRS and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
+    passes = admissible and mean < -se and new_failed <= h6_failed
+    return decision_text(lines, complete, passes, "H3 is to replace H6 as `auto`'s default once the reports are run for it",
                          "`auto` stays H6")
 
 
@@ -512,6 +567,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h6-decision": h6_decision,
     "bbob-d2-h7-decision": h7_decision,
     "bbob-d2-h8-decision": h8_decision,
+    "bbob-d2-h3-decision": h3_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -557,6 +613,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

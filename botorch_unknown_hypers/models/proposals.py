@@ -41,6 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+from botorch.models import SingleTaskGP
 from botorch.models.model import Model
 from botorch.models.transforms import Normalize
 from botorch.utils.transforms import standardize
@@ -105,7 +106,18 @@ def propose_ard_lengthscales(
     model = fit_default_single_task_gp(
         train_X, train_Y, bounds.to(train_X), ard=ard, noise_floor=noise_floor, lengthscale_prior=lengthscale_prior
     )
-    ell = model.covar_module.lengthscale.detach().reshape(-1).expand(train_X.shape[-1])
+    return map_ladder(model, shrink, isotropic)
+
+
+def map_ladder(model: SingleTaskGP, shrink: Sequence[float], isotropic: Sequence[float] = ()) -> tuple[KernelCandidates, Tensor]:
+    r"""The candidates of :func:`propose_ard_lengthscales` from ``model``, an RBF ``SingleTaskGP``
+    already fitted on the unit cube and standardised outputs (one or ``d`` length scales):
+    ``(candidates, map_lengthscale)``, as there."""
+    shrink = _check_factors("shrink", shrink, allow_empty=True)
+    isotropic = _check_factors("isotropic", isotropic, allow_empty=True)
+    if not shrink and not isotropic:
+        raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
+    ell = model.covar_module.lengthscale.detach().reshape(-1).expand(model.train_inputs[0].shape[-1])
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])
     rows = [s * ell for s in shrink] + [torch.full_like(ell, v) for v in isotropic]
     cands = KernelCandidates(lengthscale=torch.stack(rows), outputscale=1.0, noise=noise, kernel="rbf")
@@ -275,6 +287,7 @@ __all__ = [
     "ISOTROPIC_LADDER",
     "SHRINK_FACTORS",
     "interaction_strengths",
+    "map_ladder",
     "propose_additive_decompositions",
     "propose_ard_lengthscales",
     "propose_periods",

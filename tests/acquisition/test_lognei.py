@@ -120,3 +120,42 @@ def test_pending_view_and_bad_arguments_are_named():
         CandidateLogNEI(model.condition_on_pending(Z[:1]), X, SEED)  # the caller hands the model on the data observed
     empty = CandidateLogNEI(model, X, SEED, X_pending=Z[:0])  # no pending rows: as without
     torch.testing.assert_close(empty.candidate_values(Z), CandidateLogNEI(model, X, SEED).candidate_values(Z))
+
+
+@pytest.mark.parametrize("pending", [False, True])
+def test_average_is_the_model_average_of_the_candidates_qlognei(pending):
+    # BoTorch's ensemble averaging: log (1/K) sum_k NEI_k, each draw with its own noisy incumbent;
+    # against the log-mean-exp of the candidates' own qLogNEI (separate samples: Monte Carlo error)
+    model, X, Z, _ = _model()
+    P = Z[:2] if pending else None
+    rows = slice(2, None) if pending else slice(None)
+    average = CandidateLogNEI(model, X, SEED, reduction="average", X_pending=P, num_samples=4096)
+    each = CandidateLogNEI(model, X, SEED, X_pending=P, num_samples=4096).candidate_values(Z)
+    reference = torch.logsumexp(each, dim=-1) - math.log(3)
+    values = average(Z.unsqueeze(-2))
+    assert values.shape == (6,) and len(average.acqfs) == 1
+    torch.testing.assert_close(values[rows], reference[rows], rtol=0, atol=0.02)
+    assert average.candidate_values(Z).shape == (6, 1)
+    assert average(Z[2:].reshape(2, 2, 2)).shape == (2,)
+    # identical candidates average to the one candidate's value
+    same = CandidateGP(
+        model.raw_train_X, model.raw_train_Y, model.candidates.subset([1, 1, 1]),
+        input_transform=Normalize(2, bounds=_model()[3]), outcome_transform=Standardize(m=1),
+    )
+    one = CandidateLogNEI(model, X, SEED, reduction="select", index=1, X_pending=P, num_samples=4096)
+    torch.testing.assert_close(
+        CandidateLogNEI(same, X, SEED, reduction="average", X_pending=P, num_samples=4096)(Z.unsqueeze(-2))[rows],
+        one(Z.unsqueeze(-2))[rows], rtol=0, atol=0.02,
+    )
+
+
+def test_average_has_gradients_and_refuses_a_model_without_standardize():
+    model, X, Z, bounds = _model()
+    Zg = Z.unsqueeze(-2).clone().requires_grad_(True)
+    CandidateLogNEI(model, X, SEED, reduction="average")(Zg).sum().backward()
+    assert torch.isfinite(Zg.grad).all() and Zg.grad.abs().sum() > 0
+    raw = CandidateGP(model.raw_train_X, model.raw_train_Y, model.candidates, input_transform=Normalize(2, bounds=bounds))
+    with pytest.raises(ValueError, match="reduction='average' needs a model whose outcome transform is Standardize"):
+        CandidateLogNEI(raw, X, SEED, reduction="average")
+    with pytest.raises(ValueError, match=r"reduction must be one of \('max', 'select', 'average'\), got 'mean'"):
+        CandidateLogNEI(model, X, SEED, reduction="mean")

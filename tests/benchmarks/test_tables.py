@@ -216,6 +216,47 @@ def test_the_h7_rule_asks_for_no_loss_against_h6_less_cpu_and_no_more_hpo_four_f
     assert h7_decision(tmp_path / "none") == "No records yet.\n"
 
 
+def test_the_h3_rule_asks_for_a_clear_gain_over_h6_and_no_more_hpo_four_failures_beside_the_anchor(tmp_path):
+    r"""H3 replaces H6 only when admissible against qlognei, better than H6 by more than 1 SE and
+    failing on no more of hpo-four's development seeds; the anchor's comparison is reported on
+    the problems it shares (here only some) and decides nothing."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import ANCHOR, H3, H6, h3_decision
+
+    store = record_store(tmp_path / "bbob")
+
+    def grid(method, regret, cpu=3.0, skip_last=False, functions=range(1, 25)):
+        for noisy in (False, True):
+            for function in functions:
+                for instance in range(1, 6):
+                    if skip_last and noisy and function == 24 and instance == 5:
+                        continue
+                    store.add("d2-noisy" if noisy else "d2", method, _record(function, instance, method, regret(instance), noisy, cpu=cpu))
+
+    grid("qlognei", lambda i: 1e-3)
+    grid(H6, lambda i: 1e-3, cpu=4.0)
+    grid(ANCHOR, lambda i: 10.0**-3.2, cpu=80.0, functions=range(1, 13))  # half the grid so far
+    grid(H3, lambda i: 10.0 ** (-3.1 - 0.1 * (i % 2)), cpu=6.0, skip_last=True)
+    hpo = partial(_hpo_dev, RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init")))
+    hpo(H6, {104})
+    hpo(H3, {104})
+    text = h3_decision(tmp_path)
+    assert "H3 − H6 over 239 development problems: -0.160 ± 0.003" in text  # 143 of -0.2 (odd instances), 96 of -0.1
+    assert f"H3 − `{ANCHOR}` over the 120 development problems both ran: +0.040 ± 0.004" in text  # 72 of 0, 48 of +0.1
+    assert f"H6 − `{ANCHOR}` over the 120 development problems both ran: +0.200 ± 0.000" in text
+    assert "d2: H3 6.00 s, H6 4.00 s, `qlognei` 3.00 s" in text and "H3 1 of 10, H6 1 of 10" in text
+    assert text.endswith("Decision: not decided yet (runs missing).\n")
+    store.add("d2-noisy", H3, _record(24, 5, H3, 10.0**-3.1, True, cpu=6.0))
+    assert h3_decision(tmp_path).endswith("Decision: H3 is to replace H6 as `auto`'s default once the reports are run for it.\n")
+    hpo(H3, {104, 105})  # one failure more than H6
+    assert h3_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")
+    hpo(H3, {104})
+    shift = {1: -0.3, 2: 0.2, 3: -0.1, 4: 0.15, 5: 0.0}  # a gain of 0.01 decades, within 1 SE (0.013)
+    grid(H3, lambda i: 10.0 ** (-3.0 + shift[i]), cpu=6.0)
+    assert h3_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")
+    assert h3_decision(tmp_path / "none") == "No records yet.\n"
+
+
 def test_the_needle_check_counts_runs_on_the_peak_and_compares_auto_with_he_auto(tmp_path):
     r"""A run is on the peak when its final simple regret is below f* - f(1) of berkenkamp; the
     check reads only once both methods have all ten development seeds."""

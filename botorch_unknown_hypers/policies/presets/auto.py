@@ -59,6 +59,7 @@ from typing import Any, ClassVar, cast
 import torch
 from botorch.acquisition import LogExpectedImprovement
 from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
@@ -73,8 +74,9 @@ from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS
-from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
+from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS, fit_default_single_task_gp
+from botorch_unknown_hypers.models.laplace import laplace_hyperposterior
+from botorch_unknown_hypers.models.proposals import map_ladder, propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, RoundRule, RoundData, Selector, Slot
@@ -140,6 +142,13 @@ class AutoSettings:
         lengthscale_prior: The MAP fits' length-scale prior (the standing candidate's and every
             proposal's): ``"dim-scaled"`` (default, BoTorch's) or ``"gamma"`` (Gamma(3, 6) on
             every length scale, BoTorch's earlier default; H8 of ``docs/bbob.md``).
+        laplace_draws: With ``standing`` and ``acquisition="lognei"``, HE-auto only: when the
+            standing MAP candidate plays, average its qLogNEI over this many draws from the
+            Laplace approximation of BoTorch's hyperposterior at the MAP fit
+            (:mod:`~botorch_unknown_hypers.models.laplace`; ``reduction="average"`` of
+            :class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`), drawn afresh
+            every round; the test still judges the MAP candidate itself. 0 (default): the MAP
+            point estimate (H3 of ``docs/bbob.md``).
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -154,6 +163,7 @@ class AutoSettings:
     noise_floor: float | None = None
     mean_start: bool = True
     lengthscale_prior: str = "dim-scaled"
+    laplace_draws: int = 0
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -193,6 +203,13 @@ class AutoSettings:
             check_positive("noise_floor", self.noise_floor, upper=1.0)
         if self.lengthscale_prior not in LENGTHSCALE_PRIORS:
             raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {self.lengthscale_prior!r}.")
+        if isinstance(self.laplace_draws, bool) or not isinstance(self.laplace_draws, int) or self.laplace_draws < 0:
+            raise ValueError(f"laplace_draws must be an integer >= 0, got {self.laplace_draws!r}.")
+        if self.laplace_draws and not (self.standing and self.acquisition == "lognei"):
+            raise ValueError(
+                "laplace_draws > 0 averages the standing candidate's qLogNEI, so it needs standing=true and "
+                f"acquisition='lognei'; got standing={self.standing}, acquisition={self.acquisition!r}."
+            )
         check_positive("B", self.B)
         check_positive("R", self.R)
         check_probability("delta", self.delta)
@@ -220,11 +237,25 @@ STANDING: dict[str, Any] = {"shrink": (1.0,), "isotropic": (), "ard": True}
 r"""What makes :func:`propose_candidates` give the standing candidate: the MAP vector alone, ARD."""
 
 
-def standing_candidate(ctx: RoundContext, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
+def standing_candidate(
+    ctx: RoundContext, settings: AutoSettings, train_X: Tensor, train_Y: Tensor
+) -> tuple[KernelCandidates, KernelCandidates | None]:
     r"""The standing candidate on all data: BoTorch's default model (ARD, its priors, fitted
     noise) fitted as :func:`propose_candidates` fits it, its MAP length scales alone, noise
-    floored (one candidate; the fitted constant mean is not kept, as for every proposal)."""
-    return propose_candidates(ctx, replace(settings, **STANDING), train_X, train_Y)
+    floored (one candidate; the fitted constant mean is not kept, as for every proposal).
+    With ``settings.laplace_draws``, also that many draws from the Laplace approximation of the
+    fit's hyperposterior (noise floored alike; drawn from the context's generator), else ``None``."""
+    if not settings.laplace_draws:
+        return propose_candidates(ctx, replace(settings, **STANDING), train_X, train_Y), None
+    with ctx.seeded():
+        model = fit_default_single_task_gp(
+            train_X, train_Y, ctx.domain.bounds, noise_floor=settings.noise_floor, lengthscale_prior=settings.lengthscale_prior
+        )
+        candidates, _ = map_ladder(model, cast(tuple[float, ...], STANDING["shrink"]))
+        draws = laplace_hyperposterior(model).candidates(settings.laplace_draws, ctx.generator)
+    noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
+    draws = replace(draws, noise=draws.noise.clamp_min(MIN_NOISE))
+    return candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype), draws.to(device=ctx.device, dtype=ctx.dtype)
 
 
 def with_candidate(spec: KernelCandidates, index: int, new: KernelCandidates) -> KernelCandidates:
@@ -368,11 +399,16 @@ class ProposedCandidates(CandidateSource[CandidateSpec]):
         st, n = state, train_X.shape[0]
         if self.settings.standing:  # the standing candidate on D_t, refitted while in the set
             if st.standing is None:
-                self.add(ctx, st, standing_candidate(ctx, self.settings, train_X, train_Y))
+                fitted, draws = standing_candidate(ctx, self.settings, train_X, train_Y)
+                self.add(ctx, st, fitted)
                 st.standing = len(st.alive) - 1
             elif st.alive[st.standing]:
-                fitted = standing_candidate(ctx, self.settings, train_X, train_Y)
+                fitted, draws = standing_candidate(ctx, self.settings, train_X, train_Y)
                 st.candidates = with_candidate(st.candidates, st.standing, fitted)
+            else:
+                draws = None
+            if self.settings.laplace_draws:  # the standing candidate's hyperposterior draws of this round
+                st.draws = draws
         if due(st.proposed_at, n, self.settings.growth):  # a(t) on D_t, as round t + 1 starts
             spec = propose_candidates(ctx, self.settings, train_X, train_Y)
             if self.settings.restart:
@@ -438,6 +474,8 @@ class LBGPUCBAuto(BalancingPolicy):
         **options: object,
     ) -> None:
         settings = AutoSettings.from_options(**{**LB_DEFAULTS, **options})
+        if settings.laplace_draws:
+            raise ValueError(f"laplace_draws is an option of HE-auto and auto only, got {settings.laplace_draws} for lb-gp-ucb-auto.")
         super().__init__(
             domain, seed=seed, device=device, dtype=dtype, noise_std=settings.R, delta=settings.delta,
             width_factor=2.0, noisy_sigma=False, num_restarts=num_restarts, raw_samples=raw_samples, search=search,
@@ -509,9 +547,26 @@ class AcquisitionSlots(Selector[CandidateGP]):
                 local = cast(Any, acqf).candidate_values(x).reshape(-1).argmax()  # every acquisition() has candidate_values
         else:  # the most likely survivor
             local = best
-            acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed, ctx=ctx)
+            draws = getattr(data.state, "draws", None)
+            if draws is not None and data.candidates[best] == data.state.standing:  # H3: the MAP fit's hyperposterior
+                acqf = hyperposterior_acquisition(ctx, draws, data.train_X, data.train_Y, fixed)
+            else:
+                acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="select", index=best, fixed=fixed, ctx=ctx)
             x, warm = ctx.maximize_slot(acqf, fixed, starts, warm)
         return Slot(x, local), warm
+
+
+def hyperposterior_acquisition(
+    ctx: RoundContext, draws: KernelCandidates, train_X: Tensor, train_Y: Tensor, fixed: Tensor | None
+) -> AcquisitionFunction:
+    r"""qLogNEI averaged over hyperposterior ``draws`` on :math:`D_{t-1}` (one batched GP of the
+    draws, standardised as the round's model, the ``fixed`` points as BoTorch's pending points;
+    ``reduction="average"`` of :class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`)."""
+    bounds = ctx.domain.bounds
+    model = CandidateGP(
+        train_X, train_Y, draws, input_transform=Normalize(bounds.shape[-1], bounds=bounds), outcome_transform=Standardize(m=1), check_data=False
+    )  # drawn afresh every round: no factors or modules to keep
+    return CandidateLogNEI(model, train_X, ctx.next_seed(), reduction="average", X_pending=fixed)
 
 
 @dataclass
@@ -524,6 +579,9 @@ class AutoEliminationState(EliminationState):
     proposed_at: list[int] = field(default_factory=list)
     retired_at: dict[int, int] = field(default_factory=dict)
     standing: int | None = None
+    draws: KernelCandidates | None = field(default=None, init=False, repr=False, compare=False)
+    r"""``laplace_draws``: the standing candidate's hyperposterior draws of the current round
+    (drawn again every round before the play; not saved)."""
 
     def check(self) -> None:
         if self.candidates is None:

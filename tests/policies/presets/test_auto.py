@@ -609,3 +609,68 @@ def test_auto_noise_floor_reaches_every_map_fit():
         noise[floor] = policy.state.candidates.noise_variances()  # the standing model and the proposals
     assert float(noise[None].min()) >= 1e-4 * (1 - 1e-6)  # BoTorch's bound (stored in float32)
     assert float(noise[1e-6].max()) < 1e-4 and float(noise[1e-6].min()) >= 1e-6 * (1 - 1e-6)
+
+
+def test_laplace_draws_average_qlognei_over_the_map_fits_hyperposterior_while_map_plays(monkeypatch):
+    r"""``laplace_draws`` (H3 of ``docs/bbob.md``): whenever the standing MAP candidate is the
+    likeliest survivor, the acquisition is qLogNEI averaged over draws from the Laplace
+    approximation at BoTorch's fit on all data (drawn every round, the MAP candidate's own
+    hyperparameters unchanged); another survivor plays as in ``auto``; runs are deterministic."""
+    from botorch_unknown_hypers.models.laplace import laplace_hyperposterior
+    from botorch_unknown_hypers.policies.presets import auto as auto_module
+
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    calls = []
+    real = auto_module.hyperposterior_acquisition
+
+    def spy(ctx, draws, train_X, train_Y, fixed):
+        acqf = real(ctx, draws, train_X, train_Y, fixed)
+        calls.append((len(draws), acqf.reduction, train_X.shape[0]))
+        return acqf
+
+    monkeypatch.setattr(auto_module, "hyperposterior_acquisition", spy)
+    policy = make_policy("auto", box, seed=3, laplace_draws=8, num_restarts=2, raw_samples=16)
+    plain = make_policy("auto", box, seed=3, num_restarts=2, raw_samples=16)
+    X0, Y0 = _data(6)
+    X, Y = _campaign(policy, X0, Y0, 3)
+    st = policy.state
+    played_map = [u == st.standing for u in st.play_candidate]
+    assert sum(played_map) >= 1 and len(calls) == sum(played_map) and all(c[:2] == (8, "average") for c in calls)
+    assert st.draws is not None and len(st.draws) == 8 and st.draws.kernel == "rbf"
+    assert "draws" not in policy.state_dict()["state"]  # drawn again every round, never saved
+    # the standing candidate is BoTorch's MAP fit, as without the option
+    fit = fit_default_single_task_gp(X[:-1], Y[:-1], box.bounds, noise_floor=1e-6)
+    torch.testing.assert_close(st.candidates.lengthscale[st.standing], fit.covar_module.lengthscale.detach().reshape(-1))
+    spread = laplace_hyperposterior(fit)
+    assert spread.mode.shape == (3,)
+    # deterministic given the seed; not the point estimate's campaign
+    again = make_policy("auto", box, seed=3, laplace_draws=8, num_restarts=2, raw_samples=16)
+    assert torch.equal(_campaign(again, X0, Y0, 3)[0], X)
+    assert not torch.equal(_campaign(plain, X0, Y0, 3)[0], X)
+    # a saved state resumes to the same next point
+    fresh = make_policy("auto", box, seed=0, laplace_draws=8, num_restarts=2, raw_samples=16)
+    fresh.load_state_dict(json.loads(json.dumps(policy.state_dict(), allow_nan=False)))
+    torch.testing.assert_close(fresh.suggest(X, Y), policy.suggest(X, Y))
+    # once the test has rejected MAP the likeliest survivor plays its own qLogNEI, no draws
+    st.alive[st.standing] = False
+    st.eliminated_at[st.standing] = st.round
+    before = len(calls)
+    _campaign(policy, X, Y, 2)
+    assert len(calls) == before and st.draws is None
+
+
+def test_laplace_draws_run_on_a_pool_and_in_batches_and_bad_values_are_refused():
+    pool = _pool()
+    policy = make_policy("auto", pool, seed=1, laplace_draws=4)
+    x = policy.suggest(*_pool_data(8), q=2)
+    assert x.shape == (2, 2) and all(any(torch.equal(p, c) for c in pool.points) for p in x)
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    for bad in (-1, 1.5, True, "4"):
+        with pytest.raises(ValueError, match="laplace_draws must be an integer >= 0"):
+            make_policy("auto", box, laplace_draws=bad)
+    with pytest.raises(ValueError, match="needs standing=true and acquisition='lognei'; got standing=False"):
+        make_policy("he-gp-ucb-auto", box, laplace_draws=4)
+    with pytest.raises(ValueError, match="acquisition='lognei'; got standing=True, acquisition='logei'"):
+        make_policy("auto", box, laplace_draws=4, acquisition="logei")
+    with pytest.raises(ValueError, match="laplace_draws is an option of HE-auto and auto only"):
+        make_policy("lb-gp-ucb-auto", box, laplace_draws=4, standing=True, acquisition="lognei")
