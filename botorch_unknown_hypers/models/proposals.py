@@ -79,7 +79,7 @@ def propose_ard_lengthscales(
     ard: bool = True,
     noise_floor: float | None = None,
     lengthscale_prior: str = "dim-scaled",
-) -> tuple[KernelCandidates, Tensor]:
+) -> tuple[KernelCandidates, Tensor, SingleTaskGP]:
     r"""RBF candidates: the MAP ARD vector scaled by ``shrink``, then the ``isotropic`` ladder.
 
     Args:
@@ -94,9 +94,10 @@ def propose_ard_lengthscales(
             ``"gamma"`` (:func:`~botorch_unknown_hypers.models.fitted.fit_default_single_task_gp`).
 
     Returns:
-        ``(candidates, map_lengthscale)``: ``len(shrink) + len(isotropic)`` candidates with the
-        MAP noise variance (standardised units) and output scale 1, and the ``d`` MAP length
-        scales (``d`` copies of the shared one when ``ard=False``).
+        ``(candidates, map_lengthscale, model)``: ``len(shrink) + len(isotropic)`` candidates
+        with the MAP noise variance (standardised units) and output scale 1, the ``d`` MAP
+        length scales (``d`` copies of the shared one when ``ard=False``), and the fitted
+        ``SingleTaskGP`` (eval mode) for rules that use the fit further.
     """
     train_Y = check_training_data(train_X, train_Y)
     shrink = _check_factors("shrink", shrink, allow_empty=True)
@@ -106,22 +107,11 @@ def propose_ard_lengthscales(
     model = fit_default_single_task_gp(
         train_X, train_Y, bounds.to(train_X), ard=ard, noise_floor=noise_floor, lengthscale_prior=lengthscale_prior
     )
-    return map_ladder(model, shrink, isotropic)
-
-
-def map_ladder(model: SingleTaskGP, shrink: Sequence[float], isotropic: Sequence[float] = ()) -> tuple[KernelCandidates, Tensor]:
-    r"""The candidates of :func:`propose_ard_lengthscales` from ``model``, an RBF ``SingleTaskGP``
-    already fitted on the unit cube and standardised outputs (one or ``d`` length scales):
-    ``(candidates, map_lengthscale)``, as there."""
-    shrink = _check_factors("shrink", shrink, allow_empty=True)
-    isotropic = _check_factors("isotropic", isotropic, allow_empty=True)
-    if not shrink and not isotropic:
-        raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
-    ell = model.covar_module.lengthscale.detach().reshape(-1).expand(model.train_inputs[0].shape[-1])
+    ell = model.covar_module.lengthscale.detach().reshape(-1).expand(train_X.shape[-1])
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])
     rows = [s * ell for s in shrink] + [torch.full_like(ell, v) for v in isotropic]
     cands = KernelCandidates(lengthscale=torch.stack(rows), outputscale=1.0, noise=noise, kernel="rbf")
-    return cands, ell
+    return cands, ell, model
 
 
 def propose_periods(
@@ -287,7 +277,6 @@ __all__ = [
     "ISOTROPIC_LADDER",
     "SHRINK_FACTORS",
     "interaction_strengths",
-    "map_ladder",
     "propose_additive_decompositions",
     "propose_ard_lengthscales",
     "propose_periods",

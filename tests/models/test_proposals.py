@@ -29,7 +29,7 @@ def test_ard_ladder_contains_the_map_vector_and_sees_the_irrelevant_input():
     bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
     X = _uniform(30, bounds, 0)
     Y = torch.sin(6 * X[:, :1])  # x1 is irrelevant
-    cands, ell = propose_ard_lengthscales(X, Y, bounds)
+    cands, ell, _ = propose_ard_lengthscales(X, Y, bounds)
     reference = fit_default_single_task_gp(X, Y, bounds).covar_module.lengthscale.detach().reshape(-1)
     assert torch.allclose(ell, reference, rtol=1e-6)
     assert torch.equal(cands.lengthscale[0], ell)  # the MAP vector itself is a candidate
@@ -45,8 +45,8 @@ def test_ard_proposals_do_not_depend_on_the_output_scale():
     bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
     X = _uniform(25, bounds, 1)
     Y = torch.sin(5 * X[:, :1]) + X[:, 1:] ** 2
-    _, ell = propose_ard_lengthscales(X, Y, bounds)
-    _, ell_scaled = propose_ard_lengthscales(X, 300.0 * Y + 40.0, bounds)
+    _, ell, _ = propose_ard_lengthscales(X, Y, bounds)
+    _, ell_scaled, _ = propose_ard_lengthscales(X, 300.0 * Y + 40.0, bounds)
     assert torch.allclose(ell, ell_scaled, rtol=1e-3)
 
 
@@ -106,7 +106,7 @@ def test_bad_factors_are_refused_by_name():
         propose_ard_lengthscales(X, Y, bounds, isotropic=[0.5, -1.0])
     with pytest.raises(ValueError, match="shrink must be a sequence of finite numbers > 0"):
         propose_ard_lengthscales(X, Y, bounds, shrink=[float("nan")])
-    cands, _ = propose_ard_lengthscales(X, Y, bounds, shrink=[], isotropic=[0.5])  # one list may be empty
+    cands, _, _ = propose_ard_lengthscales(X, Y, bounds, shrink=[], isotropic=[0.5])  # one list may be empty
     assert cands.lengthscale.reshape(-1).tolist() == [0.5]
 
 

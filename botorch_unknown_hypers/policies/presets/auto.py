@@ -74,9 +74,9 @@ from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS, fit_default_single_task_gp
+from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS
 from botorch_unknown_hypers.models.laplace import laplace_hyperposterior
-from botorch_unknown_hypers.models.proposals import map_ladder, propose_ard_lengthscales
+from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.round.candidate_round import CandidateSetRound, CandidateSource, RoundRule, RoundData, Selector, Slot
@@ -216,10 +216,15 @@ class AutoSettings:
         return self
 
 
-def propose_candidates(ctx: RoundContext, settings: AutoSettings, train_X: Tensor, train_Y: Tensor) -> KernelCandidates:
-    r"""The ARD proposal on all data (MAP fit inside the context's seeded RNG), noise floored."""
+def propose_candidates(
+    ctx: RoundContext, settings: AutoSettings, train_X: Tensor, train_Y: Tensor, draws: int = 0
+) -> tuple[KernelCandidates, KernelCandidates | None]:
+    r"""The ARD proposal on all data (MAP fit inside the context's seeded RNG), noise floored;
+    with ``draws``, also that many draws from the Laplace approximation of the fit's
+    hyperposterior (:mod:`~botorch_unknown_hypers.models.laplace`, from the context's generator,
+    noise floored alike), else ``None``."""
     with ctx.seeded():
-        candidates, _ = propose_ard_lengthscales(
+        candidates, _, model = propose_ard_lengthscales(
             train_X,
             train_Y,
             ctx.domain.bounds,
@@ -229,8 +234,12 @@ def propose_candidates(ctx: RoundContext, settings: AutoSettings, train_X: Tenso
             noise_floor=settings.noise_floor,
             lengthscale_prior=settings.lengthscale_prior,
         )
+        spread = laplace_hyperposterior(model).candidates(draws, ctx.generator) if draws else None
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
-    return candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype)
+    candidates = candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype)
+    if spread is not None:
+        spread = replace(spread, noise=spread.noise.clamp_min(MIN_NOISE)).to(device=ctx.device, dtype=ctx.dtype)
+    return candidates, spread
 
 
 STANDING: dict[str, Any] = {"shrink": (1.0,), "isotropic": (), "ard": True}
@@ -242,20 +251,10 @@ def standing_candidate(
 ) -> tuple[KernelCandidates, KernelCandidates | None]:
     r"""The standing candidate on all data: BoTorch's default model (ARD, its priors, fitted
     noise) fitted as :func:`propose_candidates` fits it, its MAP length scales alone, noise
-    floored (one candidate; the fitted constant mean is not kept, as for every proposal).
-    With ``settings.laplace_draws``, also that many draws from the Laplace approximation of the
-    fit's hyperposterior (noise floored alike; drawn from the context's generator), else ``None``."""
-    if not settings.laplace_draws:
-        return propose_candidates(ctx, replace(settings, **STANDING), train_X, train_Y), None
-    with ctx.seeded():
-        model = fit_default_single_task_gp(
-            train_X, train_Y, ctx.domain.bounds, noise_floor=settings.noise_floor, lengthscale_prior=settings.lengthscale_prior
-        )
-        candidates, _ = map_ladder(model, cast(tuple[float, ...], STANDING["shrink"]))
-        draws = laplace_hyperposterior(model).candidates(settings.laplace_draws, ctx.generator)
-    noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
-    draws = replace(draws, noise=draws.noise.clamp_min(MIN_NOISE))
-    return candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype), draws.to(device=ctx.device, dtype=ctx.dtype)
+    floored (one candidate; the fitted constant mean is not kept, as for every proposal), and
+    with ``settings.laplace_draws`` that many draws from its hyperposterior's Laplace
+    approximation (else ``None``)."""
+    return propose_candidates(ctx, replace(settings, **STANDING), train_X, train_Y, draws=settings.laplace_draws)
 
 
 def with_candidate(spec: KernelCandidates, index: int, new: KernelCandidates) -> KernelCandidates:
@@ -410,7 +409,7 @@ class ProposedCandidates(CandidateSource[CandidateSpec]):
             if self.settings.laplace_draws:  # the standing candidate's hyperposterior draws of this round
                 st.draws = draws
         if due(st.proposed_at, n, self.settings.growth):  # a(t) on D_t, as round t + 1 starts
-            spec = propose_candidates(ctx, self.settings, train_X, train_Y)
+            spec, _ = propose_candidates(ctx, self.settings, train_X, train_Y)
             if self.settings.restart:
                 retire(st.alive, st.retired_at, st.round, keep=st.standing)
             self.add(ctx, st, spec)

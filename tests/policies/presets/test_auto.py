@@ -66,7 +66,7 @@ def test_first_candidates_are_the_map_ladder(ard):
     domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     policy = LBGPUCBAuto(domain, seed=0, **FAST) if not ard else LBGPUCBAuto(domain, seed=0, ard=True, **FAST)
     policy.suggest(X, Y)
-    _, ell = propose_ard_lengthscales(X, Y, domain.bounds, shrink=(1.0,), isotropic=(), ard=ard)
+    _, ell, _ = propose_ard_lengthscales(X, Y, domain.bounds, shrink=(1.0,), isotropic=(), ard=ard)
     assert bool(ell[0] == ell[1]) != ard
     ls = policy.state.candidates.lengthscale
     assert ls.shape == (3, 2)
@@ -277,7 +277,7 @@ def test_standing_candidate_is_the_default_model_refitted_every_round(name):
     # the proposals of a(t) are made as without the option: at n = 6 and 12, one each (shrink 1)
     assert st.proposed_at == [6, 12] and len(st.candidates) == 3
     for u, n in zip((1, 2), (6, 12)):
-        _, ell = propose_ard_lengthscales(X[:n], Y[:n], BOX.bounds, shrink=(1.0,), isotropic=(), ard=name.startswith("he"))
+        _, ell, _ = propose_ard_lengthscales(X[:n], Y[:n], BOX.bounds, shrink=(1.0,), isotropic=(), ard=name.startswith("he"))
         torch.testing.assert_close(st.candidates.lengthscale[u], ell, rtol=1e-9, atol=0)
     if name.startswith("lb"):
         assert st.norms.tolist() == [1.0, 1.0, 1.0]  # settings.B for the standing candidate too
