@@ -129,9 +129,9 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
         policy = PEERS[name](problem.domain, seed=seed, **options)
     else:
         policy = make_policy(name, problem.domain, seed=seed, **options)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     df = run(problem, policy, iterations=T, seed=seed, n_init=N_INIT, method=method)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start  # CPU: the worker process's, all its threads
     f_star = float(problem.optimal_value)
     f = [float(v) for v in df["f"]]
     best, simple = -math.inf, []
@@ -150,6 +150,7 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
         "final_simple_regret": simple[-1],
         "cumulative_regret": float(sum(f_star - v for v in f[N_INIT:])),
         "wall_time_s": wall,
+        "cpu_s": cpu,
         "threads": threads,
         "code": version,
         "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),

@@ -118,7 +118,7 @@ def practical_frame(records: list[dict[str, Any]], spread: Callable[[str], float
         rows.append({
             "group": group, "problem": r["problem"], "function": r["problem"], "function_name": r["problem"],
             "instance": 0, "seed": r["seed"], "method": r["method"], "final_simple_regret": r["final_simple_regret"],
-            "spread": scales[r["problem"]], "wall_time_s": r["wall_time_s"], "cpu_s": None,
+            "spread": scales[r["problem"]], "wall_time_s": r["wall_time_s"], "cpu_s": r.get("cpu_s"),
             "regret": np.concatenate([trace, np.full(longest - len(trace), trace[-1])]),
         })
     return pd.DataFrame(rows)

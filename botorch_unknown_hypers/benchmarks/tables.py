@@ -130,8 +130,12 @@ def summary(frame: pd.DataFrame, methods: Sequence[str] | None = None) -> str:
             "median proposal s/run": float(common[common["method"] == m]["wall_time_s"].median()),
             "median CPU s/run": float(pd.to_numeric(common[common["method"] == m]["cpu_s"]).median()),
         } for m in present]
+        table = pd.DataFrame(rows)
+        if table["median CPU s/run"].isna().all():  # records written before their runs' CPU time was kept
+            table = table.drop(columns="median CPU s/run")
+            note = "\nThese records predate the CPU time's recording: proposal (wall) time only.\n" + note
         blocks.append(f"**{group}** ({common['problem'].nunique()} problems, every method on each):\n\n"
-                      + markdown_table(pd.DataFrame(rows)) + "\n" + note)
+                      + markdown_table(table) + "\n" + note)
     return "\n".join(blocks)
 
 

@@ -56,6 +56,22 @@ def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
         regenerate(docs, tmp_path / "results")
 
 
+def test_a_summary_drops_the_cpu_column_only_when_no_run_recorded_it(tmp_path):
+    store = record_store(tmp_path / "bbob")
+    for method, cpu in (("qlognei", 3.0), ("random", 0.5)):
+        store.add("d2", method, _record(1, 1, method, 1e-3, cpu=cpu))
+    header = next(line for line in bbob_summary(tmp_path, 2, (1,)).splitlines() if line.startswith("| method"))
+    assert header.endswith("| median CPU s/run |")
+    rows = [line for line in bbob_summary(tmp_path, 2, (1,)).splitlines() if line.startswith("| `random`")]
+    assert len(rows) == 1 and rows[0].endswith("| 1.5 | 2 | 0.5 |")  # rank 1.5 (a tie), 2 s proposals, 0.5 s CPU
+    unrecorded = record_store(tmp_path / "old" / "bbob")
+    for method in ("qlognei", "random"):
+        unrecorded.add("d2", method, _record(1, 1, method, 1e-3, cpu=None))
+    text = bbob_summary(tmp_path / "old", 2, (1,))
+    assert "CPU s/run" not in text and "predate the CPU time's recording" in text
+    assert "| `qlognei` | 1 |" in text
+
+
 def test_a_report_table_shows_only_run_counts_until_every_method_has_every_run(tmp_path):
     store = record_store(tmp_path / "bbob")
     methods, instances = ("qlognei", "random"), (16, 17)

@@ -113,10 +113,33 @@ class RoundState:
 
 
 @dataclass(frozen=True)
+class FrequentistBetas(Betas[CandidateGP]):
+    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}` (Thm 4.1), :math:`\delta_A = \delta/2`,
+    :math:`I^u_{t-1}` the information gain at the noise of the round model's ``info`` factors
+    (``noise``; the GP's own where those are absent and ``noise`` is ``None``)."""
+
+    B: float
+    R: float
+    delta: float
+    noise: float | None = None
+
+    def __post_init__(self) -> None:
+        check_nonnegative("B", self.B)
+        check_nonnegative("R", self.R)
+        check_probability("delta", self.delta)
+
+    def __call__(
+        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]
+    ) -> Tensor:
+        gain = ctx.information_gain(model, info, self.noise)
+        return theorem_beta(gain, B=self.B, R=self.R, delta=self.delta, checked=False).to(gain)  # constants checked when built; the round checks the widths
+
+
+@dataclass(frozen=True)
 class CandidateSetBetas(Betas[CandidateGP]):
     r""":math:`\beta^u_t` of a candidate set (a :class:`CandidateSetPolicy`'s ``beta`` option):
-    ``"frequentist"`` (Thm 4.1, :math:`B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
-    :math:`\delta_A = \delta/2`), ``"bayesian-finite"`` / ``"bayesian-continuous"`` (Thm 4.2 A / B
+    ``"frequentist"`` (Thm 4.1, :class:`FrequentistBetas` at :math:`(B, R, \delta)` with the GP's own
+    noise), ``"bayesian-finite"`` / ``"bayesian-continuous"`` (Thm 4.2 A / B
     at :math:`\delta/2`, ``lipschitz`` the :math:`(a, b)` of Assumption B.1 on the unit cube) or a
     number."""
 
@@ -138,8 +161,7 @@ class CandidateSetBetas(Betas[CandidateGP]):
         if not isinstance(self.beta, str):
             return torch.full((K,), self.beta, dtype=ctx.dtype, device=ctx.device)
         if self.beta == "frequentist":
-            info = ctx.information_gain(model).reshape(K)
-            return theorem_beta(info, B=self.B, R=self.R, delta=self.delta, checked=False).to(ctx.dtype)
+            return FrequentistBetas(self.B, self.R, self.delta)(ctx, None, model, None, t, [])
         if self.beta == "bayesian-finite":
             value = bayesian_beta_finite(t, ctx.domain.size, self.delta / 2)
         else:
@@ -235,4 +257,4 @@ class CandidateSetPolicy(Policy):
             )
 
 
-__all__ = ["BETAS", "CandidateSetBetas", "DEFAULT_LENGTHSCALES", "XI_DELTA_SPLIT", "CandidateSetPolicy", "RoundState", "SurvivorState", "elimination_xi"]
+__all__ = ["BETAS", "CandidateSetBetas", "FrequentistBetas", "DEFAULT_LENGTHSCALES", "XI_DELTA_SPLIT", "CandidateSetPolicy", "RoundState", "SurvivorState", "elimination_xi"]

@@ -9,7 +9,8 @@ module, which names the paper's line it implements:
   campaign's fixed raw points (HE's box argmax) and the factors of the information gain at a
   noise of its own;
 - :class:`~botorch_unknown_hypers.policies.round.candidate_set.CandidateSetBetas`: :math:`\beta^u_t` of a
-  candidate set (frequentist, Bayesian or fixed); :class:`FrequentistBetas`: Thm 4.1's at given constants;
+  candidate set (frequentist, Bayesian or fixed), and
+  :class:`~botorch_unknown_hypers.policies.round.candidate_set.FrequentistBetas`, Thm 4.1's at given constants, which it uses;
 - :class:`DoublyOptimisticUCB`: :math:`(x_t, u_t) = \arg\max_{x, u}\mu^u_{t-1}(x) + \beta^u_t\sigma^u_{t-1}(x)`
   (:func:`~botorch_unknown_hypers.acquisition.optimize.joint_ucb_argmax`);
 - :class:`PrequentialElimination`: Alg. 1 lines 10-12 of Ziomek et al. 2025
@@ -27,14 +28,14 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed, joint_ucb_argmax
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.checks import check_nonnegative, check_probability
-from botorch_unknown_hypers.confidence import elimination_statistics, theorem_beta
+from botorch_unknown_hypers.checks import check_probability
+from botorch_unknown_hypers.confidence import elimination_statistics
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
-from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetBetas, SurvivorState, elimination_xi
+from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetBetas, FrequentistBetas, SurvivorState, elimination_xi
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.round.candidate_round import CandidateSource, RoundData, RoundModel, Selector, Slot, Test, Betas
+from botorch_unknown_hypers.policies.round.candidate_round import CandidateSource, RoundData, RoundModel, Selector, Slot, Test
 from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, play_record, take_observed_plays
 
 
@@ -101,29 +102,6 @@ class UnitCubeModel(RoundModel[CandidateSpec, CandidateGP]):
             modules=ctx.candidate_modules(spec, keys, train_X),
         )
         return model, info, raw
-
-
-@dataclass(frozen=True)
-class FrequentistBetas(Betas[CandidateGP]):
-    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}` (Thm 4.1), :math:`\delta_A = \delta/2`,
-    :math:`I^u_{t-1}` the information gain at the noise of the round model's ``info`` factors
-    (``noise``; the GP's own where those are absent and ``noise`` is ``None``)."""
-
-    B: float
-    R: float
-    delta: float
-    noise: float | None = None
-
-    def __post_init__(self) -> None:
-        check_nonnegative("B", self.B)
-        check_nonnegative("R", self.R)
-        check_probability("delta", self.delta)
-
-    def __call__(
-        self, ctx: RoundContext, state: Any, model: CandidateGP, info: CandidateFactor | None, t: int, candidates: list[int]
-    ) -> Tensor:
-        gain = ctx.information_gain(model, info, self.noise)
-        return theorem_beta(gain, B=self.B, R=self.R, delta=self.delta, checked=False).to(gain)  # constants checked when built; the round checks the widths
 
 
 @dataclass(frozen=True)
