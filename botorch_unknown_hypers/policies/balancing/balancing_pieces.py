@@ -137,8 +137,8 @@ class SoleCandidate(ModelSubset):
 
 @dataclass(frozen=True)
 class BalancingBetas(Betas[CandidateGP]):
-    r"""Thm 2.1: :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}`,
-    :math:`\delta_A = \delta/2`, :math:`B^u` the candidate's norm bound (``state.norms``),
+    r"""Thm 2.1: :math:`\beta^u_t = B^u + \sigma_N\sqrt{2(I^u_{t-1} + 1 + \ln(1/\delta_A))}`,
+    :math:`\delta_A = \delta/2` (so the log is :math:`\ln(2/\delta)`), :math:`B^u` the candidate's norm bound (``state.norms``),
     :math:`I^u_{t-1}` at the noise variance ``noise`` (the GP's own where ``None``)."""
 
     R: float

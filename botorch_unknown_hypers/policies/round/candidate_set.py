@@ -114,7 +114,7 @@ class RoundState:
 
 @dataclass(frozen=True)
 class FrequentistBetas(Betas[CandidateGP]):
-    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(2/\delta_A))}` (Thm 4.1), :math:`\delta_A = \delta/2`,
+    r""":math:`\beta^u_t = B + R\sqrt{2(I^u_{t-1} + 1 + \ln(1/\delta_A))}` (Thm 4.1), :math:`\delta_A = \delta/2` (so the log is :math:`\ln(2/\delta)`),
     :math:`I^u_{t-1}` the information gain at the noise of the round model's ``info`` factors
     (``noise``; the GP's own where those are absent and ``noise`` is ``None``)."""
 
