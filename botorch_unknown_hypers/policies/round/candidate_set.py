@@ -148,11 +148,10 @@ class CandidateSetBetas(Betas[CandidateGP]):
     R: float
     delta: float
     lipschitz: tuple[float, float] = (1.0, 1.0)
+    frequentist: FrequentistBetas = field(init=False, repr=False, compare=False)  # Thm 4.1 at (B, R, delta); checks them
 
     def __post_init__(self) -> None:
-        check_nonnegative("B", self.B)
-        check_nonnegative("R", self.R)
-        check_probability("delta", self.delta)
+        object.__setattr__(self, "frequentist", FrequentistBetas(self.B, self.R, self.delta))
 
     def betas(self, ctx: RoundContext, model: CandidateGP, t: int) -> Tensor:
         r""":math:`\beta^u_t` of the model's candidates (``K``), without a read (the constants are
@@ -161,7 +160,7 @@ class CandidateSetBetas(Betas[CandidateGP]):
         if not isinstance(self.beta, str):
             return torch.full((K,), self.beta, dtype=ctx.dtype, device=ctx.device)
         if self.beta == "frequentist":
-            return FrequentistBetas(self.B, self.R, self.delta)(ctx, None, model, None, t, [])
+            return self.frequentist(ctx, None, model, None, t, [])
         if self.beta == "bayesian-finite":
             value = bayesian_beta_finite(t, ctx.domain.size, self.delta / 2)
         else:
