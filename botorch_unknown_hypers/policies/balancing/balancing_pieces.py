@@ -50,7 +50,7 @@ from botorch_unknown_hypers.policies.round.candidate_round import (
     Test,
     Betas,
 )
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, play_record, take_observed_plays
+from botorch_unknown_hypers.policies.round.pending_plays import Observations, PendingPlay, play_record
 from botorch_unknown_hypers.regret_bounds import suspected_regret_bound
 
 
@@ -230,11 +230,10 @@ class BalancingElimination(Test):
     def __post_init__(self) -> None:
         check_probability("delta", self.delta)
 
-    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+    def __call__(self, ctx: RoundContext, state: Any, observed: Observations) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for play, y in take_observed_plays(state, X, Y, ctx.domain):  # one read: the match and Y
-            if play is not None:  # rows without a play enter D but no S^u
-                out.update(self.play(ctx, state, play, y))
+        for play, y in observed.plays():  # rows without a play enter D but no S^u
+            out.update(self.play(ctx, state, play, y))
         return out
 
     def play(self, ctx: RoundContext, state: Any, pending: PendingPlay, y: float) -> dict[str, Any]:
@@ -282,7 +281,7 @@ class CountRounds(Test):
 
     reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (Ledger,)  # reads no record: any ledger
 
-    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+    def __call__(self, ctx: RoundContext, state: Any, observed: Observations) -> dict[str, Any]:
         state.round += 1
         return {}
 

@@ -52,7 +52,7 @@ from botorch_unknown_hypers.models.fitted import fit_single_task_gp
 from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetPolicy, SurvivorState
 from botorch_unknown_hypers.policies.round.candidate_round import AllCandidates, CandidateSetRound, CandidateSource, RoundRule, RoundData, Selector, Slot, Test
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, play_record, take_observed_plays
+from botorch_unknown_hypers.policies.round.pending_plays import Observations, PendingPlay, play_record
 from botorch_unknown_hypers.policies.round.shared_pieces import EliminationTest, FixedCandidates, UnitCubeModel
 
 
@@ -129,11 +129,11 @@ class SurvivorFlags(AllCandidates):
         return {}
 
 
-def record_robust_play(state: RobustEliminationState, X: Tensor, Y: Tensor, domain: Domain) -> tuple[int, int, int] | None:
+def record_robust_play(state: RobustEliminationState, observed: Observations) -> tuple[int, int, int] | None:
     r"""Lines 12-15: the observed play's :math:`\eta_t, \hat\eta_t` and widths join both records
     (:math:`S^{u_t} \ni t`, :math:`\hat S^{v_t} \ni t`); ``(t, u_t, v_t)``, or ``None`` for data
     without a play."""
-    played = [(play, y) for play, y in take_observed_plays(state, X, Y, domain) if play is not None]
+    played = list(observed.plays())
     if not played:
         return None  # data without a play
     (p, y), = played
@@ -154,8 +154,8 @@ def record_robust_play(state: RobustEliminationState, X: Tensor, Y: Tensor, doma
 class RobustRecords(Test):
     r"""Lines 12-15 only (StableOpt without elimination)."""
 
-    def __call__(self, ctx: RoundContext, state: RobustEliminationState, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        record_robust_play(state, X, Y, ctx.domain)
+    def __call__(self, ctx: RoundContext, state: RobustEliminationState, observed: Observations) -> dict[str, Any]:
+        record_robust_play(state, observed)
         return {}
 
 
@@ -165,9 +165,9 @@ class RobustElimination(EliminationTest):
     :math:`\delta_B = \delta/2` and the original :math:`|U|`); both candidates go if both fire (the
     printed line 20 overwrites line 17); the last survivor stays."""
 
-    def __call__(self, ctx: RoundContext, state: RobustEliminationState, X: Tensor, Y: Tensor) -> dict[str, Any]:
+    def __call__(self, ctx: RoundContext, state: RobustEliminationState, observed: Observations) -> dict[str, Any]:
         st = state
-        played = record_robust_play(st, X, Y, ctx.domain)
+        played = record_robust_play(st, observed)
         if played is None:
             return {}
         t, u, v = played

@@ -50,7 +50,7 @@ from botorch_unknown_hypers.policies.round.candidate_round import (
     Test,
     Betas,
 )
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, play_record
+from botorch_unknown_hypers.policies.round.pending_plays import Observations, PendingPlay, play_record
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,15 @@ class PriorModels:
         ensure: The model (built, and the rule's state started, if it was not yet).
         sync: The model made to condition on exactly ``(train_X, train_Y)`` (rows it has not seen
             added by rank-one updates; data that do not extend its own rebuild it).
-        condition_plays: Condition on observed rows ``(X, Y)`` in order, handing each row that
-            answers a pending play, with its value, to ``play`` before it is conditioned on.
+        condition_plays: Condition on the observed rows (matched to their plays by the round) in
+            order, handing each row that answers a play, with its value, to ``play`` before it
+            is conditioned on.
         noise_std: The known noise standard deviation :math:`\sigma` of the priors.
     """
 
     ensure: Callable[[], PriorModel]
     sync: Callable[[Tensor, Tensor], PriorModel]
-    condition_plays: Callable[[Tensor, Tensor, Callable[[PendingPlay, float], None] | None], None]
+    condition_plays: Callable[[Observations, Callable[[PendingPlay, float], None] | None], None]
     noise_std: Callable[[], float]
 
     def priors(self) -> Priors:
@@ -245,9 +246,9 @@ class PriorEliminationTest(Test):
         return {"eta": eta, "xi": xi_t, "statistic": statistic, "threshold": threshold,
                 "eliminated": eliminated, "kept_last": kept_last}
 
-    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
+    def __call__(self, ctx: RoundContext, state: Any, observed: Observations) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        self.models.condition_plays(X, Y, lambda pending, y: out.update(self.play(state, pending, y)))
+        self.models.condition_plays(observed, lambda pending, y: out.update(self.play(state, pending, y)))
         alive = state.alive
         return {**out, "active": list(alive), "n_active": sum(alive)}
 
@@ -319,8 +320,8 @@ class HyperposteriorUpdate(Test):
 
     models: PriorModels
 
-    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        self.models.condition_plays(X, Y, None)
+    def __call__(self, ctx: RoundContext, state: Any, observed: Observations) -> dict[str, Any]:
+        self.models.condition_plays(observed, None)
         log_p = state.log_hyperposterior
         probabilities = [math.exp(v) for v in log_p]
         return {

@@ -52,7 +52,7 @@ from botorch_unknown_hypers.models.prior_model import (
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
 from botorch_unknown_hypers.policies.base import Policy
 from botorch_unknown_hypers.policies.prior_selection.prior_pieces import PriorModels
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observed_rows
+from botorch_unknown_hypers.policies.round.pending_plays import Observations, PendingPlay
 from botorch_unknown_hypers.policies.json_state import JSONValue
 from botorch_unknown_hypers.policies.tasks import TaskInfo
 
@@ -290,14 +290,14 @@ class PriorSelectionPolicy(Policy):
                 self._condition(x, y, x_host, y_host)
         return model
 
-    def condition_plays(self, X: Tensor, Y: Tensor, play: Callable[[PendingPlay, float], None] | None = None) -> None:
-        r"""Condition every prior on the rows ``X`` (``m x d``), ``Y`` (``m x 1``) in order; a row
-        that matches a pending play is round :math:`t` (``state.round``), handed with its value
-        to ``play`` (a test) before the row is conditioned on."""
+    def condition_plays(self, observed: Observations, play: Callable[[PendingPlay, float], None] | None = None) -> None:
+        r"""Condition every prior on the observed rows in order (matched to their plays, the rows
+        and their values copied to the host by the round); a row that answers a pending play is
+        round :math:`t` (``state.round``), handed with its value to ``play`` (a test) before the
+        row is conditioned on."""
         self._ensure_model()
         st = self.state
-        # the match, the rows and their values in one copy
-        for x, y, (pending, x_host, y_host) in zip(X, Y.reshape(-1), take_observed_rows(st, X, Y, self.domain)):
+        for x, y, (pending, x_host, y_host) in zip(observed.X, observed.Y.reshape(-1), observed.rows):
             if pending is not None:  # a told point that was not suggested is data, not a play
                 st.round += 1
                 if play is not None:

@@ -59,7 +59,8 @@ from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay
+from botorch_unknown_hypers.domains import Domain, check_observations, observation_checks
+from botorch_unknown_hypers.policies.round.pending_plays import Observations, PendingPlay, take_observations
 from botorch_unknown_hypers.policies.round.slots import fill_slots
 
 
@@ -336,9 +337,9 @@ class PredictionLedger(Ledger[CandidateGP]):
 class Test(ABC):
     r"""What the rule does when values arrive.
 
-    It receives observations already checked (the rule's ``observe``,
-    :meth:`~botorch_unknown_hypers.policies.base.Policy.observe`), so that nothing it changes can
-    be changed by input that is then refused.
+    It receives the observations checked and matched to their plays by the round
+    (:meth:`CandidateSetRound.observe`), so that nothing it changes can be changed by input that
+    is then refused.
     """
 
     reads: ClassVar[tuple[type[Ledger[Any]], ...]] = (PredictionLedger,)
@@ -346,8 +347,8 @@ class Test(ABC):
     :math:`w`, :class:`PredictionLedger`): :class:`CandidateSetRound` refuses any other pairing."""
 
     @abstractmethod
-    def __call__(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        r"""Match the rows to their plays, record and test (changing ``state``); the diagnostics."""
+    def __call__(self, ctx: RoundContext, state: Any, observed: Observations) -> dict[str, Any]:
+        r"""Record the observed plays and test (changing ``state``); the diagnostics."""
 
 
 @dataclass(frozen=True)
@@ -422,9 +423,12 @@ class CandidateSetRound(Generic[S, M]):
         X = fill_slots(data.model, ctx.X_pending, data.q, slot, condition=condition)
         return X, self.ledger.record(data, slots)
 
-    def observe(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        r"""The test on the observed rows (``m x d``, ``m x 1``); its diagnostics."""
-        return self.test(ctx, state, X, Y)
+    def observe(self, ctx: RoundContext, state: Any, X: Tensor, Y: Tensor, verdict: Tensor | None = None) -> dict[str, Any]:
+        r"""The test on the observed rows (``m x d``, ``m x 1``), matched to their plays (taken off
+        ``state.pending``) in one host read with ``verdict``, the rows' unread check
+        (:func:`~botorch_unknown_hypers.domains.observation_checks`; ``None``: checked by the
+        caller): refused rows raise before anything changes. The test's diagnostics."""
+        return self.test(ctx, state, take_observations(state, X, Y, ctx.domain, verdict))
 
 
 class RoundRule:
@@ -435,9 +439,11 @@ class RoundRule:
 
     candidate_round: CandidateSetRound[Any, Any]
     context: RoundContext
+    domain: Domain
     state: Any
     selected: list[str]
     n_candidates: int
+    num_observed: int
     diagnostics: dict[str, Any]
     robust_point: Tensor | None
 
@@ -448,8 +454,18 @@ class RoundRule:
             self.robust_point = report.robust_point
         return X
 
-    def _observe(self, X: Tensor, Y: Tensor) -> None:
-        self.diagnostics.update(self.candidate_round.observe(self.context, self.state, X, Y))
+    def observe(self, X: Tensor, Y: Tensor) -> None:
+        r"""Record the observations of the last batch (``q x d``, ``q`` or ``q x 1``).
+
+        Validation happens before anything changes, so a rejected call leaves the policy's
+        state untouched: the values' check is read in the round's one copy of the match
+        (:meth:`CandidateSetRound.observe`), before a play is taken.
+        """
+        X, Y, verdict = observation_checks(self.domain, X, Y, "X", "Y")
+        if verdict is None:  # Y's shape does not match X's: the named error, nothing read
+            X, Y = check_observations(self.domain, X, Y)
+        self.diagnostics.update(self.candidate_round.observe(self.context, self.state, X, Y, verdict))
+        self.num_observed += X.shape[0]
 
 
 __all__ = [

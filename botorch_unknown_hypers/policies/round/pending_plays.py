@@ -16,21 +16,21 @@ round but no candidate's record. Each pending play is matched at most once.
 This module is the rules' one *ledger*: one dataclass for a play awaiting its value
 (:class:`PendingPlay`, saved by the shared JSON codec inside each rule's state), one matching
 rule (:func:`match_pending`), one function that takes the matched plays off a state's
-``pending`` list (:func:`take_plays`) and one that turns an observed play into the record its
+``pending`` list with the observed rows and values (:func:`take_observations`, what a round
+hands its test as :class:`Observations`) and one that turns an observed play into the record its
 test reads (:func:`play_record`: the candidate, the residual :math:`y - m` and the width).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator, NamedTuple
 
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.domains import Domain
+from botorch_unknown_hypers.domains import Domain, check_observations
 from botorch_unknown_hypers.host import host_tensor, host_values, split_rows
 
 MATCH_TOL = 1e-9
@@ -86,10 +86,11 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
 
 
 def _match(
-    points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain, values: Tensor | None
+    points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain, values: Tensor | None, verdict: Tensor | None = None
 ) -> tuple[list[int | None], list[list[float]] | None]:
     r""":func:`match_pending`, and the rows of ``values`` (``m x c``, or ``m`` for ``c = 1``) as
-    Python floats copied with the distances."""
+    Python floats copied with the distances. ``verdict``: a 0-dim flag copied with them, and
+    :class:`_Refused` raised when it is false (before anything is matched)."""
     out: list[int | None] = [None] * X.shape[0]
     known = [i for i, p in enumerate(points) if p is not None]
     columns = []
@@ -104,9 +105,13 @@ def _match(
         columns.append(values.to(X.device))
     if not columns:
         rows: list[list[float]] = [[] for _ in range(X.shape[0])]
+        if verdict is not None and not host_values(verdict)[0][0]:
+            raise _Refused
     else:  # in one copy
         table = torch.cat([c.to(torch.float64) for c in columns], dim=-1)
-        (flat,) = host_values(table)
+        flat, *flag = host_values(table, *([] if verdict is None else [verdict]))
+        if flag and not flag[0][0]:
+            raise _Refused
         rows = split_rows(flat, table.shape[-1])
     values_out = None
     if values is not None:
@@ -128,37 +133,56 @@ def _match(
     return out, values_out
 
 
-def take_plays(state: Any, X: Tensor, domain: Domain) -> list[PendingPlay | None]:
-    r"""For each row of ``X`` (``m x d``), its pending play in ``state.pending`` or ``None``
-    (:func:`match_pending`); the matched plays leave ``state.pending``, the others stay in order."""
-    return [play for play, _ in take_observed_plays(state, X, None, domain)]
+class _Refused(Exception):
+    r"""Raised by :func:`_match` when the observations' verdict, read with the match, is false."""
 
 
-def take_observed_plays(state: Any, X: Tensor, Y: Tensor | None, domain: Domain) -> list[tuple[PendingPlay | None, float]]:
-    r""":func:`take_plays` with each row's observation in ``Y`` (``m`` or ``m x 1``, checked by the
-    caller) as a Python float, copied to the host with the distances of the match (one read for
-    both; ``nan`` without ``Y``)."""
-    plays, values = _take(state, X, Y, domain)
-    return list(zip(plays, [math.nan] * len(plays) if values is None else [row[0] for row in values]))
+class ObservedRow(NamedTuple):
+    r"""An observed row as Python floats: its pending play (``None`` for data without a play),
+    its point and its value."""
+
+    play: PendingPlay | None
+    x: list[float]
+    y: float
 
 
-def take_observed_rows(state: Any, X: Tensor, Y: Tensor, domain: Domain) -> list[tuple[PendingPlay | None, list[float], float]]:
-    r""":func:`take_observed_plays` with each row of ``X`` (``m x d``) as Python floats too: the
-    distances of the match, the rows and their observations (``m`` or ``m x 1``, checked by the
-    caller) copied to the host in one read, for a rule that keeps its observations on the host."""
-    plays, values = _take(state, X, torch.cat([X, Y.reshape(-1, 1).to(X)], dim=-1), domain)
+@dataclass(frozen=True)
+class Observations:
+    r"""What a round's test receives when values arrive: the checked rows ``X`` (``m x d``) and
+    values ``Y`` (``m x 1``) on the device, and each row on the host with the play it answers
+    (taken off the state's ``pending`` list)."""
+
+    X: Tensor
+    Y: Tensor
+    rows: list[ObservedRow]
+
+    def plays(self) -> Iterator[tuple[PendingPlay, float]]:
+        r"""``(play, y)`` of every row that answers a play, in the rows' order."""
+        return ((row.play, row.y) for row in self.rows if row.play is not None)
+
+
+def take_observations(state: Any, X: Tensor, Y: Tensor, domain: Domain, verdict: Tensor | None = None) -> Observations:
+    r"""The rows ``X`` (``m x d``) with their values ``Y`` (``m`` or ``m x 1``), each matched to
+    its pending play in ``state.pending`` (:func:`match_pending`; the matched plays leave it, the
+    others stay in order; a state without ``pending`` has no plays), the match, the rows and the values copied to the host in one read.
+
+    ``verdict`` is the 0-dim flag of :func:`~botorch_unknown_hypers.domains.observation_checks`
+    of ``(X, Y)`` (``None``: checked by the caller), read in the same copy: when it is false,
+    :func:`~botorch_unknown_hypers.domains.check_observations` raises its named error before
+    ``state.pending`` changes."""
+    Y = Y.reshape(-1, 1)
+    pending: list[PendingPlay] = getattr(state, "pending", [])  # a rule without a ledger keeps none
+    try:
+        matches, values = _match([p.x for p in pending], X, domain, torch.cat([X, Y.to(X)], dim=-1), verdict)
+    except _Refused:
+        check_observations(domain, X, Y, "X", "Y")  # raises the named error
+        raise RuntimeError("observations refused by their check but not by check_observations.") from None
     assert values is not None
-    return [(play, row[:-1], row[-1]) for play, row in zip(plays, values)]
-
-
-def _take(state: Any, X: Tensor, values: Tensor | None, domain: Domain) -> tuple[list[PendingPlay | None], list[list[float]] | None]:
-    r"""The pending play of each row of ``X`` (the matched plays leave ``state.pending``) and the
-    rows of ``values`` copied with the match (:func:`_match`)."""
-    matches, rows = _match([p.x for p in state.pending], X, domain, values)
-    plays = [None if m is None else state.pending[m] for m in matches]
+    plays = [None if m is None else pending[m] for m in matches]
     taken = {m for m in matches if m is not None}
-    state.pending = [p for i, p in enumerate(state.pending) if i not in taken]
-    return plays, rows
+    if taken:
+        state.pending = [p for i, p in enumerate(pending) if i not in taken]
+    return Observations(X, Y, [ObservedRow(play, row[:-1], row[-1]) for play, row in zip(plays, values)])
 
 
 def play_record(play: PendingPlay, y: float) -> tuple[int, float, float]:
@@ -195,10 +219,10 @@ def upgrade_pending(entry: Any) -> Any:
 __all__ = [
     "MATCH_TOL",
     "PendingPlay",
+    "ObservedRow",
+    "Observations",
     "match_pending",
     "play_record",
-    "take_observed_plays",
-    "take_observed_rows",
-    "take_plays",
+    "take_observations",
     "upgrade_pending",
 ]

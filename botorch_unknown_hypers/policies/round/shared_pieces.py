@@ -30,13 +30,12 @@ from botorch_unknown_hypers.acquisition.optimize import Restarts, draw_raw_seed,
 from botorch_unknown_hypers.candidates import CandidateSpec
 from botorch_unknown_hypers.checks import check_probability
 from botorch_unknown_hypers.confidence import elimination_statistics
-from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.round.candidate_set import CandidateSetBetas, FrequentistBetas, SurvivorState, elimination_xi
 from botorch_unknown_hypers.policies.context import RoundContext
 from botorch_unknown_hypers.policies.round.candidate_round import CandidateSource, RoundData, RoundModel, Selector, Slot, Test
-from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, play_record, take_observed_plays
+from botorch_unknown_hypers.policies.round.pending_plays import Observations, PendingPlay, play_record
 
 
 @dataclass(frozen=True)
@@ -156,20 +155,16 @@ class EliminationState(SurvivorState):
             raise ValueError(f"test_scale must be > 0, got {self.test_scale}.")
 
 
-def record_plays(
-    state: EliminationState, X: Tensor, Y: Tensor, domain: Domain, xi_of: Callable[[int], float]
-) -> dict[str, Any]:
-    r"""Lines 10-12 for observed rows ``(X, Y)``: each row that matches a pending selection
-    (:func:`~botorch_unknown_hypers.policies.round.pending_plays.match_pending`) records
-    :math:`\eta_t = y_t - m_t` and its width; once no selection is pending (the whole batch has
-    arrived), every candidate played since the last test is tested, residuals and widths divided
-    by the outputs' scale of the latest selection (the units of the test), and eliminated if it
-    fails. Returns the diagnostics of the last play and test; ``(X, Y)`` are checked by the
-    caller (:meth:`~botorch_unknown_hypers.policies.base.Policy.observe`)."""
+def record_plays(state: EliminationState, observed: Observations, xi_of: Callable[[int], float]) -> dict[str, Any]:
+    r"""Lines 10-12 for the observed rows: each row that answers a pending selection (matched by
+    the round, :func:`~botorch_unknown_hypers.policies.round.pending_plays.take_observations`)
+    records :math:`\eta_t = y_t - m_t` and its width; once no selection is pending (the whole
+    batch has arrived), every candidate played since the last test is tested, residuals and
+    widths divided by the outputs' scale of the latest selection (the units of the test), and
+    eliminated if it fails. Returns the diagnostics of the last play and test; rows without a
+    play (data) record nothing."""
     out: dict[str, Any] = {}
-    for p, y in take_observed_plays(state, X, Y, domain):  # one read for the match and Y
-        if p is None:
-            continue  # data without a play
+    for p, y in observed.plays():
         candidate, eta, width = play_record(p, y)
         state.round += 1
         state.play_candidate.append(candidate)
@@ -223,8 +218,8 @@ class PrequentialElimination(EliminationTest):
     candidate played is eliminated iff :math:`|\sum_{S^u}\eta| > \sqrt{\xi_t|S^u|} + \sum_{S^u} w`,
     :math:`\xi_t` with :math:`|U|` every candidate ever in the set."""
 
-    def __call__(self, ctx: RoundContext, state: EliminationState, X: Tensor, Y: Tensor) -> dict[str, Any]:
-        return record_plays(state, X, Y, ctx.domain, lambda t: self.xi(t, len(state.alive)))
+    def __call__(self, ctx: RoundContext, state: EliminationState, observed: Observations) -> dict[str, Any]:
+        return record_plays(state, observed, lambda t: self.xi(t, len(state.alive)))
 
 
 __all__ = [

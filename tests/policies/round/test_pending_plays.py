@@ -62,39 +62,51 @@ def test_match_pending_reads_the_distances_in_one_copy(monkeypatch):
     assert reads == ["tolist"]
 
 
-def test_observed_plays_come_with_their_values_from_the_same_copy(monkeypatch):
+def test_observations_come_with_their_plays_rows_and_values_from_one_copy(monkeypatch):
     from types import SimpleNamespace
 
-    from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observed_plays
+    from botorch_unknown_hypers.policies.round.pending_plays import ObservedRow, PendingPlay, take_observations
 
     plays = [PendingPlay(0, [0.1, 0.2]), PendingPlay(1, [0.5, 0.5]), PendingPlay(2, [0.9, 0.1])]
     X = torch.tensor([[0.9, 0.1], [0.3, 0.3], [0.5, 0.5]], dtype=D)
     Y = torch.tensor([[1.5], [-0.25], [2.0]], dtype=torch.float32)
     state = SimpleNamespace(pending=list(plays))
+    rows = X.tolist()
     reads = record_reads(monkeypatch)
-    out = take_observed_plays(state, X, Y, BOX)
+    out = take_observations(state, X, Y, BOX)
     assert reads == ["tolist"]
-    assert out == [(plays[2], 1.5), (None, -0.25), (plays[1], 2.0)] and state.pending == [plays[0]]
-    unrecorded = SimpleNamespace(pending=[PendingPlay(4, None)])  # a play saved without its point
-    assert take_observed_plays(unrecorded, X[:1], Y[:1], BOX)[0][1] == 1.5 and reads == ["tolist"] * 2
-    monkeypatch.undo()
-    assert [p for p, _ in take_observed_plays(SimpleNamespace(pending=list(plays)), X, None, BOX)] == [plays[2], None, plays[1]]
+    assert out.rows == [ObservedRow(plays[2], rows[0], 1.5), ObservedRow(None, rows[1], -0.25), ObservedRow(plays[1], rows[2], 2.0)]
+    assert list(out.plays()) == [(plays[2], 1.5), (plays[1], 2.0)] and state.pending == [plays[0]]
+    assert out.Y.shape == (3, 1) and out.X is X
+    unrecorded = SimpleNamespace(pending=[PendingPlay(4, None)])  # a play saved without its point takes a single row
+    assert list(take_observations(unrecorded, X[:1], Y[:1], BOX).plays()) == [(PendingPlay(4, None), 1.5)]
+    assert reads == ["tolist"] * 2 and unrecorded.pending == []
 
 
-def test_observed_rows_come_with_their_match_and_values_from_one_copy(monkeypatch):
+def test_a_refused_verdict_read_with_the_match_raises_the_named_error_and_takes_no_play(monkeypatch):
     from types import SimpleNamespace
 
-    from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observed_rows
+    from botorch_unknown_hypers.domains import observation_checks
+    from botorch_unknown_hypers.policies.round.pending_plays import PendingPlay, take_observations
 
     plays = [PendingPlay(0, [0.1, 0.2]), PendingPlay(1, [0.5, 0.5])]
-    X = torch.tensor([[0.5, 0.5], [0.3, 0.3]], dtype=torch.float32)
-    Y = torch.tensor([2.0, -0.25], dtype=torch.float32)
+    X = torch.tensor([[0.5, 0.5], [0.3, 0.3]], dtype=D)
+    for Y, message in ((torch.tensor([2.0, float("nan")], dtype=D), "Y must be finite"), (torch.tensor([2.0, 1.0], dtype=D), "X must lie in the box")):
+        X_bad = X.clone()
+        if message.startswith("X"):
+            X_bad[1, 0] = 1.5
+        X_checked, Y_checked, verdict = observation_checks(BOX, X_bad, Y, "X", "Y")
+        state = SimpleNamespace(pending=list(plays))
+        reads = record_reads(monkeypatch)
+        with pytest.raises(ValueError, match=message):
+            take_observations(state, X_checked, Y_checked, BOX, verdict)
+        assert reads[0] == "tolist" and state.pending == plays  # the verdict came with the match's copy
+        monkeypatch.undo()
+    X_checked, Y_checked, verdict = observation_checks(BOX, X, torch.tensor([2.0, 1.0], dtype=D), "X", "Y")
     state = SimpleNamespace(pending=list(plays))
-    box = BOX.to(dtype=torch.float32)
     reads = record_reads(monkeypatch)
-    out = take_observed_rows(state, X, Y, box)
-    assert reads == ["tolist"]
-    assert out == [(plays[1], X[0].tolist(), 2.0), (None, X[1].tolist(), -0.25)] and state.pending == [plays[0]]
+    assert list(take_observations(state, X_checked, Y_checked, BOX, verdict).plays()) == [(plays[1], 2.0)]
+    assert reads == ["tolist"] and state.pending == [plays[0]]
 
 
 @pytest.mark.parametrize("kind", ["box", "pool"])
@@ -292,8 +304,8 @@ def test_prior_rules_fill_batches_with_one_sample_per_slot(name, kind):
 @pytest.mark.parametrize("name", ["lb-gp-ucb", "he-gp-ucb", "lb-gp-ucb-auto", "he-gp-ucb-auto"])
 def test_observe_checks_the_values_before_the_test_and_a_refused_call_changes_nothing(name, monkeypatch):
     r"""The rules with a test refuse NaN, a point outside the box and a shape mismatch with the
-    named errors, the state as it was; a valid observation costs one read for its checks, before
-    the test's one copy of the match and Y."""
+    named errors, the state as it was; the checks of a valid observation cost no read of their
+    own: their verdict comes with the round's one copy of the match, the rows and Y."""
     policy = make_policy(name, BOX, seed=0, **FAST)
     X = torch.rand(6, 2, generator=torch.Generator().manual_seed(3), dtype=D)
     x = policy.suggest(X, _f(X))
@@ -309,5 +321,5 @@ def test_observe_checks_the_values_before_the_test_and_a_refused_call_changes_no
     reads = record_reads(monkeypatch)
     policy.observe(x, _f(x))
     monkeypatch.undo()
-    assert reads[:2] == ["__bool__", "tolist"]  # the checks first, then the match's copy
+    assert reads[0] == "tolist" and reads.count("__bool__") == 0  # the checks in the match's copy
     assert policy.num_observed == 1 and json.dumps(policy.state_dict(), sort_keys=True, default=str) != before
