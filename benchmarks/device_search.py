@@ -38,6 +38,7 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/device_search.py
     python benchmarks/device_search.py --quick          # two campaigns, two rounds: a smoke test
     python benchmarks/device_search.py --device cuda
+    OMP_NUM_THREADS=1 python benchmarks/device_search.py --mean-start  # the posterior mean's checks
     OMP_NUM_THREADS=1 python benchmarks/device_search.py --syncs --n 500
 """
 
@@ -256,6 +257,64 @@ def count_call_syncs(n: int, device: str, seed: int = 0) -> list[dict]:
     return rows
 
 
+def mean_start_checks(n: int, device: str, seed: int = 0, pairs: int = 3) -> list[dict]:
+    r"""The posterior mean's maximiser with the device search's default checks and with
+    :data:`~botorch_unknown_hypers.acquisition.thompson.MEAN_START_CHECKS`, on each of 16 HE-like
+    candidates' means (the ``--syncs`` model), ``pairs`` times each in alternating order: per
+    candidate, the seconds of each schedule (summed over the pairs), the host reads of one call
+    (``tolist`` copies) and the largest coordinate difference of the two maximisers."""
+    import torch
+    from botorch.acquisition import PosteriorMean
+
+    import runpy
+
+    he_lengthscales = runpy.run_path(str(ROOT / "benchmarks" / "round_profile.py"))["he_lengthscales"]
+    from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition
+    from botorch_unknown_hypers.acquisition.thompson import MEAN_START_CHECKS
+    from botorch_unknown_hypers.candidates import KernelCandidates
+    from botorch_unknown_hypers.models.candidate_gp import CandidateGP
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
+
+    problem = get_problem("michalewicz5").to(device=device)
+    gen = torch.Generator().manual_seed(seed)
+    unit = torch.rand(n, 5, generator=gen, dtype=torch.float64).to(device)
+    lower, upper = problem.domain.bounds
+    Y = problem.evaluate(lower + (upper - lower) * unit)[0].reshape(-1, 1)
+    model = CandidateGP(unit, (Y - Y.mean()) / Y.std(), KernelCandidates.from_lengthscales(he_lengthscales(16).to(device), noise=1e-4))
+    bounds = torch.stack([torch.zeros(5), torch.ones(5)]).to(unit)
+    schedules = {"default": None, "mean start": MEAN_START_CHECKS}
+    copies = [0]
+    to_list = torch.Tensor.tolist
+
+    def counted(self, *args, **kwargs):
+        copies[0] += 1
+        return to_list(self, *args, **kwargs)
+
+    rows = []
+    for k in range(model.num_candidates):
+        acqf = PosteriorMean(model.select(k))
+        maximize_acquisition(acqf, bounds, 1, 10, 512, seed, search="torch")  # warm
+        row: dict = {"candidate": k, **{f"{name} s": 0.0 for name in schedules}}
+        found = {}
+        for pair in range(pairs):
+            for name in (list(schedules) if pair % 2 == 0 else list(schedules)[::-1]):
+                copies[0] = 0
+                torch.Tensor.tolist = counted  # this process only; restored below
+                start = time.perf_counter()
+                try:
+                    x, _ = maximize_acquisition(acqf, bounds, 1, 10, 512, seed, search="torch", search_options=schedules[name])
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                finally:
+                    torch.Tensor.tolist = to_list
+                row[f"{name} s"] += time.perf_counter() - start
+                row[f"{name} reads"] = copies[0]
+                found[name] = x
+        row["max |dx|"] = float((found["default"] - found["mean start"]).abs().max())
+        rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -264,11 +323,28 @@ def main() -> None:
     parser.add_argument("--json", default=None, help="also write the records and the summary to this file")
     parser.add_argument("--syncs", action="store_true", help="count the synchronising ops of one call per search instead")
     parser.add_argument("--n", type=int, default=500, help="observations of the --syncs model")
+    parser.add_argument("--mean-start", action="store_true",
+                        help="time and count the posterior mean's maximiser under the default checks and MEAN_START_CHECKS instead")
     args = parser.parse_args()
     if args.rounds < 1 or args.n < 2:
         parser.error(f"--rounds must be >= 1 and --n >= 2, got {args.rounds} and {args.n}.")
     import torch
 
+    if args.mean_start:
+        rows = mean_start_checks(args.n, args.device)
+        print(f"machine: {platform.machine()} {platform.processor()}, torch {torch.__version__}, device {args.device}, "
+              f"threads {torch.get_num_threads()}; the posterior mean's maximiser (10 restarts of 512 raw samples), "
+              f"16 candidates' means, n = {args.n}, d = 5, three alternating pairs each")
+        print("| candidate | s default | s mean start | reads default | reads mean start | max abs dx |")
+        print("|---|---|---|---|---|---|")
+        for row in rows:
+            print(f"| {row['candidate']} | {row['default s']:.3f} | {row['mean start s']:.3f} | {row['default reads']} "
+                  f"| {row['mean start reads']} | {row['max |dx|']:.1e} |")
+        total = {name: sum(r[f"{name} s"] for r in rows) for name in ("default", "mean start")}
+        reads = {name: sum(r[f"{name} reads"] for r in rows) for name in ("default", "mean start")}
+        print(f"all: {total['mean start'] / total['default']:.2f}x the default's time "
+              f"({total['mean start']:.2f} s against {total['default']:.2f} s); reads {reads['mean start']} against {reads['default']}")
+        return
     if args.syncs:
         print(f"machine: {platform.machine()} {platform.processor()}, torch {torch.__version__}, device {args.device}, "
               f"threads {torch.get_num_threads()}; one maximize_per_candidate call, K = 16, n = {args.n}, d = 5")

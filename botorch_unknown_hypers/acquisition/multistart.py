@@ -343,6 +343,7 @@ def maximize_acquisition(
     starts: Tensor | None = None,
     best_only: bool = True,
     search: str = DEFAULT_SEARCH,
+    search_options: dict | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""Multi-start maximisation of one BoTorch acquisition function (``b x q x d -> b``) over the
     box ``bounds``: BoTorch's ``optimize_acqf`` (``search="scipy"``) or the device search.
@@ -366,6 +367,9 @@ def maximize_acquisition(
         best_only: Return only the best restart (``q x d`` and its value) instead of every
             restart (``r x q x d`` and ``r`` values); ``q > 1`` needs ``True``.
         search: ``"scipy"`` or ``"torch"``.
+        search_options: The device search's options
+            (:func:`~botorch_unknown_hypers.acquisition.device_search.maximize_batched`);
+            ``search="torch"`` only.
 
     Returns:
         ``(X, values)``, detached, as ``optimize_acqf`` returns them.
@@ -391,7 +395,7 @@ def maximize_acquisition(
         base, points, slot_values = acqf.X_pending, [], []
         try:
             for _ in range(q):  # the same seed for every slot, as optimize_acqf's sequential mode
-                x, value = maximize_acquisition(acqf, bounds, 1, num_restarts, raw_samples, seed, None, True, search)
+                x, value = maximize_acquisition(acqf, bounds, 1, num_restarts, raw_samples, seed, None, True, search, search_options)
                 points.append(x)
                 slot_values.append(value)
                 chosen = torch.cat(points, dim=-2)
@@ -410,7 +414,7 @@ def maximize_acquisition(
         parts.insert(0, boltzmann_starts(values, raw, num_restarts, DEFAULT_ETA, seed, raw_samples)[0])
     if not parts:
         raise ValueError("num_restarts: 0 restarts and no starts leave nothing to refine.")
-    X, opt_values = maximize_batched(values, bounds, torch.cat(parts).unsqueeze(0))
+    X, opt_values = maximize_batched(values, bounds, torch.cat(parts).unsqueeze(0), search_options)
     X, opt_values = X[0].unsqueeze(-2), opt_values[0]  # r x 1 x d, r
     if not best_only:
         return X, opt_values

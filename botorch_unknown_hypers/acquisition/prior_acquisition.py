@@ -103,7 +103,7 @@ def thompson_prior_argmax(
     Returns:
         ``(x, local)``: the ``1 x d`` point and the position of its prior in ``priors``.
     """
-    X, (local,) = thompson_prior_batch(model, [priors], generator, num_restarts, raw_samples, num_features, search=search)
+    X, (local,), _ = thompson_prior_batch(model, [priors], generator, num_restarts, raw_samples, num_features, search=search)
     return X, local
 
 
@@ -116,7 +116,7 @@ def thompson_prior_batch(
     num_features: int = 1024,
     exclude: Tensor | None = None,
     search: str = DEFAULT_SEARCH,
-) -> tuple[Tensor, list[int]]:
+) -> tuple[Tensor, list[int], list[list[float]] | None]:
     r"""One point per slot: slot :math:`j`'s best (point, prior) pair over independent posterior
     samples of the priors in ``slots[j]``.
 
@@ -141,7 +141,9 @@ def thompson_prior_batch(
             checked on arms too.
 
     Returns:
-        ``(X, locals)``: the ``q x d`` points and, per slot, the position of its prior in ``slots[j]``.
+        ``(X, locals, rows)``: the ``q x d`` points, per slot the position of its prior in
+        ``slots[j]``, and on a box the points as Python floats, copied with the path maxima's
+        values (``None`` on a pool, or when a slot took a uniform point).
     """
     check_search(search)
     chosen: list[Tensor] = []
@@ -149,16 +151,22 @@ def thompson_prior_batch(
     if isinstance(model, BoxPriors):
         flat = [p for slot in slots for p in slot]
         X_best, values = _box_path_maxima(model, flat, generator, num_restarts, raw_samples, num_features, search)
+        rows: list[list[float]] | None = []
+        d = X_best.shape[-1]
         for X_s, v_s in zip(X_best.split([len(s) for s in slots]), values.split([len(s) for s in slots])):
-            (host,) = host_values(v_s.masked_fill(near(X_s, stack_points(exclude, *chosen)), -math.inf))  # one read
+            # one read: the values with the pending and chosen points masked, and the points
+            host, points = host_values(v_s.masked_fill(near(X_s, stack_points(exclude, *chosen)), -math.inf), X_s)
             if all(v == -math.inf for v in host):  # every path maximum is taken: a uniform point
                 chosen.append(model.domain.sample_uniform(1, generator))
                 locals_.append(int(torch.randint(len(host), (1,), generator=generator)))
+                rows = None
                 continue
             local = random_argmax(host, generator)
             chosen.append(X_s[local : local + 1])
             locals_.append(local)
-        return torch.cat(chosen), locals_
+            if rows is not None:
+                rows.append(points[local * d : (local + 1) * d])
+        return torch.cat(chosen), locals_, rows
     flat = [p for slot in slots for p in slot]
     span = range(min(flat), max(flat) + 1)  # a view of the model's factors
     gen = sample_generator(generator, model.priors.means.device)
@@ -175,7 +183,7 @@ def thompson_prior_batch(
         chosen.append(arms[arm : arm + 1])
         locals_.append(list(slot).index(span.start + row))
         taken = taken | near(arms, chosen[-1])
-    return torch.cat(chosen), locals_
+    return torch.cat(chosen), locals_, None
 
 
 def ucb_prior_argmax(

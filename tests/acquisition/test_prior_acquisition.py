@@ -17,6 +17,7 @@ from botorch_unknown_hypers.acquisition.prior_sampling import sample_candidate_m
 from botorch_unknown_hypers.acquisition.prior_acquisition import (
     sample_generator,
     thompson_prior_argmax,
+    thompson_prior_batch,
     ucb_prior_argmax,
 )
 from botorch_unknown_hypers.candidate_families import MeanFunctionCandidates
@@ -123,6 +124,15 @@ def test_thompson_on_a_box_is_the_best_of_one_maximised_path_per_prior():
     assert local == int(values.argmax()) and torch.equal(x, X_best[local : local + 1])
 
 
+def test_a_box_batch_copies_its_points_with_the_path_maxima():
+    r"""The slots' points as Python floats, copied with their path maxima's values, are the
+    batch's points; a slot of one prior is that prior's :func:`thompson_prior_argmax`."""
+    model = BoxPriors(box_candidates(), BOUNDS, BOX_X, BOX_Y)
+    X, locals_, rows = thompson_prior_batch(model, [[0, 2], [1]], torch.Generator().manual_seed(5), **BOX_OPTIONS)
+    assert X.shape == (2, 1) and locals_[1] == 0 and rows == X.tolist()
+    x, (local,), one = thompson_prior_batch(model, [[0, 2]], torch.Generator().manual_seed(5), **BOX_OPTIONS)
+    x_argmax, local_argmax = thompson_prior_argmax(model, [0, 2], torch.Generator().manual_seed(5), **BOX_OPTIONS)
+    assert torch.equal(x, x_argmax) and local == local_argmax and one == x.tolist()
 @pytest.mark.parametrize("with_data", [False, True])
 def test_thompson_on_a_box_is_seeded_and_inside(with_data):
     model = BoxPriors(box_candidates(), BOUNDS, *((BOX_X, BOX_Y) if with_data else ()))

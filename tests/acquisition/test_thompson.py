@@ -291,3 +291,28 @@ def test_the_posterior_mean_at_the_data_compares_no_inputs():
         at_x = model.posterior(x.unsqueeze(-2)).mean.reshape(())
     assert float(value) >= float(at_data.max()) - 1e-12
     assert torch.allclose(value, torch.maximum(at_x, at_data.max()), rtol=0, atol=1e-12)
+
+
+def test_the_posterior_mean_start_checks_later_and_finds_the_same_maximiser(monkeypatch):
+    r"""On the device search, the posterior mean's maximiser checks convergence from iteration 30
+    (:data:`MEAN_START_CHECKS`): the same maximiser and value as the default's checks, up to
+    rounding, with fewer reads of the search."""
+    from botorch.acquisition import PosteriorMean
+
+    from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition
+    from botorch_unknown_hypers.acquisition.thompson import MEAN_START_CHECKS
+
+    X, Y = surrogate_data()
+    model = fixed_hyperparameter_gp(X, Y, SPEC)
+    found, counts = [], []
+    for options in (None, MEAN_START_CHECKS):
+        reads = record_reads(monkeypatch)
+        found.append(maximize_acquisition(PosteriorMean(model), BOUNDS, 1, 5, 128, 0, search="torch", search_options=options))
+        counts.append(reads.count("tolist"))
+        monkeypatch.undo()
+    (x_default, v_default), (x_late, v_late) = found
+    assert torch.allclose(x_late, x_default, atol=1e-9) and torch.allclose(v_late, v_default, rtol=1e-12)
+    assert counts[1] < counts[0]
+    reads = record_reads(monkeypatch)
+    _, x = posterior_mean_argmax_box(model, BOUNDS, X, 5, 128, 0, search="torch")
+    assert reads.count("tolist") == counts[1] and torch.allclose(x, x_late, atol=1e-9)

@@ -179,7 +179,7 @@ class JointThompson(Selector[PriorModel]):
 
     def start(self, ctx: RoundContext, data: RoundData[PriorModel]) -> Iterator[Slot]:
         o = ctx.options
-        X, locals_ = thompson_prior_batch(
+        X, locals_, _ = thompson_prior_batch(
             data.model, [data.candidates] * data.q, ctx.generator, o.num_restarts, o.raw_samples,
             num_features=self.num_features, exclude=ctx.X_pending, search=o.search,
         )
@@ -266,11 +266,19 @@ class NoWidths(Betas[PriorModel]):
 
 @dataclass(frozen=True)
 class SampledPrior:
-    r"""Alg. 2 line 2: :math:`p_t \sim P_{t-1}`, a categorical draw with the generator."""
+    r"""Alg. 2 line 2: :math:`p_t \sim P_{t-1}`, a categorical draw with the generator:
+    :math:`p_t = \arg\max_p P_{t-1}(p) / e_p` with :math:`e_p \sim \mathrm{Exp}(1)` i.i.d., which
+    is :math:`p` with probability :math:`P_{t-1}(p)` (the exponential race). It is what
+    ``torch.multinomial(P, 1)`` computes, draw for draw from the same generator (the tests check
+    it), without the two checks that read the probabilities back: the log posterior is on the
+    host and is checked there."""
 
     def __call__(self, log_posterior: list[float], generator: torch.Generator) -> int:
+        if not log_posterior or any(math.isnan(v) or v == math.inf for v in log_posterior) or max(log_posterior) == -math.inf:
+            raise ValueError(f"log_posterior must be log probabilities, neither NaN nor +inf, not all -inf; got {log_posterior!r}.")
         probabilities = torch.tensor(log_posterior, dtype=torch.float64).exp()
-        return int(torch.multinomial(probabilities, 1, generator=generator))
+        race = torch.empty_like(probabilities).exponential_(1, generator=generator)
+        return int((probabilities / race).argmax())
 
 
 @dataclass(frozen=True)
@@ -298,12 +306,13 @@ class HyperposteriorThompson(Selector[PriorModel]):
     def start(self, ctx: RoundContext, data: RoundData[PriorModel]) -> Iterator[Slot]:
         o = ctx.options
         priors = [self.choose(data.state.log_hyperposterior, ctx.generator) for _ in range(data.q)]  # line 2, per slot
-        X, _ = thompson_prior_batch(
+        X, _, rows = thompson_prior_batch(
             data.model, [[p] for p in priors], ctx.generator, o.num_restarts, o.raw_samples,
             num_features=self.num_features, exclude=ctx.X_pending, search=o.search,
         )
-        (flat,) = host_values(X)  # the slots' points in one copy
-        rows = split_rows(flat, X.shape[-1])
+        if rows is None:  # not copied with the values (a pool, a uniform point): the slots' points in one copy
+            (flat,) = host_values(X)
+            rows = split_rows(flat, X.shape[-1])
         return iter([Slot(X[j : j + 1], p, record=PendingPlay(p, row)) for j, (p, row) in enumerate(zip(priors, rows))])
 
     def __call__(

@@ -143,3 +143,32 @@ def test_box_hyperposterior_is_hyperprior_times_candidate_gp_evidence(cls, dtype
     assert policy.state.round == 6 and policy.model.num_observations == 9
     # the model's factors grow row by row: float32 rounds otherwise than one factorisation does
     torch.testing.assert_close(policy.model.log_marginal_likelihood().double(), evidence.double(), rtol=0, atol=tol)
+
+
+def test_a_sampled_prior_is_torch_multinomial_draw_for_draw():
+    r"""HP-GP-TS's draw of :math:`p_t \sim P_{t-1}` (the exponential race on the host's log
+    posterior) gives ``torch.multinomial``'s prior and leaves the generator in its state, on
+    every one of many seeded posteriors, including zero-probability priors."""
+    from botorch_unknown_hypers.policies.prior_selection.prior_pieces import SampledPrior
+
+    draw = SampledPrior()
+    for seed in range(400):
+        g = torch.Generator().manual_seed(seed)
+        log_p = (3 * torch.randn(1 + seed % 6, generator=g, dtype=torch.float64)).tolist()
+        if seed % 5 == 0 and len(log_p) > 1:
+            log_p[0] = float("-inf")
+        mine, theirs = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
+        chosen = draw(log_p, mine)
+        assert chosen == int(torch.multinomial(torch.tensor(log_p, dtype=torch.float64).exp(), 1, generator=theirs))
+        assert torch.equal(mine.get_state(), theirs.get_state())
+
+
+@pytest.mark.parametrize("log_p", [[], [float("nan"), 0.0], [float("inf")], [float("-inf"), float("-inf")]])
+def test_a_sampled_prior_refuses_what_is_not_a_log_distribution(log_p):
+    from botorch_unknown_hypers.policies.prior_selection.prior_pieces import SampledPrior
+
+    generator = torch.Generator().manual_seed(0)
+    state = generator.get_state()
+    with pytest.raises(ValueError, match="^log_posterior must be log probabilities"):
+        SampledPrior()(log_p, generator)
+    assert torch.equal(generator.get_state(), state)
