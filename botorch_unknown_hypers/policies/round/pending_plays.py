@@ -164,7 +164,8 @@ class Observations:
 def take_observations(state: Any, X: Tensor, Y: Tensor, domain: Domain, verdict: Tensor | None = None) -> Observations:
     r"""The rows ``X`` (``m x d``) with their values ``Y`` (``m`` or ``m x 1``), each matched to
     its pending play in ``state.pending`` (:func:`match_pending`; the matched plays leave it, the
-    others stay in order; a state without ``pending`` has no plays), the match, the rows and the values copied to the host in one read.
+    others stay in order; a state without ``pending`` has no plays), the match, the rows and the
+    values copied to the host in one read.
 
     ``verdict`` is the 0-dim flag of :func:`~botorch_unknown_hypers.domains.observation_checks`
     of ``(X, Y)`` (``None``: checked by the caller), read in the same copy: when it is false,
