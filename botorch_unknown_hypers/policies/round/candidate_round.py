@@ -55,11 +55,11 @@ import torch
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.optimize import Restarts
+from botorch_unknown_hypers.domains import Domain, check_observations, observation_checks
 from botorch_unknown_hypers.host import host_tensor, host_values
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.factor_cache import CandidateFactor
 from botorch_unknown_hypers.policies.context import RoundContext
-from botorch_unknown_hypers.domains import Domain, check_observations, observation_checks
 from botorch_unknown_hypers.policies.round.pending_plays import Observations, PendingPlay, take_observations
 from botorch_unknown_hypers.policies.round.slots import fill_slots
 

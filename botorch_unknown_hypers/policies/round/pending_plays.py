@@ -87,10 +87,10 @@ def match_pending(points: Sequence[Sequence[float] | None], X: Tensor, domain: D
 
 def _match(
     points: Sequence[Sequence[float] | None], X: Tensor, domain: Domain, values: Tensor | None, verdict: Tensor | None = None
-) -> tuple[list[int | None], list[list[float]] | None]:
-    r""":func:`match_pending`, and the rows of ``values`` (``m x c``, or ``m`` for ``c = 1``) as
-    Python floats copied with the distances. ``verdict``: a 0-dim flag copied with them, and
-    :class:`_Refused` raised when it is false (before anything is matched)."""
+) -> tuple[list[int | None], list[list[float]] | None, bool]:
+    r""":func:`match_pending`, the rows of ``values`` (``m x c``, or ``m`` for ``c = 1``) as
+    Python floats, and ``verdict`` (a 0-dim flag; ``True`` when ``None``), all in one copy; a
+    false verdict matches nothing (``(all None, None, False)``)."""
     out: list[int | None] = [None] * X.shape[0]
     known = [i for i, p in enumerate(points) if p is not None]
     columns = []
@@ -103,16 +103,11 @@ def _match(
         values = values.reshape(-1, 1) if values.ndim < 2 else values
         width_values = values.shape[-1]
         columns.append(values.to(X.device))
-    if not columns:
-        rows: list[list[float]] = [[] for _ in range(X.shape[0])]
-        if verdict is not None and not host_values(verdict)[0][0]:
-            raise _Refused
-    else:  # in one copy
-        table = torch.cat([c.to(torch.float64) for c in columns], dim=-1)
-        flat, *flag = host_values(table, *([] if verdict is None else [verdict]))
-        if flag and not flag[0][0]:
-            raise _Refused
-        rows = split_rows(flat, table.shape[-1])
+    table = torch.cat([c.to(torch.float64) for c in columns], dim=-1) if columns else None
+    read = host_values(*([] if table is None else [table]), *([] if verdict is None else [verdict]))  # one copy
+    if verdict is not None and not read[-1][0]:
+        return out, None, False
+    rows = [[] for _ in range(X.shape[0])] if table is None else split_rows(read[0], table.shape[-1])
     values_out = None
     if values is not None:
         values_out = [row[len(row) - width_values :] for row in rows]
@@ -120,7 +115,7 @@ def _match(
     if not known:
         if len(points) == 1 and X.shape[0] == 1:
             out[0] = 0
-        return out, values_out
+        return out, values_out, True
     taken: set[int] = set()
     for row, near in enumerate(rows):
         for j in sorted(range(len(near)), key=near.__getitem__):  # nearest first; ties: the earlier play
@@ -130,11 +125,7 @@ def _match(
                 taken.add(known[j])
                 out[row] = known[j]
                 break
-    return out, values_out
-
-
-class _Refused(Exception):
-    r"""Raised by :func:`_match` when the observations' verdict, read with the match, is false."""
+    return out, values_out, True
 
 
 class ObservedRow(NamedTuple):
@@ -173,11 +164,10 @@ def take_observations(state: Any, X: Tensor, Y: Tensor, domain: Domain, verdict:
     ``state.pending`` changes."""
     Y = Y.reshape(-1, 1)
     pending: list[PendingPlay] = getattr(state, "pending", [])  # a rule without a ledger keeps none
-    try:
-        matches, values = _match([p.x for p in pending], X, domain, torch.cat([X, Y.to(X)], dim=-1), verdict)
-    except _Refused:
+    matches, values, valid = _match([p.x for p in pending], X, domain, torch.cat([X, Y.to(X)], dim=-1), verdict)
+    if not valid:
         check_observations(domain, X, Y, "X", "Y")  # raises the named error
-        raise RuntimeError("observations refused by their check but not by check_observations.") from None
+        raise RuntimeError("observations refused by their check but not by check_observations.")
     assert values is not None
     plays = [None if m is None else pending[m] for m in matches]
     taken = {m for m in matches if m is not None}
