@@ -8,7 +8,8 @@ Problems (each minimised, optimum 0, so the best value found is the simple regre
   log-scale in :math:`[10^{-5}, 10^{-1}]`, ``n`` an integer in 1..6, ``act`` one of relu (0),
   tanh (0.5), gelu (0.2), ``p`` in :math:`[0, 0.5]`.
 
-Each run is one Optuna study of ``--trials`` trials (10 random start trials for every sampler
+A rule is named as on the benchmarks' other command lines, with options in brackets
+(``auto[fitted_mean=true]``). Each run is one Optuna study of ``--trials`` trials (10 random start trials for every sampler
 that has a start: the rules and ``GPSampler``); a record keeps the best-so-far value per trial and
 the wall and CPU time. A rerun reads the records and runs only what is missing.
 
@@ -63,8 +64,10 @@ def make_sampler(name: str, seed: int):
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     from botorch_unknown_hypers.integrations.optuna import PolicySampler
+    from botorch_unknown_hypers.policies.registry import parse_method_spec
 
-    return PolicySampler(name, n_startup_trials=10, seed=seed)
+    rule, options = parse_method_spec(name)  # a rule with options: "auto[fitted_mean=true]"
+    return PolicySampler(rule, n_startup_trials=10, seed=seed, **options)
 
 
 def run_one(problem: str, sampler: str, seed: int, trials: int) -> dict:

@@ -29,7 +29,8 @@ The tables:
   ``bbob-d2-h8-decision``: the sixth round's (H8 against H6, with ``hpo-four``'s paired regrets,
   :func:`h8_decision`).
 - ``bbob-d2-h3-decision``: the seventh round's (H3 against H6, beside the fully Bayesian anchor,
-  :func:`h3_decision`).
+  :func:`h3_decision`); ``bbob-d2-h10-decision``: the eighth round's (H10 against H6, with the
+  four-parameter objective's development runs through Optuna, :func:`h10_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -289,6 +290,16 @@ r"""The sixth round's variant (``docs/bbob.md``): H6 with its MAP fits under the
 length-scale prior instead of BoTorch's dimension-scaled one."""
 
 
+def paired_log_finals(finals: Mapping[tuple[str, int], float], variant: str, reference: str) -> tuple[list[int], float, float]:
+    r"""The development seeds both ``variant`` and ``reference`` ran in ``finals`` (``(method, seed)``
+    to final simple regret), and the mean and SE of their paired :math:`\log_{10}` differences
+    (variant minus reference, regrets floored at :math:`10^{-12}`; NaN with fewer than two)."""
+    seeds = [s for s in DEV_SEEDS if (variant, s) in finals and (reference, s) in finals]
+    diffs = [math.log10(max(finals[(variant, s)], 1e-12)) - math.log10(max(finals[(reference, s)], 1e-12)) for s in seeds]
+    mean, se = mean_se(diffs) if len(diffs) > 1 else (math.nan, math.nan)
+    return seeds, mean, se
+
+
 def h8_decision(results: Path) -> str:
     r"""The sixth round's rule (``docs/bbob.md``), applied as written: H8 admissible against
     ``qlognei`` on the d = 2 development grid; its paired score difference against H6 (``auto``)
@@ -298,10 +309,7 @@ def h8_decision(results: Path) -> str:
     if numbers is None:
         return "No records yet.\n"
     _, table, admissible, mean, se, m = numbers
-    finals = hpo_dev_finals(results)
-    seeds = [s for s in DEV_SEEDS if (H8, s) in finals and (H6, s) in finals]
-    diffs = [math.log10(max(finals[(H8, s)], 1e-12)) - math.log10(max(finals[(H6, s)], 1e-12)) for s in seeds]
-    hpo_mean, hpo_se = mean_se(diffs) if len(diffs) > 1 else (math.nan, math.nan)
+    seeds, hpo_mean, hpo_se = paired_log_finals(hpo_dev_finals(results), H8, H6)
     lines = [markdown_table(table), "",
              f"H8 − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H8 better).",
              f"`hpo-four` seeds 100-109, paired log10 final simple regret H8 − H6 over {len(seeds)} seeds: "
@@ -344,6 +352,50 @@ def h3_decision(results: Path) -> str:
     complete = m >= DEV_PAIRS and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
     passes = admissible and mean < -se and new_failed <= h6_failed
     return decision_text(lines, complete, passes, "H3 is to replace H6 as `auto`'s default once the reports are run for it",
+                         "`auto` stays H6")
+
+
+H10 = "auto[fitted_mean=true]"
+r"""The eighth round's variant (``docs/bbob.md``): H6 with every candidate carrying the constant
+mean of the MAP fit it was proposed from (BoTorch's ``ConstantMean``) instead of a zero mean."""
+OPTUNA_DEV_FIELDS = ("problem", "sampler", "seed", "trials")
+r"""The key fields of ``benchmarks/mixed_optuna.py``'s records."""
+
+
+def optuna_dev_finals(results: Path, trials: int = 30) -> dict[tuple[str, int], float]:
+    r"""``(sampler, seed) -> final simple regret`` of the four-parameter objective's development runs
+    through Optuna (``results/mixed-optuna-dev``, ``benchmarks/mixed_optuna.py``, ``trials`` trials)."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+
+    store = RecordStore(Path(results) / "mixed-optuna-dev", OPTUNA_DEV_FIELDS)
+    return {
+        (r["config"]["sampler"], r["config"]["seed"]): r["simple_regret"][-1]
+        for r in store.records()
+        if r["config"]["problem"] == "four" and r["config"]["trials"] == trials
+    }
+
+
+def h10_decision(results: Path) -> str:
+    r"""The eighth round's rule (``docs/bbob.md``), applied as written: H10 admissible against
+    ``qlognei`` on the d = 2 development grid; its paired score difference against H6 (``auto``)
+    not above +1 SE; on the four-parameter objective through Optuna (development seeds, 30 trials)
+    its paired difference of :math:`\log_{10}` final simple regret against H6 below zero by more
+    than 2 SE; and no more ``hpo-four`` development failures than H6's."""
+    numbers = round_numbers(results, H10, H6)
+    if numbers is None:
+        return "No records yet.\n"
+    frame, table, admissible, mean, se, m = numbers
+    seeds, four_mean, four_se = paired_log_finals(optuna_dev_finals(results), H10, H6)
+    _, times = cpu_medians(frame, {H10: "H10", H6: "H6", "qlognei": "`qlognei`"})
+    failures, (new_failed, new_runs), (h6_failed, h6_runs) = failure_line(results, {H10: "H10", H6: "H6"})
+    lines = [markdown_table(table), "",
+             f"H10 − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H10 better).",
+             f"Four-parameter objective through Optuna, seeds 100-109, paired log10 final simple regret H10 − H6 over "
+             f"{len(seeds)} seeds: {four_mean:+.2f} ± {four_se:.2f} (negative: H10 better; floored at 1e-12).",
+             failures, f"Median CPU per run on the problems all three ran: {times}."]
+    complete = m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS) and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
+    passes = admissible and mean <= se and four_mean < -2 * four_se and new_failed <= h6_failed
+    return decision_text(lines, complete, passes, "H10 is to replace H6 as `auto`'s default once the reports are run for it",
                          "`auto` stays H6")
 
 
@@ -572,6 +624,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h7-decision": h7_decision,
     "bbob-d2-h8-decision": h8_decision,
     "bbob-d2-h3-decision": h3_decision,
+    "bbob-d2-h10-decision": h10_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -617,6 +670,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

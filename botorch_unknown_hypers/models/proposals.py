@@ -50,7 +50,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.candidate_families import AdditiveCandidates, MeanFunctionCandidates, PeriodicCandidates
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.checks import check_int
+from botorch_unknown_hypers.checks import check_bool, check_int
 from botorch_unknown_hypers.domains import check_training_data
 from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp
 
@@ -79,6 +79,7 @@ def propose_ard_lengthscales(
     ard: bool = True,
     noise_floor: float | None = None,
     lengthscale_prior: str = "dim-scaled",
+    fitted_mean: bool = False,
 ) -> tuple[KernelCandidates, Tensor, SingleTaskGP]:
     r"""RBF candidates: the MAP ARD vector scaled by ``shrink``, then the ``isotropic`` ladder.
 
@@ -92,16 +93,20 @@ def propose_ard_lengthscales(
             BoTorch's :math:`10^{-4}`; ``None`` keeps BoTorch's model as it is.
         lengthscale_prior: The MAP fit's length-scale prior, ``"dim-scaled"`` (BoTorch's) or
             ``"gamma"`` (:func:`~botorch_unknown_hypers.models.fitted.fit_default_single_task_gp`).
+        fitted_mean: Give every candidate the fit's constant mean :math:`\hat c` (standardised
+            units, BoTorch's ``ConstantMean``) instead of a zero mean.
 
     Returns:
         ``(candidates, map_lengthscale, model)``: ``len(shrink) + len(isotropic)`` candidates
-        with the MAP noise variance (standardised units) and output scale 1, the ``d`` MAP
+        with the MAP noise variance (standardised units), output scale 1 and a zero mean (the
+        fit's constant mean with ``fitted_mean``), the ``d`` MAP
         length scales (``d`` copies of the shared one when ``ard=False``), and the fitted
         ``SingleTaskGP`` (eval mode) for rules that use the fit further.
     """
     train_Y = check_training_data(train_X, train_Y)
     shrink = _check_factors("shrink", shrink, allow_empty=True)
     isotropic = _check_factors("isotropic", isotropic, allow_empty=True)
+    check_bool("fitted_mean", fitted_mean)
     if not shrink and not isotropic:
         raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
     model = fit_default_single_task_gp(
@@ -110,7 +115,8 @@ def propose_ard_lengthscales(
     ell = model.covar_module.lengthscale.detach().reshape(-1).expand(train_X.shape[-1])
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])
     rows = [s * ell for s in shrink] + [torch.full_like(ell, v) for v in isotropic]
-    cands = KernelCandidates(lengthscale=torch.stack(rows), outputscale=1.0, noise=noise, kernel="rbf")
+    mean = model.mean_module.constant.detach().reshape(-1).expand(len(rows)) if fitted_mean else None
+    cands = KernelCandidates(lengthscale=torch.stack(rows), outputscale=1.0, noise=noise, kernel="rbf", mean_constant=mean)
     return cands, ell, model
 
 

@@ -8,8 +8,8 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
 - **Candidates** (:func:`~botorch_unknown_hypers.models.proposals.propose_ard_lengthscales`): the
   MAP length scales :math:`\hat\ell` of BoTorch's default ``SingleTaskGP`` (ARD for HE; one
   shared length scale for LB, chosen on development seeds) times the shrink
-  factors :math:`S = (1, \tfrac12, \tfrac14)`, RBF kernel, output scale 1 and the MAP noise
-  variance, all in **standardised units** (inputs on the unit cube, outputs standardised on all
+  factors :math:`S = (1, \tfrac12, \tfrac14)`, RBF kernel, output scale 1, the MAP noise
+  variance and a zero mean (the fit's constant mean with ``fitted_mean``), all in **standardised units** (inputs on the unit cube, outputs standardised on all
   data every round). They are proposed on the initial design and **re-proposed** whenever the
   number of observations has doubled since the last proposal: the proposing function :math:`a(t)`
   of Alg. 2, which only adds candidates; old ones leave by the rule's own test.
@@ -149,6 +149,11 @@ class AutoSettings:
             :class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`), drawn afresh
             every round; the test still judges the MAP candidate itself. 0 (default): the MAP
             point estimate (H3 of ``docs/bbob.md``).
+        fitted_mean: Every candidate carries the constant mean :math:`\hat c` of the MAP fit it
+            was proposed from (standardised units; the standing candidate's is refitted with it
+            every round), as BoTorch's model does, instead of a zero mean (H10 of
+            ``docs/bbob.md``); ``False`` (default): zero mean. The Laplace draws take the
+            standing fit's :math:`\hat c`.
         B, R, delta: Norm bound, sub-Gaussian scale and :math:`\delta`, standardised units.
     """
 
@@ -164,6 +169,7 @@ class AutoSettings:
     mean_start: bool = True
     lengthscale_prior: str = "dim-scaled"
     laplace_draws: int = 0
+    fitted_mean: bool = False
     B: float = AUTO_B
     R: float = AUTO_R
     delta: float = AUTO_DELTA
@@ -190,7 +196,7 @@ class AutoSettings:
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
                 raise ValueError(f"{name} must hold finite numbers > 0, got {list(values)!r}.")
-        for name in ("ard", "restart", "standing", "mean_start"):
+        for name in ("ard", "restart", "standing", "mean_start", "fitted_mean"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}.")
         if not self.shrink and not self.isotropic:
@@ -233,12 +239,14 @@ def propose_candidates(
             ard=settings.ard,
             noise_floor=settings.noise_floor,
             lengthscale_prior=settings.lengthscale_prior,
+            fitted_mean=settings.fitted_mean,
         )
         spread = laplace_hyperposterior(model).candidates(draws, ctx.generator) if draws else None
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
     candidates = candidates.with_noise(noise).to(device=ctx.device, dtype=ctx.dtype)
     if spread is not None:
-        spread = replace(spread, noise=spread.noise.clamp_min(MIN_NOISE)).to(device=ctx.device, dtype=ctx.dtype)
+        mean = None if candidates.mean_constant is None else candidates.mean_constant[:1].expand(len(spread)).to(spread.noise)
+        spread = replace(spread, noise=spread.noise.clamp_min(MIN_NOISE), mean_constant=mean).to(device=ctx.device, dtype=ctx.dtype)
     return candidates, spread
 
 
@@ -251,17 +259,18 @@ def standing_candidate(
 ) -> tuple[KernelCandidates, KernelCandidates | None]:
     r"""The standing candidate on all data: BoTorch's default model (ARD, its priors, fitted
     noise) fitted as :func:`propose_candidates` fits it, its MAP length scales alone, noise
-    floored (one candidate; the fitted constant mean is not kept, as for every proposal), and
-    with ``settings.laplace_draws`` that many draws from its hyperposterior's Laplace
+    floored (one candidate; a zero mean, or the fit's constant mean with ``fitted_mean``, as for
+    every proposal), and with ``settings.laplace_draws`` that many draws from its hyperposterior's Laplace
     approximation (else ``None``)."""
     return propose_candidates(ctx, replace(settings, **STANDING), train_X, train_Y, draws=settings.laplace_draws)
 
 
 def with_candidate(spec: KernelCandidates, index: int, new: KernelCandidates) -> KernelCandidates:
-    r"""``spec`` with candidate ``index``'s hyperparameters those of ``new`` (one candidate of the
-    same kernel and length-scale layout); the others unchanged, in order."""
+    r"""``spec`` with candidate ``index``'s hyperparameters (and constant mean, where ``spec`` has
+    means) those of ``new`` (one candidate of the same kernel, length-scale layout and mean
+    layout); the others unchanged, in order."""
     fields = {}
-    for name in ("lengthscale", "outputscale", "noise"):
+    for name in ("lengthscale", "outputscale", "noise") + (("mean_constant",) if spec.mean_constant is not None else ()):
         values = getattr(spec, name).clone()
         values[index] = getattr(new, name)[0].to(values)
         fields[name] = values

@@ -674,3 +674,48 @@ def test_laplace_draws_run_on_a_pool_and_in_batches_and_bad_values_are_refused()
         make_policy("auto", box, laplace_draws=4, acquisition="logei")
     with pytest.raises(ValueError, match="laplace_draws is an option of HE-auto and auto only"):
         make_policy("lb-gp-ucb-auto", box, laplace_draws=4, standing=True, acquisition="lognei")
+
+
+def test_fitted_mean_makes_the_standing_candidate_botorchs_map_model():
+    # H10: with `fitted_mean` every candidate carries its MAP fit's constant mean, so the standing
+    # candidate's posterior in the round's model is that of BoTorch's fitted SingleTaskGP (mean and
+    # variance at new points); with the zero mean it is not, away from the data
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    X, Y = _data(12, seed=3)
+    Y = Y - 3.0 * (X[:, :1] - 0.3).pow(2)  # a skewed sample: the fitted constant mean is far from the average
+    Z = torch.tensor([[0.95, 0.05], [0.9, 0.95], [0.5, 0.5]], dtype=torch.float64)
+    fit = fit_default_single_task_gp(X, Y, box.bounds, noise_floor=1e-6)
+    with torch.no_grad():
+        post = fit.posterior(Z)
+    means = {}
+    for fitted in (True, False):
+        policy = make_policy("auto", box, seed=0, fitted_mean=fitted, **FAST)
+        policy.suggest(X, Y)
+        st = policy.state
+        if fitted:
+            c = float(fit.mean_module.constant.detach())
+            assert st.candidates.mean_constant.tolist() == pytest.approx([c] * len(st.candidates), rel=1e-9)
+            assert abs(c) > 0.1  # the check below is not trivially met by a zero mean
+        else:
+            assert st.candidates.mean_constant is None
+        model, _, _ = UnitCubeModel(standardise=True)(policy.context, st, st.candidates.subset([0]), X, Y)
+        mean, var = model.marginal_mean_variance(Z.unsqueeze(0))
+        means[fitted] = mean[0]
+        if fitted:
+            torch.testing.assert_close(mean[0], post.mean.reshape(-1), rtol=1e-6, atol=1e-8)
+            torch.testing.assert_close(var[0], post.variance.reshape(-1), rtol=1e-5, atol=1e-9)
+    assert float((means[True] - means[False]).abs().max()) > 1e-2
+
+
+def test_fitted_mean_is_checked_and_survives_a_state_round_trip():
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    with pytest.raises(ValueError, match="fitted_mean must be true or false"):
+        make_policy("auto", box, fitted_mean="yes")
+    with pytest.raises(ValueError, match="fitted_mean"):
+        propose_ard_lengthscales(*_data(), box.bounds, fitted_mean=1)
+    policy = make_policy("auto", box, seed=0, fitted_mean=True, **FAST)
+    X, Y = _campaign(policy, *_data(6), rounds=3)
+    fresh = make_policy("auto", box, seed=0, fitted_mean=True, **FAST)
+    fresh.load_state_dict(json.loads(json.dumps(policy.state_dict())))
+    assert fresh.state.candidates.mean_constant.tolist() == policy.state.candidates.mean_constant.tolist()
+    torch.testing.assert_close(fresh.suggest(X, Y), policy.suggest(X, Y), rtol=0, atol=0)
