@@ -36,6 +36,7 @@ from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, che
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.optimize import near, optimize_ucb_joint, random_argmax, stack_points
 from botorch_unknown_hypers.acquisition.prior_sampling import (
+    PATH_CHECKS,
     draw_candidate_prior_paths,
     path_chunk,
     sample_candidate_maxima,
@@ -68,8 +69,9 @@ def _box_path_maxima(
     bounds = model.bounds
     gp = model.candidate_gp(priors)
     if gp is not None:
+        options = PATH_CHECKS if search == "torch" else None
         return sample_candidate_maxima(
-            gp, model.domain, num_restarts, raw_samples, num_features=num_features, seed=draw_seed(generator), search=search
+            gp, model.domain, num_restarts, raw_samples, num_features, options, seed=draw_seed(generator), search=search
         )
     with forked_rng(draw_seed(generator), bounds.device):  # no data yet: the priors' own paths
         candidates = model.candidates.subset(list(priors))

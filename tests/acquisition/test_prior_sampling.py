@@ -21,6 +21,7 @@ from botorch.models.transforms import Normalize
 
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.prior_sampling import (
+    PATH_CHECKS,
     draw_candidate_paths,
     draw_candidate_prior_paths,
     sample_candidate_maxima,
@@ -29,6 +30,7 @@ from botorch_unknown_hypers.candidate_families import PeriodicCandidates
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.rng import forked_rng
+from tests.host_reads import record_reads
 
 DTYPES = [torch.float32, torch.float64]
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -174,6 +176,24 @@ def test_maximiser_is_deterministic_given_the_seed_and_leaves_the_global_rng_alo
     assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
     other = sample_candidate_maxima(model, bounds, num_restarts=4, raw_samples=64, seed=12)
     assert not torch.equal(first[1], other[1])
+
+
+def test_path_maxima_check_later_and_find_the_same_maximisers(monkeypatch):
+    r"""On the device search, the path maxima check convergence from iteration 20
+    (:data:`PATH_CHECKS`): the same maximisers and values as the default's checks, up to
+    rounding, with fewer reads of the search."""
+    model, bounds = model_on_box()
+    found, counts = [], []
+    for seed in range(3):
+        for options in (None, PATH_CHECKS):
+            reads = record_reads(monkeypatch)
+            found.append(sample_candidate_maxima(model, bounds, 6, 128, options=options, seed=seed, search="torch"))
+            counts.append(reads.count("tolist"))
+            monkeypatch.undo()
+    for (x_default, v_default), (x_late, v_late) in zip(found[::2], found[1::2]):
+        torch.testing.assert_close(x_late, x_default, rtol=0, atol=1e-9)
+        torch.testing.assert_close(v_late, v_default, rtol=1e-12, atol=0)
+    assert sum(counts[1::2]) < sum(counts[::2])
 
 
 def test_serial_fallback_finds_the_same_path_maxima(monkeypatch):

@@ -294,7 +294,7 @@ def test_the_posterior_mean_at_the_data_compares_no_inputs():
 
 
 def test_the_posterior_mean_start_checks_later_and_finds_the_same_maximiser(monkeypatch):
-    r"""On the device search, the posterior mean's maximiser checks convergence from iteration 30
+    r"""On the device search, the posterior mean's maximiser checks convergence from iteration 20
     (:data:`MEAN_START_CHECKS`): the same maximiser and value as the default's checks, up to
     rounding, with fewer reads of the search."""
     from botorch.acquisition import PosteriorMean
