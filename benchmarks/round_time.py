@@ -7,7 +7,7 @@ that two versions made the same choices), then the median over seeds.
 
 It imports only the package's public API, so the same file times another checkout of the
 package when that checkout comes first on ``PYTHONPATH``. Run the two versions back to back,
-alternating, with one thread each::
+alternating, with one thread each (``--search torch`` times a rule's device search on the CPU)::
 
     for i in 1 2; do
       PYTHONPATH=../old python benchmarks/round_time.py --method lb-gp-ucb --problem michalewicz5 --iterations 250
@@ -35,16 +35,19 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=250)
     parser.add_argument("--n-init", type=int, default=None, help="initial design size (default: the problem's)")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--search", choices=("scipy", "torch"), default=None,
+                        help="the rule's refinement of its maximisations (default: the rule's own)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(
         f"{botorch_unknown_hypers.__file__}: {args.method} on {args.problem}, T = {args.iterations}, "
-        f"torch {torch.__version__}, threads {torch.get_num_threads()}"
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, search {args.search or 'default'}"
     )
     per_round = []
     for seed in args.seeds:
         problem = get_problem(args.problem)
-        policy = make_policy(args.method, problem.domain, seed=seed)
+        options = {} if args.search is None else {"search": args.search}
+        policy = make_policy(args.method, problem.domain, seed=seed, **options)
         start = time.perf_counter()
         history = run(problem, policy, iterations=args.iterations, seed=seed, n_init=args.n_init)
         total = time.perf_counter() - start
