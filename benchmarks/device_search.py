@@ -259,7 +259,7 @@ def count_call_syncs(n: int, device: str, seed: int = 0) -> list[dict]:
 
 def mean_start_checks(n: int, device: str, seed: int = 0, pairs: int = 3) -> list[dict]:
     r"""The posterior mean's maximiser with the device search's default checks and with
-    :data:`~botorch_unknown_hypers.acquisition.thompson.MEAN_START_CHECKS`, on each of 16 HE-like
+    :data:`~botorch_unknown_hypers.acquisition.device_search.LATE_CHECKS`, on each of 16 HE-like
     candidates' means (the ``--syncs`` model), ``pairs`` times each in alternating order: per
     candidate, the seconds of each schedule (summed over the pairs), the host reads of one call
     (``tolist`` copies) and the largest coordinate difference of the two maximisers."""
@@ -270,7 +270,7 @@ def mean_start_checks(n: int, device: str, seed: int = 0, pairs: int = 3) -> lis
 
     he_lengthscales = runpy.run_path(str(ROOT / "benchmarks" / "round_profile.py"))["he_lengthscales"]
     from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition
-    from botorch_unknown_hypers.acquisition.thompson import MEAN_START_CHECKS
+    from botorch_unknown_hypers.acquisition.device_search import LATE_CHECKS
     from botorch_unknown_hypers.candidates import KernelCandidates
     from botorch_unknown_hypers.models.candidate_gp import CandidateGP
     from botorch_unknown_hypers.problems.problem_registry import get_problem
@@ -282,7 +282,7 @@ def mean_start_checks(n: int, device: str, seed: int = 0, pairs: int = 3) -> lis
     Y = problem.evaluate(lower + (upper - lower) * unit)[0].reshape(-1, 1)
     model = CandidateGP(unit, (Y - Y.mean()) / Y.std(), KernelCandidates.from_lengthscales(he_lengthscales(16).to(device), noise=1e-4))
     bounds = torch.stack([torch.zeros(5), torch.ones(5)]).to(unit)
-    schedules = {"default": None, "mean start": MEAN_START_CHECKS}
+    schedules = {"default": None, "mean start": LATE_CHECKS}
     copies = [0]
     to_list = torch.Tensor.tolist
 

@@ -32,11 +32,10 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, LATE_CHECKS, check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.optimize import near, optimize_ucb_joint, random_argmax, stack_points
 from botorch_unknown_hypers.acquisition.prior_sampling import (
-    PATH_CHECKS,
     draw_candidate_prior_paths,
     path_chunk,
     sample_candidate_maxima,
@@ -69,7 +68,7 @@ def _box_path_maxima(
     bounds = model.bounds
     gp = model.candidate_gp(priors)
     if gp is not None:
-        options = PATH_CHECKS if search == "torch" else None
+        options = LATE_CHECKS if search == "torch" else None
         return sample_candidate_maxima(
             gp, model.domain, num_restarts, raw_samples, num_features, options, seed=draw_seed(generator), search=search
         )

@@ -62,13 +62,6 @@ from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.quiet_normal import quiet_paths
 from botorch_unknown_hypers.rng import forked_rng
 
-PATH_CHECKS = {"check_every": 20}
-r"""The device search's convergence checks for the maximisers of sample paths (the prior rules'
-Thompson draws): the first at iteration 20, as for a posterior mean's maximiser
-(:data:`~botorch_unknown_hypers.acquisition.thompson.MEAN_START_CHECKS`, where the trade is
-measured). A stopped restart is frozen, so the later first check changes the maximisers only by
-rounding and saves the reads of the checks at iterations 10 and 30."""
-
 # Raw points per path and call when scoring raw samples: bounds the K x m x (features + n)
 # feature matrices to about 2**22 entries.
 _MAX_FEATURE_ENTRIES = 2**22

@@ -30,7 +30,7 @@ from botorch.models.model import Model
 from botorch.sampling.pathwise import draw_matheron_paths
 from torch import Tensor
 
-from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, check_search
+from botorch_unknown_hypers.acquisition.device_search import DEFAULT_SEARCH, LATE_CHECKS, check_search
 from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition, maximize_per_candidate
 from botorch_unknown_hypers.domains import Domain, FiniteDomain, is_mixed
 from botorch_unknown_hypers.host import at_argmax
@@ -52,18 +52,6 @@ def max_posterior_mean_box(
     return float(value), x
 
 
-MEAN_START_CHECKS = {"check_every": 20}
-r"""The device search's convergence checks for a posterior mean's maximiser: the first at
-iteration 20 (then 40, 60, 90, 135; the default's are 10, 20, 30, 45, 68, ...). A stopped
-restart is frozen, so later checks change the maximiser and its value only by rounding (the
-batch they are evaluated in), and they save the reads of the early checks (each a host read; a
-wait on a GPU) for at most 10 more iterations of one model's mean at a few points (the ``auto``
-presets' extra start, TS-RSR's :math:`\max_x \mu(x)`). Measured by
-``benchmarks/device_search.py --mean-start``: 30 reads instead of 51 over 16 candidates' means
-at n = 500, the same maximisers, 1.04x the time on one CPU thread (the first check at 30: 21
-reads, 1.16x)."""
-
-
 def posterior_mean_argmax_box(
     model: Model, bounds: Tensor, train_X: Tensor, num_restarts: int, raw_samples: int, seed: int, search: str = DEFAULT_SEARCH
 ) -> tuple[Tensor, Tensor]:
@@ -71,7 +59,7 @@ def posterior_mean_argmax_box(
     and the ``1 x d`` maximiser (a training input where its mean is strictly higher than the
     search's), chosen without reading either on the host."""
     x, val = maximize_acquisition(
-        PosteriorMean(model), bounds, 1, num_restarts, raw_samples, seed, search=search, search_options=MEAN_START_CHECKS
+        PosteriorMean(model), bounds, 1, num_restarts, raw_samples, seed, search=search, search_options=LATE_CHECKS
     )
     with torch.no_grad():  # each training input as its own q = 1 batch: the means, no joint covariance
         # with x appended: n + 1 points against the n training inputs, which a kernel knows to be

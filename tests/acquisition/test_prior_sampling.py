@@ -19,9 +19,9 @@ import torch
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Normalize
 
+from botorch_unknown_hypers.acquisition.device_search import LATE_CHECKS
 from botorch_unknown_hypers.acquisition.multistart import maximize_per_candidate
 from botorch_unknown_hypers.acquisition.prior_sampling import (
-    PATH_CHECKS,
     draw_candidate_paths,
     draw_candidate_prior_paths,
     sample_candidate_maxima,
@@ -180,12 +180,12 @@ def test_maximiser_is_deterministic_given_the_seed_and_leaves_the_global_rng_alo
 
 def test_path_maxima_check_later_and_find_the_same_maximisers(monkeypatch):
     r"""On the device search, the path maxima check convergence from iteration 20
-    (:data:`PATH_CHECKS`): the same maximisers and values as the default's checks, up to
+    (:data:`~botorch_unknown_hypers.acquisition.device_search.LATE_CHECKS`): the same maximisers and values as the default's checks, up to
     rounding, with fewer reads of the search."""
     model, bounds = model_on_box()
     found, counts = [], []
     for seed in range(3):
-        for options in (None, PATH_CHECKS):
+        for options in (None, LATE_CHECKS):
             reads = record_reads(monkeypatch)
             found.append(sample_candidate_maxima(model, bounds, 6, 128, options=options, seed=seed, search="torch"))
             counts.append(reads.count("tolist"))

@@ -295,17 +295,17 @@ def test_the_posterior_mean_at_the_data_compares_no_inputs():
 
 def test_the_posterior_mean_start_checks_later_and_finds_the_same_maximiser(monkeypatch):
     r"""On the device search, the posterior mean's maximiser checks convergence from iteration 20
-    (:data:`MEAN_START_CHECKS`): the same maximiser and value as the default's checks, up to
+    (:data:`~botorch_unknown_hypers.acquisition.device_search.LATE_CHECKS`): the same maximiser and value as the default's checks, up to
     rounding, with fewer reads of the search."""
     from botorch.acquisition import PosteriorMean
 
     from botorch_unknown_hypers.acquisition.multistart import maximize_acquisition
-    from botorch_unknown_hypers.acquisition.thompson import MEAN_START_CHECKS
+    from botorch_unknown_hypers.acquisition.device_search import LATE_CHECKS
 
     X, Y = surrogate_data()
     model = fixed_hyperparameter_gp(X, Y, SPEC)
     found, counts = [], []
-    for options in (None, MEAN_START_CHECKS):
+    for options in (None, LATE_CHECKS):
         reads = record_reads(monkeypatch)
         found.append(maximize_acquisition(PosteriorMean(model), BOUNDS, 1, 5, 128, 0, search="torch", search_options=options))
         counts.append(reads.count("tolist"))
