@@ -27,12 +27,13 @@ from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import RBFKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
-from gpytorch.priors import GammaPrior, LogNormalPrior
+from gpytorch.priors import GammaPrior, LogNormalPrior, Prior
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_positive
 from botorch_unknown_hypers.models.fixed_gp import scaled_kernel_and_likelihood
+from botorch_unknown_hypers.models.inverse_square_prior import InverseSquaredLengthscalePrior
 
 NUTS_BUDGET = {"warmup_steps": 256, "num_samples": 128, "thinning": 8}
 r"""The NUTS budget of :func:`fit_fully_bayesian_single_task_gp`: half BoTorch's warm-up (512) and
@@ -94,9 +95,16 @@ def default_likelihood(noise_floor: float) -> GaussianLikelihood:
     return likelihood
 
 
-LENGTHSCALE_PRIORS = ("dim-scaled", "gamma")
+LENGTHSCALE_PRIORS = ("dim-scaled", "gamma", "optuna")
 r"""The length-scale priors of :func:`fit_default_single_task_gp`: BoTorch's dimension-scaled
-LogNormal (its default) and the Gamma(3, 6) of its earlier default."""
+LogNormal (its default), the Gamma(3, 6) of its earlier default, and Optuna's ``GPSampler``
+prior (:class:`~botorch_unknown_hypers.models.inverse_square_prior.InverseSquaredLengthscalePrior`)."""
+
+
+def _lengthscale_prior(name: str, d: int) -> Prior:
+    if name == "dim-scaled":
+        return LogNormalPrior(loc=SQRT2 + 0.5 * math.log(d), scale=SQRT3)
+    return GammaPrior(3.0, 6.0) if name == "gamma" else InverseSquaredLengthscalePrior()
 
 
 def fit_default_single_task_gp(
@@ -115,7 +123,10 @@ def fit_default_single_task_gp(
     (Hvarfner et al. 2024) and the same lower bound 0.025. ``lengthscale_prior="gamma"`` puts
     :math:`\ell \sim \mathrm{Gamma}(3, 6)` on every length scale instead (BoTorch's earlier
     default, as in its ``get_matern_kernel_with_gamma_prior``; mode 1/3 on the unit cube, about
-    :math:`6\ell` nats charged for a long one), same RBF kernel and bound. ``noise_floor``
+    :math:`6\ell` nats charged for a long one), same RBF kernel and bound;
+    ``lengthscale_prior="optuna"`` puts Optuna ``GPSampler``'s
+    :math:`p(\ell) \propto e^{-0.1(\ell^2 + \ell^{-2})}` on each (mode 1, :math:`0.1\ell^2` nats
+    for a long one), same kernel and bound, started at the mode. ``noise_floor``
     (standardised units) replaces BoTorch's lower bound :math:`10^{-4}` of the noise variance,
     prior unchanged (:func:`default_likelihood`); ``None`` keeps BoTorch's likelihood.
     """
@@ -125,11 +136,7 @@ def fit_default_single_task_gp(
     likelihood = None if noise_floor is None else default_likelihood(noise_floor).to(train_X)
     covar = None
     if not ard or lengthscale_prior != "dim-scaled":
-        prior = (
-            LogNormalPrior(loc=SQRT2 + 0.5 * math.log(d), scale=SQRT3)
-            if lengthscale_prior == "dim-scaled"
-            else GammaPrior(3.0, 6.0)
-        )
+        prior = _lengthscale_prior(lengthscale_prior, d)
         covar = RBFKernel(
             ard_num_dims=d if ard else None,
             lengthscale_prior=prior,

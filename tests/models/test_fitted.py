@@ -13,8 +13,10 @@ from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize, Standardize
 from gpytorch.kernels import MaternKernel, RBFKernel
 from gpytorch.means import ZeroMean
+from gpytorch.mlls import ExactMarginalLogLikelihood
 
 from botorch_unknown_hypers.models.fitted import default_likelihood, fit_default_single_task_gp, fit_single_task_gp
+from botorch_unknown_hypers.models.inverse_square_prior import InverseSquaredLengthscalePrior
 
 BOUNDS = torch.tensor([[0.0, -1.0], [2.0, 1.0]], dtype=torch.float64)
 
@@ -133,6 +135,28 @@ def test_the_gamma_length_scale_prior_keeps_an_irrelevant_input_short(ard):
     assert bool((ls_gamma >= 2.5e-2).all())  # BoTorch's lower bound kept
     with pytest.raises(ValueError, match="lengthscale_prior must be one of"):
         fit_default_single_task_gp(X, Y, BOUNDS, lengthscale_prior="wide")
+
+
+def test_optunas_length_scale_prior_is_a_map_term_of_the_fit():
+    g = torch.Generator().manual_seed(4)
+    X = BOUNDS[0] + (BOUNDS[1] - BOUNDS[0]) * torch.rand(25, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(3 * X[:, :1])  # the second input has no effect
+    dim_scaled = fit_default_single_task_gp(X, Y, BOUNDS)
+    optuna = fit_default_single_task_gp(X, Y, BOUNDS, lengthscale_prior="optuna")
+    assert isinstance(optuna.covar_module.lengthscale_prior, InverseSquaredLengthscalePrior)
+    ls_default, ls_optuna = (m.covar_module.lengthscale.detach().reshape(-1) for m in (dim_scaled, optuna))
+    assert float(ls_optuna[-1]) < 0.5 * float(ls_default[-1])  # 0.1 l^2 nats charged where the data are silent
+    assert bool((ls_optuna >= 2.5e-2).all())
+    # on the silent input the fit balances the marginal likelihood's pull against Optuna's term
+    # -0.1 (l^2 + l^-2): the objective's gradient there is a small part of the prior's alone
+    mll = ExactMarginalLogLikelihood(optuna.likelihood, optuna)
+    optuna.train()
+    loss = -mll(optuna(*optuna.train_inputs), optuna.train_targets)  # per datum, priors included
+    (grad,) = torch.autograd.grad(loss, optuna.covar_module.raw_lengthscale)  # raw == l (no transform)
+    ell = float(ls_optuna[-1])
+    prior_grad = (0.2 * ell - 0.2 / ell**3) / X.shape[0]  # d/dl of -log prior, per datum
+    assert abs(float(grad.reshape(-1)[-1])) < 0.05 * prior_grad
+    optuna.eval()
 
 
 def test_default_likelihood_refuses_a_bad_floor():

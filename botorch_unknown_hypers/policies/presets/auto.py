@@ -140,8 +140,9 @@ class AutoSettings:
             (default), a second multi-start maximisation per round; ``False``: the incumbent
             alone (H7 of ``docs/bbob.md``).
         lengthscale_prior: The MAP fits' length-scale prior (the standing candidate's and every
-            proposal's): ``"dim-scaled"`` (default, BoTorch's) or ``"gamma"`` (Gamma(3, 6) on
-            every length scale, BoTorch's earlier default; H8 of ``docs/bbob.md``).
+            proposal's): ``"dim-scaled"`` (default, BoTorch's), ``"gamma"`` (Gamma(3, 6) on
+            every length scale, BoTorch's earlier default; H8 of ``docs/bbob.md``) or
+            ``"optuna"`` (Optuna ``GPSampler``'s :math:`e^{-0.1(\ell^2 + \ell^{-2})}`; H11).
         laplace_draws: With ``standing`` and ``acquisition="lognei"``, HE-auto only: when the
             standing MAP candidate plays, average its qLogNEI over this many draws from the
             Laplace approximation of BoTorch's hyperposterior at the MAP fit
