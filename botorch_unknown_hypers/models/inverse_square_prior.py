@@ -32,7 +32,6 @@ import torch
 from gpytorch.priors import Prior
 from torch import Tensor
 from torch.distributions import constraints
-from torch.nn import Module
 
 OPTUNA_RATE = 0.1
 r"""Optuna 5.0's :math:`a` (``optuna._gp.prior.default_log_prior``)."""
@@ -51,11 +50,10 @@ class InverseSquaredLengthscalePrior(Prior):
     support = constraints.positive
 
     def __init__(self, rate: float | Tensor = OPTUNA_RATE, validate_args: bool = False) -> None:
-        Module.__init__(self)
         rate = rate if isinstance(rate, Tensor) else torch.tensor(rate, dtype=torch.float64)  # exact until cast
         if not bool(torch.isfinite(rate).all()) or not bool((rate > 0).all()):
             raise ValueError(f"rate must be finite and positive, got {rate.tolist()}.")
-        super().__init__(batch_shape=rate.shape, validate_args=False)  # resets the module's buffers
+        super().__init__(batch_shape=rate.shape, validate_args=False)  # the distribution, then the module
         self.register_buffer("rate", rate)
         self._validate_args = validate_args
         self._transform = None

@@ -91,8 +91,9 @@ def propose_ard_lengthscales(
         ard: ``False`` fits one shared MAP length scale (the ablation of ARD) instead of ``d``.
         noise_floor: Lower bound of the MAP noise variance (standardised units) in place of
             BoTorch's :math:`10^{-4}`; ``None`` keeps BoTorch's model as it is.
-        lengthscale_prior: The MAP fit's length-scale prior, ``"dim-scaled"`` (BoTorch's) or
-            ``"gamma"`` (:func:`~botorch_unknown_hypers.models.fitted.fit_default_single_task_gp`).
+        lengthscale_prior: The MAP fit's length-scale prior, one of
+            :data:`~botorch_unknown_hypers.models.fitted.LENGTHSCALE_PRIORS` (``"dim-scaled"``,
+            BoTorch's, by default; :func:`~botorch_unknown_hypers.models.fitted.fit_default_single_task_gp`).
         fitted_mean: Give every candidate the fit's constant mean :math:`\hat c` (standardised
             units, BoTorch's ``ConstantMean``) instead of a zero mean.
 
