@@ -32,7 +32,7 @@ The tables:
   :func:`h3_decision`); ``bbob-d2-h10-decision``: the eighth round's (H10 against H6, with the
   four-parameter objective's development runs through Optuna, :func:`h10_decision`);
   ``bbob-d2-h11-decision``: the ninth round's (H11 against H6 by the same rule,
-  :func:`h11_decision`).
+  :func:`h11_decision`); ``bbob-d2-h12-decision``: the tenth round's (H12, :func:`h12_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -377,14 +377,14 @@ def optuna_dev_finals(results: Path, trials: int = 30) -> dict[tuple[str, int], 
     }
 
 
-def four_parameter_decision(results: Path, variant: str, label: str) -> str:
+def four_parameter_decision(results: Path, variant: str, label: str, beside: Mapping[str, str] | None = None) -> str:
     r"""The rule of the eighth and ninth rounds (``docs/bbob.md``), applied as written to ``variant``
     (called ``label``): admissible against ``qlognei`` on the d = 2 development grid; its paired
     score difference against H6 (``auto``) not above +1 SE; on the four-parameter objective through
     Optuna (development seeds, 30 trials) its paired difference of :math:`\log_{10}` final simple
     regret against H6 below zero by more than 2 SE; and no more ``hpo-four`` development failures
     than H6's. Reported beside it, not part of the rule: the same paired difference against
-    Optuna's ``GPSampler`` (``gp``), issue 56's bar."""
+    Optuna's ``GPSampler`` (``gp``), issue 56's bar, and against each of ``beside`` (method: label)."""
     numbers = round_numbers(results, variant, H6)
     if numbers is None:
         return "No records yet.\n"
@@ -400,6 +400,9 @@ def four_parameter_decision(results: Path, variant: str, label: str) -> str:
              f"{len(seeds)} seeds: {four_mean:+.2f} ± {four_se:.2f} (negative: {label} better; floored at 1e-12).",
              f"Beside the rule: {label} − `GPSampler` on the same objective over {len(gp_seeds)} seeds: "
              f"{gp_mean:+.2f} ± {gp_se:.2f}.",
+             *(f"Beside the rule: {label} − {other} on the same objective over {len(o_seeds)} seeds: {o_mean:+.2f} ± {o_se:.2f}."
+               for method, other in (beside or {}).items()
+               for o_seeds, o_mean, o_se in [paired_log_finals(finals, variant, method)]),
              failures, f"Median CPU per run on the problems all three ran: {times}."]
     complete = m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS) and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
     passes = admissible and mean <= se and four_mean < -2 * four_se and new_failed <= h6_failed
@@ -420,6 +423,16 @@ length-scale prior instead of BoTorch's dimension-scaled one."""
 def h11_decision(results: Path) -> str:
     r"""The ninth round's decision: :func:`four_parameter_decision` for H11."""
     return four_parameter_decision(results, H11, "H11")
+
+
+H12 = "auto[lengthscale_prior=optuna&noise_prior=optuna]"
+r"""The tenth round's variant (``docs/bbob.md``): H11 with its MAP fits' noise variance under Optuna
+``GPSampler``'s Gamma(1.1, 30) prior instead of BoTorch's LogNormal(-4, 1)."""
+
+
+def h12_decision(results: Path) -> str:
+    r"""The tenth round's decision: :func:`four_parameter_decision` for H12."""
+    return four_parameter_decision(results, H12, "H12", beside={H11: "H11"})
 
 
 def bbob_bars(
@@ -649,6 +662,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h3-decision": h3_decision,
     "bbob-d2-h10-decision": h10_decision,
     "bbob-d2-h11-decision": h11_decision,
+    "bbob-d2-h12-decision": h12_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -694,6 +708,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

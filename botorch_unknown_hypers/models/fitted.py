@@ -18,11 +18,17 @@ from __future__ import annotations
 
 import math
 
+import torch
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.model import Model
 from botorch.models.transforms import Normalize, Standardize
-from botorch.models.utils.gpytorch_modules import SQRT2, SQRT3, get_gaussian_likelihood_with_lognormal_prior
+from botorch.models.utils.gpytorch_modules import (
+    MIN_INFERRED_NOISE_LEVEL,
+    SQRT2,
+    SQRT3,
+    get_gaussian_likelihood_with_lognormal_prior,
+)
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import RBFKernel
 from gpytorch.likelihoods import GaussianLikelihood
@@ -84,14 +90,33 @@ def fit_single_task_gp(
     return model.eval()
 
 
-def default_likelihood(noise_floor: float) -> GaussianLikelihood:
+NOISE_PRIORS = ("lognormal", "optuna")
+r"""The noise-variance priors of :func:`default_likelihood`: BoTorch's
+:math:`\log\sigma^2 \sim \mathcal N(-4, 1)` (its default, median 0.018 in standardised units) and
+Optuna ``GPSampler``'s :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)` (density
+:math:`\propto \sigma^{0.2} e^{-30\sigma^2}`, mode :math:`1/300`, nearly flat towards 0, so the
+fit may interpolate where the data allow it)."""
+
+
+def default_likelihood(noise_floor: float, noise_prior: str = "lognormal") -> GaussianLikelihood:
     r"""BoTorch's default likelihood (``get_gaussian_likelihood_with_lognormal_prior``: noise prior
     :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`, started at the prior's mode) with the noise
-    variance bounded below by ``noise_floor`` (standardised units) instead of BoTorch's :math:`10^{-4}`."""
+    variance bounded below by ``noise_floor`` (standardised units) instead of BoTorch's :math:`10^{-4}`.
+    ``noise_prior="optuna"`` puts Optuna ``GPSampler``'s :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)`
+    on the noise variance instead (:data:`NOISE_PRIORS`), same bound, started at its mode."""
     check_positive("noise_floor", noise_floor)
-    likelihood = get_gaussian_likelihood_with_lognormal_prior()
-    noise = likelihood.noise_covar
-    noise.register_constraint("raw_noise", GreaterThan(noise_floor, transform=None, initial_value=noise.noise_prior.mode))
+    if noise_prior not in NOISE_PRIORS:
+        raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {noise_prior!r}.")
+    if noise_prior == "lognormal":
+        likelihood = get_gaussian_likelihood_with_lognormal_prior()
+        prior = likelihood.noise_covar.noise_prior
+    else:
+        # float64 parameters, so 1.1 stays 1.1 until the likelihood is cast to the data's dtype
+        prior = GammaPrior(torch.tensor(1.1, dtype=torch.float64), torch.tensor(30.0, dtype=torch.float64))
+        likelihood = GaussianLikelihood(noise_prior=prior)
+    start = max(float(prior.mode), noise_floor)
+    likelihood.noise_covar.register_constraint("raw_noise", GreaterThan(noise_floor, transform=None, initial_value=start))
+    likelihood.noise = start
     return likelihood
 
 
@@ -114,6 +139,7 @@ def fit_default_single_task_gp(
     ard: bool = True,
     noise_floor: float | None = None,
     lengthscale_prior: str = "dim-scaled",
+    noise_prior: str = "lognormal",
 ) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``),
     fitted by ``fit_gpytorch_mll``; in eval mode.
@@ -129,11 +155,18 @@ def fit_default_single_task_gp(
     for a long one), same kernel and bound, started at the mode. ``noise_floor``
     (standardised units) replaces BoTorch's lower bound :math:`10^{-4}` of the noise variance,
     prior unchanged (:func:`default_likelihood`); ``None`` keeps BoTorch's likelihood.
+    ``noise_prior="optuna"`` puts Optuna ``GPSampler``'s Gamma(1.1, 30) on the noise variance
+    (:data:`NOISE_PRIORS`), bounded below by ``noise_floor`` (BoTorch's :math:`10^{-4}` if ``None``).
     """
     if lengthscale_prior not in LENGTHSCALE_PRIORS:
         raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {lengthscale_prior!r}.")
     d = train_X.shape[-1]
-    likelihood = None if noise_floor is None else default_likelihood(noise_floor).to(train_X)
+    if noise_prior not in NOISE_PRIORS:
+        raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {noise_prior!r}.")
+    likelihood = None
+    if noise_floor is not None or noise_prior != "lognormal":
+        floor = MIN_INFERRED_NOISE_LEVEL if noise_floor is None else noise_floor
+        likelihood = default_likelihood(floor, noise_prior).to(train_X)
     covar = None
     if not ard or lengthscale_prior != "dim-scaled":
         prior = _lengthscale_prior(lengthscale_prior, d)

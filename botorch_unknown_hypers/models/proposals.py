@@ -80,6 +80,7 @@ def propose_ard_lengthscales(
     noise_floor: float | None = None,
     lengthscale_prior: str = "dim-scaled",
     fitted_mean: bool = False,
+    noise_prior: str = "lognormal",
 ) -> tuple[KernelCandidates, Tensor, SingleTaskGP]:
     r"""RBF candidates: the MAP ARD vector scaled by ``shrink``, then the ``isotropic`` ladder.
 
@@ -96,6 +97,9 @@ def propose_ard_lengthscales(
             BoTorch's, by default; :func:`~botorch_unknown_hypers.models.fitted.fit_default_single_task_gp`).
         fitted_mean: Give every candidate the fit's constant mean :math:`\hat c` (standardised
             units, BoTorch's ``ConstantMean``) instead of a zero mean.
+        noise_prior: The MAP fit's noise-variance prior, one of
+            :data:`~botorch_unknown_hypers.models.fitted.NOISE_PRIORS` (``"lognormal"``,
+            BoTorch's, by default).
 
     Returns:
         ``(candidates, map_lengthscale, model)``: ``len(shrink) + len(isotropic)`` candidates
@@ -111,7 +115,13 @@ def propose_ard_lengthscales(
     if not shrink and not isotropic:
         raise ValueError("shrink and isotropic must not both be empty: no candidate would be proposed.")
     model = fit_default_single_task_gp(
-        train_X, train_Y, bounds.to(train_X), ard=ard, noise_floor=noise_floor, lengthscale_prior=lengthscale_prior
+        train_X,
+        train_Y,
+        bounds.to(train_X),
+        ard=ard,
+        noise_floor=noise_floor,
+        lengthscale_prior=lengthscale_prior,
+        noise_prior=noise_prior,
     )
     ell = model.covar_module.lengthscale.detach().reshape(-1).expand(train_X.shape[-1])
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])

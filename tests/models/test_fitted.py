@@ -15,7 +15,12 @@ from gpytorch.kernels import MaternKernel, RBFKernel
 from gpytorch.means import ZeroMean
 from gpytorch.mlls import ExactMarginalLogLikelihood
 
-from botorch_unknown_hypers.models.fitted import default_likelihood, fit_default_single_task_gp, fit_single_task_gp
+from botorch_unknown_hypers.models.fitted import (
+    NOISE_PRIORS,
+    default_likelihood,
+    fit_default_single_task_gp,
+    fit_single_task_gp,
+)
 from botorch_unknown_hypers.models.inverse_square_prior import InverseSquaredLengthscalePrior
 
 BOUNDS = torch.tensor([[0.0, -1.0], [2.0, 1.0]], dtype=torch.float64)
@@ -162,3 +167,32 @@ def test_optunas_length_scale_prior_is_a_map_term_of_the_fit():
 def test_default_likelihood_refuses_a_bad_floor():
     with pytest.raises(ValueError, match="noise_floor must be a finite number > 0, got 0"):
         default_likelihood(0.0)
+
+
+def test_optunas_noise_prior_lets_a_deterministic_fit_interpolate():
+    g = torch.Generator().manual_seed(5)
+    X = BOUNDS[0] + (BOUNDS[1] - BOUNDS[0]) * torch.rand(20, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(3 * X[:, :1]) + 0.5 * X[:, 1:]  # smooth and noise-free
+    lognormal = fit_default_single_task_gp(X, Y, BOUNDS, noise_floor=1e-6)
+    optuna = fit_default_single_task_gp(X, Y, BOUNDS, noise_floor=1e-6, noise_prior="optuna")
+    prior = optuna.likelihood.noise_covar.noise_prior
+    assert isinstance(prior, GammaPrior) and float(prior.concentration) == 1.1 and float(prior.rate) == 30.0
+    noise_lognormal, noise_optuna = (float(m.likelihood.noise.reshape(-1)[0]) for m in (lognormal, optuna))
+    # log N(-4, 1) charges (log s2 + 4)^2 / 2 nats (48 at 1e-6); Gamma(1.1, 30) at most 30 s2 + 0.1 |log s2|
+    assert noise_lognormal > 1e-4 and 1e-6 * (1 - 1e-6) <= noise_optuna < 1e-4  # L-BFGS-B may land at the floor
+    # the fit is a stationary point of the marginal likelihood plus the Gamma log density in the
+    # noise variance (raw == s2, no transform), unless it sits at the floor
+    mll = ExactMarginalLogLikelihood(optuna.likelihood, optuna)
+    optuna.train()
+    loss = -mll(optuna(*optuna.train_inputs), optuna.train_targets)
+    (grad,) = torch.autograd.grad(loss, optuna.likelihood.noise_covar.raw_noise)
+    optuna.eval()
+    at_floor = noise_optuna < 1.01e-6
+    assert at_floor and float(grad.reshape(-1)[0]) > 0 or abs(float(grad.reshape(-1)[0])) < 1e-2
+    # BoTorch's floor where none is given; a refused name names the argument and the choices
+    floored = fit_default_single_task_gp(X, Y, BOUNDS, noise_prior="optuna")
+    assert float(floored.likelihood.noise.reshape(-1)[0]) >= 1e-4 * (1 - 1e-6)  # the bound is stored in float32
+    assert NOISE_PRIORS == ("lognormal", "optuna")
+    for call in (lambda: fit_default_single_task_gp(X, Y, BOUNDS, noise_prior="flat"), lambda: default_likelihood(1e-6, "flat")):
+        with pytest.raises(ValueError, match=r"noise_prior must be one of \('lognormal', 'optuna'\), got 'flat'"):
+            call()

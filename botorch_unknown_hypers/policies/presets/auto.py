@@ -74,7 +74,7 @@ from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import at_argmax
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
-from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS
+from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS, NOISE_PRIORS
 from botorch_unknown_hypers.models.laplace import laplace_hyperposterior
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies.base import Policy
@@ -143,6 +143,10 @@ class AutoSettings:
             proposal's): ``"dim-scaled"`` (default, BoTorch's), ``"gamma"`` (Gamma(3, 6) on
             every length scale, BoTorch's earlier default; H8 of ``docs/bbob.md``) or
             ``"optuna"`` (Optuna ``GPSampler``'s :math:`e^{-0.1(\ell^2 + \ell^{-2})}`; H11).
+        noise_prior: The MAP fits' noise-variance prior: ``"lognormal"`` (default, BoTorch's
+            :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`) or ``"optuna"`` (Optuna ``GPSampler``'s
+            :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)`, nearly flat towards the floor; H12),
+            bounded below by ``noise_floor``.
         laplace_draws: With ``standing`` and ``acquisition="lognei"``, HE-auto only: when the
             standing MAP candidate plays, average its qLogNEI over this many draws from the
             Laplace approximation of BoTorch's hyperposterior at the MAP fit
@@ -169,6 +173,7 @@ class AutoSettings:
     noise_floor: float | None = None
     mean_start: bool = True
     lengthscale_prior: str = "dim-scaled"
+    noise_prior: str = "lognormal"
     laplace_draws: int = 0
     fitted_mean: bool = False
     B: float = AUTO_B
@@ -210,6 +215,8 @@ class AutoSettings:
             check_positive("noise_floor", self.noise_floor, upper=1.0)
         if self.lengthscale_prior not in LENGTHSCALE_PRIORS:
             raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {self.lengthscale_prior!r}.")
+        if self.noise_prior not in NOISE_PRIORS:
+            raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {self.noise_prior!r}.")
         if isinstance(self.laplace_draws, bool) or not isinstance(self.laplace_draws, int) or self.laplace_draws < 0:
             raise ValueError(f"laplace_draws must be an integer >= 0, got {self.laplace_draws!r}.")
         if self.laplace_draws and not (self.standing and self.acquisition == "lognei"):
@@ -241,6 +248,7 @@ def propose_candidates(
             noise_floor=settings.noise_floor,
             lengthscale_prior=settings.lengthscale_prior,
             fitted_mean=settings.fitted_mean,
+            noise_prior=settings.noise_prior,
         )
         spread = laplace_hyperposterior(model).candidates(draws, ctx.generator) if draws else None
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
@@ -465,7 +473,7 @@ class LBGPUCBAuto(BalancingPolicy):
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
             (default ``False`` here), ``growth``, ``restart``, ``standing``, ``noise_floor``,
-            ``mean_start``, ``lengthscale_prior``, ``B``, ``R``, ``delta``).
+            ``mean_start``, ``lengthscale_prior``, ``noise_prior``, ``B``, ``R``, ``delta``).
     """
 
     name = "lb-gp-ucb-auto"
