@@ -300,3 +300,53 @@ def test_the_needle_check_counts_runs_on_the_peak_and_compares_auto_with_he_auto
     for seed in range(100, 103):
         add("auto", seed, 0.3)
     assert needle_check(tmp_path).endswith("Check: `auto` does not keep the needle here (6 seeds against 7).\n")
+
+
+def test_the_four_parameter_rule_asks_for_a_clear_gain_through_optuna_and_reports_its_peers_beside_it(tmp_path):
+    r"""H12 (like H10 and H11) replaces H6 only when admissible against qlognei, not behind H6 by
+    more than 1 SE on the d = 2 grid, ahead of H6 by more than 2 SE on the four-parameter objective
+    through Optuna, and failing on no more of hpo-four's development seeds; GPSampler and H11 are
+    reported beside the rule and decide nothing."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import H6, H11, H12, OPTUNA_DEV_FIELDS, h12_decision
+
+    store = record_store(tmp_path / "bbob")
+
+    def grid(method, regret):
+        for noisy in (False, True):
+            for function in range(1, 25):
+                for instance in range(1, 6):
+                    store.add("d2-noisy" if noisy else "d2", method, _record(function, instance, method, regret(instance), noisy))
+
+    grid("qlognei", lambda i: 1e-3)
+    grid(H6, lambda i: 1e-3)
+    grid(H12, lambda i: 10.0 ** (-3 + 0.01 * (i % 2)))  # a hair behind H6: +0.006 ± 0.000 decades
+    hpo = partial(_hpo_dev, RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init")))
+    hpo(H6, {104})
+    hpo(H12, set())
+    four = RecordStore(tmp_path / "mixed-optuna-dev", OPTUNA_DEV_FIELDS)
+
+    def optuna(sampler, log10_regret):
+        for seed in range(100, 110):
+            four.add("four", sampler, {"config": {"problem": "four", "sampler": sampler, "seed": seed, "trials": 30},
+                                       "simple_regret": [1.0, 10.0 ** log10_regret(seed)]})
+
+    optuna(H6, lambda s: -2.0)
+    optuna(H11, lambda s: -3.0)
+    optuna("gp", lambda s: -5.0)
+    optuna(H12, lambda s: -4.0 - 0.1 * (s % 2))  # 2.05 ± 0.017 decades ahead of H6
+    text = h12_decision(tmp_path)
+    assert "H12 − H6 over 240 development problems: +0.006 ± 0.000" in text
+    assert "H12 − H6 over 10 seeds: -2.05 ± 0.02" in text
+    assert "H12 − `GPSampler` on the same objective over 10 seeds: +0.95 ± 0.02" in text
+    assert "H12 − H11 on the same objective over 10 seeds: -1.05 ± 0.02" in text
+    assert "H12 0 of 10, H6 1 of 10" in text
+    assert text.endswith("Decision: `auto` stays H6.\n")  # part 2: behind H6 by more than 1 SE
+    grid(H12, lambda i: 10.0 ** (-3 - 0.01 * (i % 2)))
+    assert h12_decision(tmp_path).endswith("Decision: H12 is to replace H6 as `auto`'s default once the reports are run for it.\n")
+    optuna(H12, lambda s: -2.0 - 0.3 * (1 if s % 2 else -1) - 0.05)  # ahead by 0.05 ± 0.10: not by 2 SE
+    assert h12_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")
+    optuna(H12, lambda s: -4.0)
+    hpo(H12, {104, 105})  # one failure more than H6
+    assert h12_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")
+    assert h12_decision(tmp_path / "none") == "No records yet.\n"
