@@ -32,7 +32,8 @@ The tables:
   :func:`h3_decision`); ``bbob-d2-h10-decision``: the eighth round's (H10 against H6, with the
   four-parameter objective's development runs through Optuna, :func:`h10_decision`);
   ``bbob-d2-h11-decision``: the ninth round's (H11 against H6 by the same rule,
-  :func:`h11_decision`); ``bbob-d2-h12-decision``: the tenth round's (H12, :func:`h12_decision`).
+  :func:`h11_decision`); ``bbob-d2-h12-decision``: the tenth round's (H12, :func:`h12_decision`);
+  ``bbob-d2-h13-decision``: the eleventh round's (H13, :func:`h13_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -435,6 +436,16 @@ def h12_decision(results: Path) -> str:
     return four_parameter_decision(results, H12, "H12", beside={H11: "H11"})
 
 
+H13 = "auto[kernel=matern52&lengthscale_prior=optuna&noise_prior=optuna]"
+r"""The eleventh round's variant (``docs/bbob.md``): H12 with a Matérn-5/2 kernel in every MAP fit
+and every candidate instead of BoTorch's RBF."""
+
+
+def h13_decision(results: Path) -> str:
+    r"""The eleventh round's decision: :func:`four_parameter_decision` for H13."""
+    return four_parameter_decision(results, H13, "H13", beside={H12: "H12"})
+
+
 def bbob_bars(
     results: Path, dim: int, instances: Sequence[int], methods: Sequence[str] = REPORT_METHODS,
     presets: Sequence[str] = REPORT_PRESETS,
@@ -663,6 +674,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h10-decision": h10_decision,
     "bbob-d2-h11-decision": h11_decision,
     "bbob-d2-h12-decision": h12_decision,
+    "bbob-d2-h13-decision": h13_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -708,6 +720,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

@@ -30,7 +30,7 @@ from botorch.models.utils.gpytorch_modules import (
     get_gaussian_likelihood_with_lognormal_prior,
 )
 from gpytorch.constraints import GreaterThan
-from gpytorch.kernels import RBFKernel
+from gpytorch.kernels import MaternKernel, RBFKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from gpytorch.priors import GammaPrior, LogNormalPrior, Prior
@@ -38,6 +38,7 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.kernels import KERNELS, check_kernel
 from botorch_unknown_hypers.models.fixed_gp import scaled_kernel_and_likelihood
 from botorch_unknown_hypers.models.inverse_square_prior import InverseSquaredLengthscalePrior
 
@@ -140,6 +141,7 @@ def fit_default_single_task_gp(
     noise_floor: float | None = None,
     lengthscale_prior: str = "dim-scaled",
     noise_prior: str = "lognormal",
+    kernel: str = "rbf",
 ) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (``Normalize`` by ``bounds``, ``Standardize``),
     fitted by ``fit_gpytorch_mll``; in eval mode.
@@ -157,6 +159,9 @@ def fit_default_single_task_gp(
     prior unchanged (:func:`default_likelihood`); ``None`` keeps BoTorch's likelihood.
     ``noise_prior="optuna"`` puts Optuna ``GPSampler``'s Gamma(1.1, 30) on the noise variance
     (:data:`NOISE_PRIORS`), bounded below by ``noise_floor`` (BoTorch's :math:`10^{-4}` if ``None``).
+    ``kernel`` (a name of :data:`~botorch_unknown_hypers.kernels.KERNELS`) replaces BoTorch's RBF
+    by GPyTorch's Matérn kernel of that smoothness (``"matern52"``: Optuna ``GPSampler``'s and
+    BoTorch's fully Bayesian model's), same length-scale prior, bound and start.
     """
     if lengthscale_prior not in LENGTHSCALE_PRIORS:
         raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {lengthscale_prior!r}.")
@@ -167,14 +172,16 @@ def fit_default_single_task_gp(
     if noise_floor is not None or noise_prior != "lognormal":
         floor = MIN_INFERRED_NOISE_LEVEL if noise_floor is None else noise_floor
         likelihood = default_likelihood(floor, noise_prior).to(train_X)
+    nu = KERNELS[check_kernel(kernel)]
     covar = None
-    if not ard or lengthscale_prior != "dim-scaled":
+    if not ard or lengthscale_prior != "dim-scaled" or nu is not None:
         prior = _lengthscale_prior(lengthscale_prior, d)
-        covar = RBFKernel(
-            ard_num_dims=d if ard else None,
-            lengthscale_prior=prior,
-            lengthscale_constraint=GreaterThan(2.5e-2, transform=None, initial_value=prior.mode),
-        ).to(train_X)
+        options = {
+            "ard_num_dims": d if ard else None,
+            "lengthscale_prior": prior,
+            "lengthscale_constraint": GreaterThan(2.5e-2, transform=None, initial_value=prior.mode),
+        }
+        covar = (RBFKernel(**options) if nu is None else MaternKernel(nu=nu, **options)).to(train_X)
     model = SingleTaskGP(
         train_X,
         train_Y,

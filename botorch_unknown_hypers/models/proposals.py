@@ -81,8 +81,9 @@ def propose_ard_lengthscales(
     lengthscale_prior: str = "dim-scaled",
     fitted_mean: bool = False,
     noise_prior: str = "lognormal",
+    kernel: str = "rbf",
 ) -> tuple[KernelCandidates, Tensor, SingleTaskGP]:
-    r"""RBF candidates: the MAP ARD vector scaled by ``shrink``, then the ``isotropic`` ladder.
+    r"""RBF (or ``kernel``) candidates: the MAP ARD vector scaled by ``shrink``, then the ``isotropic`` ladder.
 
     Args:
         train_X: ``n x d`` inputs in ``bounds``; train_Y: ``n`` or ``n x 1`` values.
@@ -100,6 +101,8 @@ def propose_ard_lengthscales(
         noise_prior: The MAP fit's noise-variance prior, one of
             :data:`~botorch_unknown_hypers.models.fitted.NOISE_PRIORS` (``"lognormal"``,
             BoTorch's, by default).
+        kernel: The fit's and the candidates' kernel, a name of
+            :data:`~botorch_unknown_hypers.kernels.KERNELS` (``"rbf"``, BoTorch's, by default).
 
     Returns:
         ``(candidates, map_lengthscale, model)``: ``len(shrink) + len(isotropic)`` candidates
@@ -122,12 +125,13 @@ def propose_ard_lengthscales(
         noise_floor=noise_floor,
         lengthscale_prior=lengthscale_prior,
         noise_prior=noise_prior,
+        kernel=kernel,
     )
     ell = model.covar_module.lengthscale.detach().reshape(-1).expand(train_X.shape[-1])
     noise = float(model.likelihood.noise.detach().reshape(-1)[0])
     rows = [s * ell for s in shrink] + [torch.full_like(ell, v) for v in isotropic]
     mean = model.mean_module.constant.detach().reshape(-1).expand(len(rows)) if fitted_mean else None
-    cands = KernelCandidates(lengthscale=torch.stack(rows), outputscale=1.0, noise=noise, kernel="rbf", mean_constant=mean)
+    cands = KernelCandidates(lengthscale=torch.stack(rows), outputscale=1.0, noise=noise, kernel=kernel, mean_constant=mean)
     return cands, ell, model
 
 

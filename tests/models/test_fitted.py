@@ -196,3 +196,24 @@ def test_optunas_noise_prior_lets_a_deterministic_fit_interpolate():
     for call in (lambda: fit_default_single_task_gp(X, Y, BOUNDS, noise_prior="flat"), lambda: default_likelihood(1e-6, "flat")):
         with pytest.raises(ValueError, match=r"noise_prior must be one of \('lognormal', 'optuna'\), got 'flat'"):
             call()
+
+
+@pytest.mark.parametrize("lengthscale_prior", ["dim-scaled", "optuna"])
+def test_a_matern_fit_keeps_the_prior_bound_and_start_and_is_a_stationary_point(lengthscale_prior):
+    X, Y = data(n=16, seed=6)
+    model = fit_default_single_task_gp(X, Y, BOUNDS, lengthscale_prior=lengthscale_prior, kernel="matern52")
+    covar = model.covar_module
+    assert isinstance(covar, MaternKernel) and covar.nu == 2.5 and covar.lengthscale.shape == (1, 2)
+    rbf = fit_default_single_task_gp(X, Y, BOUNDS, lengthscale_prior=lengthscale_prior)
+    assert type(covar.lengthscale_prior) is type(rbf.covar_module.lengthscale_prior)
+    assert float(covar.raw_lengthscale_constraint.lower_bound) == pytest.approx(2.5e-2)
+    # interior length scales are where the MAP objective's gradient vanishes (raw == l, no transform)
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    model.train()
+    loss = -mll(model(*model.train_inputs), model.train_targets)
+    (grad,) = torch.autograd.grad(loss, covar.raw_lengthscale)
+    model.eval()
+    interior = covar.lengthscale.detach().reshape(-1) > 2.6e-2
+    assert bool(interior.any()) and float(grad.reshape(-1)[interior].abs().max()) < 1e-3
+    with pytest.raises(ValueError, match="kernel must be one of .*got 'cubic'"):
+        fit_default_single_task_gp(X, Y, BOUNDS, kernel="cubic")

@@ -73,6 +73,7 @@ from botorch_unknown_hypers.checks import check_positive, check_probability
 from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import at_argmax
+from botorch_unknown_hypers.kernels import check_kernel
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.fitted import LENGTHSCALE_PRIORS, NOISE_PRIORS
 from botorch_unknown_hypers.models.laplace import laplace_hyperposterior
@@ -147,6 +148,9 @@ class AutoSettings:
             :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`) or ``"optuna"`` (Optuna ``GPSampler``'s
             :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)`, nearly flat towards the floor; H12),
             bounded below by ``noise_floor``.
+        kernel: The MAP fits' and the candidates' kernel: ``"rbf"`` (default, BoTorch's) or
+            another name of :data:`~botorch_unknown_hypers.kernels.KERNELS` (``"matern52"``:
+            Optuna ``GPSampler``'s; H13). The Laplace draws need ``"rbf"``.
         laplace_draws: With ``standing`` and ``acquisition="lognei"``, HE-auto only: when the
             standing MAP candidate plays, average its qLogNEI over this many draws from the
             Laplace approximation of BoTorch's hyperposterior at the MAP fit
@@ -174,6 +178,7 @@ class AutoSettings:
     mean_start: bool = True
     lengthscale_prior: str = "dim-scaled"
     noise_prior: str = "lognormal"
+    kernel: str = "rbf"
     laplace_draws: int = 0
     fitted_mean: bool = False
     B: float = AUTO_B
@@ -217,8 +222,11 @@ class AutoSettings:
             raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {self.lengthscale_prior!r}.")
         if self.noise_prior not in NOISE_PRIORS:
             raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {self.noise_prior!r}.")
+        check_kernel(self.kernel)
         if isinstance(self.laplace_draws, bool) or not isinstance(self.laplace_draws, int) or self.laplace_draws < 0:
             raise ValueError(f"laplace_draws must be an integer >= 0, got {self.laplace_draws!r}.")
+        if self.laplace_draws and self.kernel != "rbf":
+            raise ValueError(f"laplace_draws > 0 needs kernel='rbf' (the Laplace approximation's model), got kernel={self.kernel!r}.")
         if self.laplace_draws and not (self.standing and self.acquisition == "lognei"):
             raise ValueError(
                 "laplace_draws > 0 averages the standing candidate's qLogNEI, so it needs standing=true and "
@@ -249,6 +257,7 @@ def propose_candidates(
             lengthscale_prior=settings.lengthscale_prior,
             fitted_mean=settings.fitted_mean,
             noise_prior=settings.noise_prior,
+            kernel=settings.kernel,
         )
         spread = laplace_hyperposterior(model).candidates(draws, ctx.generator) if draws else None
     noise = max(float(candidates.noise_variances()[0]), MIN_NOISE)
@@ -473,7 +482,7 @@ class LBGPUCBAuto(BalancingPolicy):
             :class:`~botorch_unknown_hypers.policies.base.Policy`.
         options: The :class:`AutoSettings` (``acquisition``, ``shrink``, ``isotropic``, ``ard``
             (default ``False`` here), ``growth``, ``restart``, ``standing``, ``noise_floor``,
-            ``mean_start``, ``lengthscale_prior``, ``noise_prior``, ``B``, ``R``, ``delta``).
+            ``mean_start``, ``lengthscale_prior``, ``noise_prior``, ``kernel``, ``B``, ``R``, ``delta``).
     """
 
     name = "lb-gp-ucb-auto"

@@ -55,7 +55,8 @@ def test_registered_batched_and_validated(name):
                        ({"shrink": 0.5}, "list"), ({"restart": "yes"}, "restart must be true or false"),
                        ({"standing": "yes"}, "standing must be true or false"), ({"standing": 1}, "standing must be true or false"),
                        ({"mean_start": "no"}, "mean_start must be true or false"),
-                       ({"lengthscale_prior": "wide"}, "lengthscale_prior must be one of")]:
+                       ({"lengthscale_prior": "wide"}, "lengthscale_prior must be one of"),
+                       ({"noise_prior": "flat"}, "noise_prior must be one of"), ({"kernel": "cubic"}, "kernel must be one of")]:
         with pytest.raises(ValueError, match=match):
             make_policy(name, domain, **bad)
 
@@ -609,6 +610,25 @@ def test_auto_noise_floor_reaches_every_map_fit():
         noise[floor] = policy.state.candidates.noise_variances()  # the standing model and the proposals
     assert float(noise[None].min()) >= 1e-4 * (1 - 1e-6)  # BoTorch's bound (stored in float32)
     assert float(noise[1e-6].max()) < 1e-4 and float(noise[1e-6].min()) >= 1e-6 * (1 - 1e-6)
+
+
+def test_auto_noise_prior_and_kernel_reach_every_map_fit_and_every_candidate():
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    f = lambda X: torch.sin(3 * X[:, :1]) + 0.5 * X[:, 1:]  # noqa: E731  noise-free
+    X = box.sample(30, seed=0)
+    noise, kernels = {}, {}
+    for prior, kernel in (("lognormal", "rbf"), ("optuna", "matern52")):
+        policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, noise_prior=prior, kernel=kernel)
+        policy.suggest(X, f(X))
+        noise[prior] = policy.state.candidates.noise_variances()  # the standing model and the proposals
+        kernels[prior] = policy.state.candidates.kernel
+    # BoTorch's LogNormal(-4, 1) charges 48 nats at auto's floor 1e-6 and holds a deterministic
+    # fit's noise above it (4e-5 here); Gamma(1.1, 30) lets it fall to the floor
+    assert float(noise["lognormal"].min()) > 1e-5
+    assert float(noise["optuna"].max()) < 1.01e-6 and float(noise["optuna"].min()) >= 1e-6 * (1 - 1e-6)
+    assert kernels == {"lognormal": "rbf", "optuna": "matern52"}
+    with pytest.raises(ValueError, match="laplace_draws > 0 needs kernel='rbf'"):
+        make_policy("auto", box, laplace_draws=4, kernel="matern52")
 
 
 def test_laplace_draws_average_qlognei_over_the_map_fits_hyperposterior_while_map_plays(monkeypatch):
