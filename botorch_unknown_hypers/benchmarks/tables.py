@@ -248,13 +248,15 @@ extra start of the acquisition's maximisation (the incumbent alone)."""
 
 def cpu_medians(frame: pd.DataFrame, labels: Mapping[str, str]) -> tuple[pd.Series, str]:
     r"""The median CPU seconds per run of each method of ``labels`` (method to its label) per noise
-    setting, on the problems they all ran, and the text that names them."""
+    setting, on the problems they all ran, and the text that names them (a setting none of them
+    shares yet is left out of the text)."""
     both = common_runs(frame, list(labels))
     cpu = both.assign(cpu_s=pd.to_numeric(both["cpu_s"])).groupby(["group", "method"])["cpu_s"].median()
+    shared = [g for g in ("d2", "d2-noisy") if any((g, method) in cpu.index for method in labels)]
     text = "; ".join(
         f"{g}: " + ", ".join(f"{label} {cpu.get((g, method), math.nan):.2f} s" for method, label in labels.items())
-        for g in ("d2", "d2-noisy")
-    )
+        for g in shared
+    ) or "none yet"
     return cpu, text
 
 
