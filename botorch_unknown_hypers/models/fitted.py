@@ -101,10 +101,11 @@ fit may interpolate where the data allow it)."""
 
 def default_likelihood(noise_floor: float, noise_prior: str = "lognormal") -> GaussianLikelihood:
     r"""BoTorch's default likelihood (``get_gaussian_likelihood_with_lognormal_prior``: noise prior
-    :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`, started at the prior's mode) with the noise
-    variance bounded below by ``noise_floor`` (standardised units) instead of BoTorch's :math:`10^{-4}`.
-    ``noise_prior="optuna"`` puts Optuna ``GPSampler``'s :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)`
-    on the noise variance instead (:data:`NOISE_PRIORS`), same bound, started at its mode."""
+    :math:`\log\sigma^2 \sim \mathcal N(-4, 1)`, started at the prior's mode, or at the floor where
+    that is higher) with the noise variance bounded below by ``noise_floor`` (standardised units)
+    instead of BoTorch's :math:`10^{-4}`. ``noise_prior="optuna"`` puts Optuna ``GPSampler``'s
+    :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)` on the noise variance instead
+    (:data:`NOISE_PRIORS`), same bound and start rule."""
     check_positive("noise_floor", noise_floor)
     if noise_prior not in NOISE_PRIORS:
         raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {noise_prior!r}.")
@@ -168,11 +169,11 @@ def fit_default_single_task_gp(
     d = train_X.shape[-1]
     if noise_prior not in NOISE_PRIORS:
         raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {noise_prior!r}.")
+    nu = KERNELS[check_kernel(kernel)]
     likelihood = None
     if noise_floor is not None or noise_prior != "lognormal":
         floor = MIN_INFERRED_NOISE_LEVEL if noise_floor is None else noise_floor
         likelihood = default_likelihood(floor, noise_prior).to(train_X)
-    nu = KERNELS[check_kernel(kernel)]
     covar = None
     if not ard or lengthscale_prior != "dim-scaled" or nu is not None:
         prior = _lengthscale_prior(lengthscale_prior, d)

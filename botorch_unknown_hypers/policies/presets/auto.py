@@ -8,7 +8,7 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
 - **Candidates** (:func:`~botorch_unknown_hypers.models.proposals.propose_ard_lengthscales`): the
   MAP length scales :math:`\hat\ell` of BoTorch's default ``SingleTaskGP`` (ARD for HE; one
   shared length scale for LB, chosen on development seeds) times the shrink
-  factors :math:`S = (1, \tfrac12, \tfrac14)`, RBF kernel, output scale 1, the MAP noise
+  factors :math:`S = (1, \tfrac12, \tfrac14)`, RBF kernel (option ``kernel``), output scale 1, the MAP noise
   variance and a zero mean (the fit's constant mean with ``fitted_mean``), all in **standardised units** (inputs on the unit cube, outputs standardised on all
   data every round). They are proposed on the initial design and **re-proposed** whenever the
   number of observations has doubled since the last proposal: the proposing function :math:`a(t)`
