@@ -660,10 +660,38 @@ def needle_check(results: Path) -> str:
     return markdown_table(pd.DataFrame(rows)) + f"\n\nCheck: {verdict}.\n"
 
 
+FRESH_INSTANCES = tuple(range(26, 36))
+r"""The instances of the report for a variant chosen after the report on :data:`REPORT_INSTANCES`
+was read (H13 onwards, ``docs/bbob.md``): no method had run on them before that report."""
+H13_REPORT_METHODS = (H13, "qlognei", "optuna-gp", "random")
+r"""The methods of H13's report on :data:`FRESH_INSTANCES`: H13 and the peers, all run fresh."""
+
+
+def paired_scores(results: Path, dim: int, instances: Sequence[int], variant: str, peers: Sequence[str]) -> str:
+    r"""Per peer, the paired difference of the run scores (:func:`run_scores`, decades of the
+    normalised final regret) ``variant`` minus the peer on ``instances`` at ``dim``, mean ± SE
+    (``ddof = 1``) per noise setting and over both; negative: ``variant`` better."""
+    frame = bbob_frame(results, dim, instances)
+    if frame.empty:
+        return "No records yet.\n"
+    diffs = {peer: score_differences(frame.assign(score=run_scores(frame)), peer, variant) for peer in peers}
+    lines = []
+    for peer, diff in diffs.items():
+        parts = []
+        for label, sub in [*((g, diff.xs(g, level="group")) for g in sorted(set(diff.index.get_level_values("group")))),
+                           ("all", diff)]:
+            mean, se = mean_se([float(v) for v in sub]) if len(sub) else (math.nan, math.nan)
+            parts.append(f"{label} {mean:+.3f} ± {se:.3f} ({len(sub)} pairs)")
+        lines.append(f"`{variant}` − `{peer}`: " + "; ".join(parts) + ".")
+    return "\n".join(lines) + "\n\nNegative: the variant better.\n"
+
+
 D5_STATUS = partial(report_status, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)
 r"""The d = 5 report's run counts (:func:`report_status`)."""
 TABULAR_STATUS = partial(study_status, study="tabular", problems=TABULAR_PROBLEMS, methods=MIXED_METHODS, seeds=REPORT_SEEDS)
 r"""The FCNet study's seed counts (:func:`study_status`)."""
+H13_D2_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS)
+r"""H13's d = 2 report's run counts (:func:`report_status`)."""
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
@@ -682,6 +710,15 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
     "bbob-d5-report-bars": until_complete(
         D5_STATUS, partial(bbob_bars, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS, presets=("auto",))
+    ),
+    "bbob-d2-h13-report": until_complete(
+        H13_D2_STATUS, partial(bbob_summary, dim=2, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS)
+    ),
+    "bbob-d2-h13-report-bars": until_complete(
+        H13_D2_STATUS, partial(bbob_bars, dim=2, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS, presets=(H13,))
+    ),
+    "bbob-d2-h13-report-paired": until_complete(
+        H13_D2_STATUS, partial(paired_scores, dim=2, instances=FRESH_INSTANCES, variant=H13, peers=("qlognei", "optuna-gp"))
     ),
     "needle-dev-check": needle_check,
     "mixed-paired": mixed_paired,
@@ -722,6 +759,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

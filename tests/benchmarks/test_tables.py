@@ -4,7 +4,15 @@ from pathlib import Path
 import pytest
 
 from botorch_unknown_hypers.benchmarks.bbob import record_store
-from botorch_unknown_hypers.benchmarks.tables import TABLES, bbob_summary, regenerate, report_status, study_status, until_complete
+from botorch_unknown_hypers.benchmarks.tables import (
+    TABLES,
+    bbob_summary,
+    paired_scores,
+    regenerate,
+    report_status,
+    study_status,
+    until_complete,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,6 +99,23 @@ def test_a_report_table_shows_only_run_counts_until_every_method_has_every_run(t
     store.add("d5-noisy", "random", _record(24, 17, "random", 1e-3, True, dim=5))
     assert report_status(tmp_path, 5, instances, methods) is None
     assert table(tmp_path) == bbob_summary(tmp_path, 5, instances, methods) and "ECDF area" in table(tmp_path)
+
+
+def test_paired_scores_are_the_mean_and_standard_error_of_the_decade_differences_per_noise_setting(tmp_path):
+    store = record_store(tmp_path / "bbob")
+    # variant - peer in decades of normalised regret: +1, -1 and 0 noise-free; +2, +2 with noise;
+    # a run the peer lacks and a run floored at 1e-8 on both sides (difference 0) are pairs only where both ran.
+    cases = {False: [(1e-2, 1e-3), (1e-4, 1e-3), (1e-9, 1e-10)], True: [(1e-1, 1e-3), (1e-3, 1e-5)]}
+    for noisy, pairs in cases.items():
+        for function, (mine, theirs) in enumerate(pairs, start=1):
+            group = "d2-noisy" if noisy else "d2"
+            store.add(group, "v", _record(function, 26, "v", mine, noisy))
+            store.add(group, "q", _record(function, 26, "q", theirs, noisy))
+    store.add("d2", "v", _record(7, 26, "v", 1.0))
+    text = paired_scores(tmp_path, 2, (26,), "v", ("q",))
+    # noise-free: mean 0, sd 1, se 1/sqrt(3); noisy: mean 2, se 0; all five: mean 0.8, sample variance 6.8 / 4, se sqrt(1.7 / 5)
+    assert "`v` − `q`: d2 +0.000 ± 0.577 (3 pairs); d2-noisy +2.000 ± 0.000 (2 pairs); all +0.800 ± 0.583 (5 pairs)." in text
+    assert paired_scores(tmp_path, 2, (27,), "v", ("q",)) == "No records yet.\n"
 
 
 def test_a_study_table_shows_only_seed_counts_until_every_method_has_every_seed(tmp_path):
