@@ -40,7 +40,7 @@ from botorch_unknown_hypers.candidates import (
     fixed_mean,
     tensor_fields,
 )
-from botorch_unknown_hypers.kernels import KERNELS, correlation
+from botorch_unknown_hypers.kernels import KERNELS, check_kernel, correlation
 from botorch_unknown_hypers.shared_constraints import ModuleConstraints
 
 @dataclass(frozen=True)
@@ -225,8 +225,7 @@ class AdditiveCandidates(CandidateSpec):
         parts = [[sorted(int(i) for i in group) for group in p if len(group)] for p in self.partitions]
         if not parts or any(not p for p in parts):
             raise ValueError("partitions must hold at least one non-empty partition per candidate.")
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}.")
+        check_kernel(self.kernel)
         object.__setattr__(self, "partitions", parts)
         like = torch.as_tensor(self.lengthscale)
         like = self._like if not like.is_floating_point() else like

@@ -49,7 +49,7 @@ from gpytorch.means import ConstantMean, Mean, ZeroMean
 from torch import Tensor
 
 from botorch_unknown_hypers.host import as_device_tensor, host_tensor, host_values, to_device
-from botorch_unknown_hypers.kernels import KERNELS, scale_kernel, set_constrained
+from botorch_unknown_hypers.kernels import KERNELS, check_kernel, scale_kernel, set_constrained
 from botorch_unknown_hypers.shared_constraints import ModuleConstraints
 
 
@@ -277,10 +277,7 @@ class KernelCandidates(CandidateSpec):
         num = ls.shape[0]
         if num == 0:
             raise ValueError("lengthscale: the candidate set is empty (K = 0).")
-        if self.kernel not in KERNELS:
-            raise ValueError(
-                f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}."
-            )
+        check_kernel(self.kernel)
         fields = {name: _as_vector(getattr(self, name), num, ls) for name in ("outputscale", "noise")}
         mean = None if self.mean_constant is None else _as_vector(self.mean_constant, num, ls)
         shapes_ok = all(t.shape == (num,) for t in (*fields.values(), *([mean] if mean is not None else [])))
@@ -342,8 +339,7 @@ class KernelCandidates(CandidateSpec):
         rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in lengthscale]
         if len({len(r) for r in rows}) != 1 or not rows[0]:
             raise ValueError(f"lengthscale must be K x 1 or K x d, got rows of lengths {[len(r) for r in rows]}.")
-        if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
+        check_kernel(kernel)
         flat = host_rounded([_number(v, "lengthscale") for r in rows for v in r], dtype)
         if not all(math.isfinite(v) and v > 0 for v in flat):
             raise ValueError("lengthscale must be finite and strictly positive.")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -147,6 +148,19 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
+def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
+    r"""The entry of ``choices`` that ``value`` equals, of the same type (a subclass such as
+    ``numpy.str_`` for ``str`` counts; ``bool`` never counts as ``int``); otherwise a
+    ``ValueError`` that lists ``choices`` as given (a tuple, or a sorted list of a mapping's
+    keys). Unhashable values (a list, a tensor) are refused with the same message rather than
+    raising ``TypeError`` from a dict lookup."""
+    for choice in choices:
+        same_type = type(value) is type(choice) or (isinstance(value, type(choice)) and not isinstance(value, bool))
+        if same_type and bool(value == choice):
+            return choice
+    raise ValueError(f"{name} must be one of {choices!r}, got {value!r}.")
+
+
 def check_device(name: str, value: Any) -> torch.device | None:
     r"""``value`` as a ``torch.device`` that torch can allocate on (``None`` passes through:
     the caller's default); a name torch does not parse, or a device that is absent (e.g.
@@ -169,6 +183,7 @@ def _finite_number(value: Any) -> bool:
 
 
 __all__ = [
+    "check_choice",
     "AT_LEAST_ONE",
     "Interval",
     "NONNEGATIVE",

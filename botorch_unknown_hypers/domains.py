@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_nonnegative
+from botorch_unknown_hypers.checks import check_choice, check_nonnegative
 from botorch_unknown_hypers.host import as_device_tensor, to_device
 
 PERTURBATIONS = ("box", "ball")
@@ -271,8 +271,7 @@ class FiniteDomain:
             epsilon: The radius :math:`\epsilon \ge 0`, in domain units.
             kind: ``"box"`` (:math:`L_\infty`) or ``"ball"`` (:math:`L_2`).
         """
-        if kind not in PERTURBATIONS:
-            raise ValueError(f"perturbation must be one of {PERTURBATIONS}, got {kind!r}.")
+        check_choice("perturbation", kind, PERTURBATIONS)
         check_nonnegative("epsilon", epsilon)
         p = 2.0 if kind == "ball" else float("inf")
         return torch.cdist(self.points, self.points, p=p) <= epsilon * (1 + 1e-12)
@@ -755,8 +754,7 @@ class MixedDomain:
         for entry in description:
             fields = dict(entry)
             kind = fields.pop("type", None)
-            if kind not in kinds:
-                raise ValueError(f"description: type must be one of {sorted(kinds)}, got {kind!r}.")
+            check_choice("description: type", kind, sorted(kinds))
             if kind == "categorical":
                 fields["choices"] = tuple(fields.get("choices", ()))
             params.append(kinds[kind](**fields))

@@ -36,6 +36,8 @@ from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from gpytorch.kernels.kernel import dist, sq_dist
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_choice
+
 KERNELS: dict[str, float | None] = {
     "matern12": 0.5,
     "matern32": 1.5,
@@ -47,9 +49,7 @@ r"""Supported kernel names and their Matérn smoothness :math:`\nu` (``None`` fo
 
 def check_kernel(kernel: object, name: str = "kernel") -> str:
     r"""``kernel`` if it is a name in :data:`KERNELS`, else ``ValueError`` listing the valid names."""
-    if not isinstance(kernel, str) or kernel not in KERNELS:
-        raise ValueError(f"{name} must be one of {sorted(KERNELS)}, got {kernel!r}.")
-    return kernel
+    return check_choice(name, kernel, sorted(KERNELS))
 
 
 def correlation(squared_distance: Tensor, nu: float | None) -> Tensor:

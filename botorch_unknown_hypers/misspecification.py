@@ -28,6 +28,7 @@ import math
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_choice
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 
 ELIMINATION_TESTS = ("normalized", "as-printed")
@@ -135,8 +136,7 @@ def balancing_eliminations(
     Returns:
         ``M`` bool mask of the bases to eliminate.
     """
-    if test not in ELIMINATION_TESTS:
-        raise ValueError(f"elimination_test must be one of {ELIMINATION_TESTS}, got {test!r}.")
+    check_choice("elimination_test", test, ELIMINATION_TESTS)
     M = play_count.shape[0]
     N = play_count.to(cumulative_reward)
     log_term = torch.log(M * torch.log(N.clamp_min(3.0)) / delta)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_unknown_hypers.checks import check_bool, check_int, check_nonnegative, check_positive
+from botorch_unknown_hypers.checks import check_bool, check_choice, check_int, check_nonnegative, check_positive
 
 # --------------------------------------------------------------------------- #
 # check_int
@@ -211,3 +211,22 @@ def test_unchecked_entries_still_refuse_a_non_real_tensor():
 
     with pytest.raises(ValueError, match="^flags must be a real tensor"):
         check_all_entries(("flags", torch.tensor([True]), NONNEGATIVE), checked=False)
+
+
+def test_check_choice_returns_the_choice_itself_for_an_equal_value_of_the_same_type():
+    assert check_choice("kernel", "rbf", ("rbf", "matern52")) == "rbf"
+    chosen = check_choice("kernel", np.str_("matern52"), ("rbf", "matern52"))  # a str subclass, as pandas hands it
+    assert chosen == "matern52" and type(chosen) is str
+
+
+@pytest.mark.parametrize("value", ["cubic", None, ["rbf"], {"rbf": 1}, torch.tensor(1.0), 1, "RBF"])
+def test_check_choice_refuses_other_values_naming_the_argument_and_listing_the_choices(value):
+    with pytest.raises(ValueError, match=r"^kernel must be one of \('rbf', 'matern52'\), got "):
+        check_choice("kernel", value, ("rbf", "matern52"))
+
+
+def test_check_choice_never_takes_a_bool_for_an_integer_choice():
+    assert check_choice("count", 1, (1, 2)) == 1
+    with pytest.raises(ValueError, match=r"^count must be one of \[1, 2\], got True\."):
+        check_choice("count", True, [1, 2])
+

@@ -52,7 +52,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_int
+from botorch_unknown_hypers.checks import check_choice, check_int
 from botorch_unknown_hypers.host import host_tensor
 
 SEARCHES = ("scipy", "torch")
@@ -89,16 +89,13 @@ def resolve_search(search: str, device: torch.device | str) -> str:
     elsewhere; ``"scipy"`` and ``"torch"`` stay as given. A ValueError names the argument otherwise."""
     if search == AUTO_SEARCH:
         return "torch" if torch.device(device).type == "cuda" else DEFAULT_SEARCH
-    if not isinstance(search, str) or search not in SEARCHES:
-        raise ValueError(f"search must be one of {(*SEARCHES, AUTO_SEARCH)}, got {search!r}.")
+    check_choice("search", search, (*SEARCHES, AUTO_SEARCH))
     return search
 
 
 def check_search(search: str) -> str:
     r"""``search`` if it is one of :data:`SEARCHES`; a ValueError naming the argument otherwise."""
-    if not isinstance(search, str) or search not in SEARCHES:
-        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}.")
-    return search
+    return check_choice("search", search, SEARCHES)
 
 
 def search_options(options: dict | None) -> dict:

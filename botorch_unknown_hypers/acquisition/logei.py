@@ -42,7 +42,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_bool
+from botorch_unknown_hypers.checks import check_bool, check_choice
 from botorch_unknown_hypers.host import as_device_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
 from botorch_unknown_hypers.models.marginal import MarginalModel
@@ -53,8 +53,7 @@ LOGEI_REDUCTIONS = ("max", "select")
 def check_reduction(reduction: str, index: int | None, num_candidates: int) -> None:
     r"""``reduction`` is one of :data:`LOGEI_REDUCTIONS` and, for ``"select"``, ``index`` one of the
     ``num_candidates`` candidates (``ValueError`` naming the argument otherwise)."""
-    if reduction not in LOGEI_REDUCTIONS:
-        raise ValueError(f"reduction must be one of {LOGEI_REDUCTIONS}, got {reduction!r}.")
+    check_choice("reduction", reduction, LOGEI_REDUCTIONS)
     if reduction == "select" and (index is None or not 0 <= int(index) < num_candidates):
         raise ValueError(
             f"index must be given and lie in [0, {num_candidates - 1}] for reduction='select', got {index!r}."

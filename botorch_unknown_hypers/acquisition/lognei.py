@@ -69,6 +69,7 @@ from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.logei import check_reduction
+from botorch_unknown_hypers.checks import check_choice
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.models.quiet_normal import is_plain_standardize
 from botorch_unknown_hypers.rng import forked_rng
@@ -136,8 +137,7 @@ class CandidateLogNEI(AcquisitionFunction):
         num_samples: int = LOGNEI_SAMPLES,
     ) -> None:
         super().__init__(model=model)
-        if reduction not in LOGNEI_REDUCTIONS:
-            raise ValueError(f"reduction must be one of {LOGNEI_REDUCTIONS}, got {reduction!r}.")
+        check_choice("reduction", reduction, LOGNEI_REDUCTIONS)
         if reduction != "average":
             check_reduction(reduction, index, model.num_candidates)
         d = model.raw_train_X.shape[-1]

@@ -42,7 +42,7 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_bool
+from botorch_unknown_hypers.checks import check_bool, check_choice
 from botorch_unknown_hypers.confidence import upper_confidence_bound
 from botorch_unknown_hypers.host import as_device_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateModel
@@ -158,8 +158,7 @@ class CandidateUCB(AcquisitionFunction):
                 shape, and a Python number, are checked either way.
         """
         super().__init__(model=model)
-        if reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}.")
+        check_choice("reduction", reduction, REDUCTIONS)
         num = model.num_candidates
         like = model.raw_train_X if hasattr(model, "raw_train_X") else torch.zeros(1, dtype=torch.float64)
         check_bool("check_beta", check_beta)

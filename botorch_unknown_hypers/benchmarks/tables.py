@@ -394,17 +394,14 @@ def four_parameter_decision(results: Path, variant: str, label: str, beside: Map
     frame, table, admissible, mean, se, m = numbers
     finals = optuna_dev_finals(results)
     seeds, four_mean, four_se = paired_log_finals(finals, variant, H6)
-    gp_seeds, gp_mean, gp_se = paired_log_finals(finals, variant, "gp")
     _, times = cpu_medians(frame, {variant: label, H6: "H6", "qlognei": "`qlognei`"})
     failures, (new_failed, new_runs), (h6_failed, h6_runs) = failure_line(results, {variant: label, H6: "H6"})
     lines = [markdown_table(table), "",
              f"{label} − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
              f"Four-parameter objective through Optuna, seeds 100-109, paired log10 final simple regret {label} − H6 over "
              f"{len(seeds)} seeds: {four_mean:+.2f} ± {four_se:.2f} (negative: {label} better; floored at 1e-12).",
-             f"Beside the rule: {label} − `GPSampler` on the same objective over {len(gp_seeds)} seeds: "
-             f"{gp_mean:+.2f} ± {gp_se:.2f}.",
              *(f"Beside the rule: {label} − {other} on the same objective over {len(o_seeds)} seeds: {o_mean:+.2f} ± {o_se:.2f}."
-               for method, other in (beside or {}).items()
+               for method, other in {"gp": "`GPSampler`", **(beside or {})}.items()
                for o_seeds, o_mean, o_se in [paired_log_finals(finals, variant, method)]),
              failures, f"Median CPU per run on the problems all three ran: {times}."]
     complete = m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS) and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)

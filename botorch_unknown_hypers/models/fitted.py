@@ -37,7 +37,7 @@ from gpytorch.priors import GammaPrior, LogNormalPrior, Prior
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.checks import check_choice, check_positive
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
 from botorch_unknown_hypers.models.fixed_gp import scaled_kernel_and_likelihood
 from botorch_unknown_hypers.models.inverse_square_prior import InverseSquaredLengthscalePrior
@@ -107,8 +107,7 @@ def default_likelihood(noise_floor: float, noise_prior: str = "lognormal") -> Ga
     :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)` on the noise variance instead
     (:data:`NOISE_PRIORS`), same bound and start rule."""
     check_positive("noise_floor", noise_floor)
-    if noise_prior not in NOISE_PRIORS:
-        raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {noise_prior!r}.")
+    check_choice("noise_prior", noise_prior, NOISE_PRIORS)
     if noise_prior == "lognormal":
         likelihood = get_gaussian_likelihood_with_lognormal_prior()
         prior = likelihood.noise_covar.noise_prior
@@ -164,11 +163,9 @@ def fit_default_single_task_gp(
     by GPyTorch's Matérn kernel of that smoothness (``"matern52"``: Optuna ``GPSampler``'s and
     BoTorch's fully Bayesian model's), same length-scale prior, bound and start.
     """
-    if lengthscale_prior not in LENGTHSCALE_PRIORS:
-        raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {lengthscale_prior!r}.")
+    check_choice("lengthscale_prior", lengthscale_prior, LENGTHSCALE_PRIORS)
     d = train_X.shape[-1]
-    if noise_prior not in NOISE_PRIORS:
-        raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {noise_prior!r}.")
+    check_choice("noise_prior", noise_prior, NOISE_PRIORS)
     nu = KERNELS[check_kernel(kernel)]
     likelihood = None
     if noise_floor is not None or noise_prior != "lognormal":

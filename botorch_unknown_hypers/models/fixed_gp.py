@@ -37,7 +37,7 @@ from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.kernels import KERNELS, scale_kernel
+from botorch_unknown_hypers.kernels import check_kernel, scale_kernel
 
 r"""Kernel name -> Matern smoothness :math:`\nu` (``None`` for RBF)."""
 
@@ -60,8 +60,7 @@ class SurrogateSpec:
     noise_variance: float = 1e-6
 
     def __post_init__(self) -> None:
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}.")
+        check_kernel(self.kernel)
         ls = self.lengthscale
         if not isinstance(ls, tuple) or len(ls) == 0 or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in ls

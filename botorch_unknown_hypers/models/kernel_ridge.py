@@ -40,7 +40,7 @@ from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ZeroMean
 from torch import Tensor
 
-from botorch_unknown_hypers.kernels import KERNELS, scale_kernel
+from botorch_unknown_hypers.kernels import check_kernel, scale_kernel
 
 
 def make_known_kernel(
@@ -66,8 +66,7 @@ def make_known_kernel(
     Raises:
         ValueError: naming the argument.
     """
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}.")
+    check_kernel(kernel)
     values = [lengthscale] if isinstance(lengthscale, (int, float)) else list(lengthscale)
     if not values or not all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in values

@@ -59,7 +59,7 @@ from botorch.test_functions.synthetic import (
 )
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_nonnegative
+from botorch_unknown_hypers.checks import check_choice, check_nonnegative
 from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain
 from botorch_unknown_hypers.problems.synthetic import BoTorchTestProblem
@@ -262,8 +262,7 @@ def synthetic_benchmark(name: str, noise_std: float = 0.0) -> BoTorchTestProblem
         >>> synthetic_benchmark("rosenbrock2").domain.bounds.tolist()
         [[-2.0, -1.0], [2.0, 3.0]]
     """
-    if name not in SYNTHETIC_BENCHMARKS:
-        raise ValueError(f"name must be one of {', '.join(SYNTHETIC_BENCHMARKS)}; got {name!r}.")
+    check_choice("name", name, list(SYNTHETIC_BENCHMARKS))
     check_nonnegative("noise_std", noise_std)
     spec = SYNTHETIC_BENCHMARKS[name]
     box = [tuple(b) for b in spec.box]

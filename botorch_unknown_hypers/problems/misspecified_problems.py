@@ -46,7 +46,7 @@ import math
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_int
+from botorch_unknown_hypers.checks import check_choice, check_int
 from botorch_unknown_hypers.models.kernel_ridge import make_known_kernel
 from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import FiniteDomain
@@ -110,8 +110,7 @@ def perturbation(
         radius: Radius of the adversarial needle.
         frequency: :math:`\omega` of the high-frequency kind.
     """
-    if kind not in PERTURBATIONS:
-        raise ValueError(f"kind must be one of {PERTURBATIONS}, got {kind!r}.")
+    check_choice("kind", kind, PERTURBATIONS)
     if not eps >= 0:
         raise ValueError(f"eps must be >= 0, got {eps!r}.")
     n, d = points.shape
@@ -175,8 +174,7 @@ class MisspecifiedProblem(Problem):
         dtype: torch.dtype = torch.float64,
     ) -> None:
         check_int("dim", dim, 1)
-        if kind not in PERTURBATIONS:
-            raise ValueError(f"kind must be one of {PERTURBATIONS}, got {kind!r}.")
+        check_choice("kind", kind, PERTURBATIONS)
         if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not math.isfinite(eps) or eps < 0:
             raise ValueError(f"eps must be a finite number >= 0, got {eps!r}.")
         if not B > 0:

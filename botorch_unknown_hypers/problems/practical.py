@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from botorch.test_functions.synthetic import Ackley, Branin, Rosenbrock, SyntheticTestFunction
 
+from botorch_unknown_hypers.checks import check_choice
 from botorch_unknown_hypers.problems.synthetic import BoTorchTestProblem
 
 PRACTICAL_N_INIT = 10
@@ -43,8 +44,7 @@ def practical_benchmark(name: str, noise_std: float = 0.0) -> BoTorchTestProblem
         name: ``"branin"``, ``"rosenbrock4"`` or ``"ackley5"``.
         noise_std: Observation noise standard deviation (default 0).
     """
-    if name not in PRACTICAL_FUNCTIONS:
-        raise ValueError(f"name must be one of {', '.join(PRACTICAL_FUNCTIONS)}; got {name!r}.")
+    check_choice("name", name, list(PRACTICAL_FUNCTIONS))
     function = PRACTICAL_FUNCTIONS[name]()
     return BoTorchTestProblem(
         function,

@@ -45,7 +45,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from botorch_unknown_hypers.checks import check_nonnegative
+from botorch_unknown_hypers.checks import check_choice, check_nonnegative
 from botorch_unknown_hypers.models.tabular import TabularPriorGP
 from botorch_unknown_hypers.problems.prior_tasks import PAPER_NOISE, PAPER_NUM_ARMS, hill_task_priors, kernel_task_priors, lengthscale_task_priors
 from botorch_unknown_hypers.models.tabular_priors import TabularPriors
@@ -84,8 +84,7 @@ def task_priors(
         >>> priors.labels(), priors.num_arms
         (['se_l4', 'se_l2', 'se_l1', 'se_l0.5'], 500)
     """
-    if name not in PRIOR_SELECTION_TASKS:
-        raise ValueError(f"task must be one of {', '.join(PRIOR_SELECTION_TASKS)}; got {name!r}.")
+    check_choice("task", name, list(PRIOR_SELECTION_TASKS))
     if not (isinstance(num_arms, int) and num_arms >= 2):
         raise ValueError(f"num_arms must be an integer >= 2, got {num_arms!r}.")
     return PRIOR_SELECTION_TASKS[name](noise=noise, num_arms=num_arms, dtype=dtype, device=device)

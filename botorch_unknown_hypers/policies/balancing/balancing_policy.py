@@ -22,7 +22,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import CandidateSpec
-from botorch_unknown_hypers.checks import check_bool, check_nonnegative, check_positive, check_probability
+from botorch_unknown_hypers.checks import check_bool, check_choice, check_nonnegative, check_positive, check_probability
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import host_tensor
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
@@ -171,8 +171,7 @@ class BalancingPolicy(RoundRule, Policy):
         xi_delta_split: float = XI_DELTA_SPLIT,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
-        if xi_count not in XI_COUNTS:
-            raise ValueError(f"xi_count must be one of {XI_COUNTS}, got {xi_count!r}.")
+        check_choice("xi_count", xi_count, XI_COUNTS)
         if xi_delta_split not in (1.0, 2.0):
             raise ValueError(f"xi_delta_split must be 1 or 2, got {xi_delta_split!r}.")
         self.noise_std = check_nonnegative("noise_std", noise_std)

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
 from botorch_unknown_hypers.candidates import KernelCandidates
-from botorch_unknown_hypers.checks import check_positive
+from botorch_unknown_hypers.checks import check_choice, check_positive
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import host_tensor
 from botorch_unknown_hypers.kernels import KERNELS, check_kernel
@@ -56,8 +56,7 @@ class BalancingConstants:
 
 def preset_constants(preset: str, dim: int, kernel: str, noise: float, growth_exponent: float = 0.5) -> BalancingConstants:
     r"""Constants of ``preset`` for input dimension ``dim`` and ``kernel``."""
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}.")
+    check_choice("preset", preset, PRESETS)
     nu = KERNELS[check_kernel(kernel)]
     if preset == "authors-code":
         return BalancingConstants(

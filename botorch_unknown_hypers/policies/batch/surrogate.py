@@ -29,6 +29,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
+from botorch_unknown_hypers.checks import check_choice
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp, fit_fully_bayesian_single_task_gp
 from botorch_unknown_hypers.models.fixed_gp import SurrogateSpec, fixed_hyperparameter_gp
@@ -79,8 +80,7 @@ class SurrogatePolicy(Policy):
         search: str = AUTO_SEARCH,
     ) -> None:
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
-        if surrogate not in SURROGATES:
-            raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}.")
+        check_choice("surrogate", surrogate, SURROGATES)
         if isinstance(surrogate_spec, dict):
             surrogate_spec = SurrogateSpec.from_dict(surrogate_spec)
         elif surrogate_spec is not None and not isinstance(surrogate_spec, SurrogateSpec):

@@ -54,7 +54,7 @@ from botorch_unknown_hypers.misspecification import (
     epsilon_grid,
     phased_elimination,
 )
-from botorch_unknown_hypers.checks import check_bool, check_int, check_nonnegative, check_positive
+from botorch_unknown_hypers.checks import check_bool, check_choice, check_int, check_nonnegative, check_positive
 from botorch_unknown_hypers.policies.misspecified.known_kernel import KnownKernelPolicy
 from botorch_unknown_hypers.policies.json_state import JSONValue
 
@@ -385,8 +385,7 @@ class RegretBalancing(KnownKernelPolicy):
             check_nonnegative("c", c)
         check_positive("regret_cap", regret_cap)
         check_bool("share_data", share_data)
-        if elimination_test not in ELIMINATION_TESTS:
-            raise ValueError(f"elimination_test must be one of {ELIMINATION_TESTS}, got {elimination_test!r}.")
+        check_choice("elimination_test", elimination_test, ELIMINATION_TESTS)
         check_int("num_discretization", num_discretization, 1)
         super().__init__(domain, seed=seed, device=device, dtype=dtype, **options)
         self.horizon = horizon

@@ -69,7 +69,7 @@ from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
 from botorch_unknown_hypers.acquisition.ucb import CandidateUCB
 from botorch_unknown_hypers.candidates import CandidateSpec, KernelCandidates
-from botorch_unknown_hypers.checks import check_positive, check_probability
+from botorch_unknown_hypers.checks import check_choice, check_positive, check_probability
 from botorch_unknown_hypers.confidence import practical_beta
 from botorch_unknown_hypers.domains import Domain
 from botorch_unknown_hypers.host import at_argmax
@@ -201,8 +201,7 @@ class AutoSettings:
         return cls(**options).check()
 
     def check(self) -> AutoSettings:
-        if self.acquisition not in ACQUISITIONS:
-            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}.")
+        check_choice("acquisition", self.acquisition, ACQUISITIONS)
         for name in ("shrink", "isotropic"):
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
@@ -218,10 +217,8 @@ class AutoSettings:
             raise ValueError(f"probe must be a number in [0, 1), got {self.probe!r}.")
         if self.noise_floor is not None:
             check_positive("noise_floor", self.noise_floor, upper=1.0)
-        if self.lengthscale_prior not in LENGTHSCALE_PRIORS:
-            raise ValueError(f"lengthscale_prior must be one of {LENGTHSCALE_PRIORS}, got {self.lengthscale_prior!r}.")
-        if self.noise_prior not in NOISE_PRIORS:
-            raise ValueError(f"noise_prior must be one of {NOISE_PRIORS}, got {self.noise_prior!r}.")
+        check_choice("lengthscale_prior", self.lengthscale_prior, LENGTHSCALE_PRIORS)
+        check_choice("noise_prior", self.noise_prior, NOISE_PRIORS)
         check_kernel(self.kernel)
         if isinstance(self.laplace_draws, bool) or not isinstance(self.laplace_draws, int) or self.laplace_draws < 0:
             raise ValueError(f"laplace_draws must be an integer >= 0, got {self.laplace_draws!r}.")
@@ -660,8 +657,7 @@ class HEGPUCBAuto(RoundRule, Policy):
     ) -> None:
         reduction = self.default_reduction if reduction is None else reduction
         settings = AutoSettings.from_options(**{**self.defaults, **options})
-        if reduction not in HE_REDUCTIONS:
-            raise ValueError(f"reduction must be one of {HE_REDUCTIONS}, got {reduction!r}.")
+        check_choice("reduction", reduction, HE_REDUCTIONS)
         if reduction == "map" and not settings.standing:
             raise ValueError("reduction: 'map' plays the standing candidate, so it needs standing=true; got standing=false.")
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
