@@ -20,8 +20,8 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -183,7 +183,6 @@ def _finite_number(value: Any) -> bool:
 
 
 __all__ = [
-    "check_choice",
     "AT_LEAST_ONE",
     "Interval",
     "NONNEGATIVE",
@@ -191,6 +190,7 @@ __all__ = [
     "PROBABILITY",
     "check_all_entries",
     "check_bool",
+    "check_choice",
     "check_device",
     "check_entries",
     "check_int",
