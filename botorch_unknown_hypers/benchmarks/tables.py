@@ -671,7 +671,8 @@ def paired_scores(results: Path, dim: int, instances: Sequence[int], variant: st
     frame = bbob_frame(results, dim, instances)
     if frame.empty:
         return "No records yet.\n"
-    diffs = {peer: score_differences(frame.assign(score=run_scores(frame)), peer, variant) for peer in peers}
+    scored = frame.assign(score=run_scores(frame))
+    diffs = {peer: score_differences(scored, peer, variant) for peer in peers}
     lines = []
     for peer, diff in diffs.items():
         parts = []
