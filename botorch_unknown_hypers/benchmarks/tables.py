@@ -690,6 +690,19 @@ TABULAR_STATUS = partial(study_status, study="tabular", problems=TABULAR_PROBLEM
 r"""The FCNet study's seed counts (:func:`study_status`)."""
 H13_D2_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS)
 r"""H13's d = 2 report's run counts (:func:`report_status`)."""
+H13_D5_STATUS = partial(report_status, dim=5, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS)
+r"""H13's d = 5 report's run counts (:func:`report_status`)."""
+def h13_report_tables(dim: int, status: Callable[[Path], str | None]) -> dict[str, Callable[[Path], str]]:
+    r"""H13's report tables at ``dim`` on :data:`FRESH_INSTANCES` (summary, bars, paired scores),
+    each closed behind ``status`` (:func:`until_complete`) until the report's last run."""
+    tables: dict[str, Callable[[Path], str]] = {
+        "": partial(bbob_summary, dim=dim, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS),
+        "-bars": partial(bbob_bars, dim=dim, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS, presets=(H13,)),
+        "-paired": partial(paired_scores, dim=dim, instances=FRESH_INSTANCES, variant=H13, peers=("qlognei", "optuna-gp")),
+    }
+    return {f"bbob-d{dim}-h13-report{suffix}": until_complete(status, table) for suffix, table in tables.items()}
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-dev": partial(bbob_summary, dim=2, instances=DEV_INSTANCES),
     "bbob-d2-auto-decision": partial(auto_decision, dim=2),
@@ -709,15 +722,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d5-report-bars": until_complete(
         D5_STATUS, partial(bbob_bars, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS, presets=("auto",))
     ),
-    "bbob-d2-h13-report": until_complete(
-        H13_D2_STATUS, partial(bbob_summary, dim=2, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS)
-    ),
-    "bbob-d2-h13-report-bars": until_complete(
-        H13_D2_STATUS, partial(bbob_bars, dim=2, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS, presets=(H13,))
-    ),
-    "bbob-d2-h13-report-paired": until_complete(
-        H13_D2_STATUS, partial(paired_scores, dim=2, instances=FRESH_INSTANCES, variant=H13, peers=("qlognei", "optuna-gp"))
-    ),
+    **h13_report_tables(2, H13_D2_STATUS),
+    **h13_report_tables(5, H13_D5_STATUS),
     "needle-dev-check": needle_check,
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
@@ -757,6 +763,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "h13_report_tables", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

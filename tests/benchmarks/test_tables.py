@@ -7,6 +7,7 @@ from botorch_unknown_hypers.benchmarks.bbob import record_store
 from botorch_unknown_hypers.benchmarks.tables import (
     TABLES,
     bbob_summary,
+    h13_report_tables,
     paired_scores,
     regenerate,
     report_status,
@@ -116,6 +117,16 @@ def test_paired_scores_are_the_mean_and_standard_error_of_the_decade_differences
     # noise-free: mean 0, sd 1, se 1/sqrt(3); noisy: mean 2, se 0; all five: mean 0.8, sample variance 6.8 / 4, se sqrt(1.7 / 5)
     assert "`v` − `q`: d2 +0.000 ± 0.577 (3 pairs); d2-noisy +2.000 ± 0.000 (2 pairs); all +0.800 ± 0.583 (5 pairs)." in text
     assert paired_scores(tmp_path, 2, (27,), "v", ("q",)) == "No records yet.\n"
+
+
+def test_h13_report_tables_stay_closed_at_each_dimension_until_its_status_says_complete(tmp_path):
+    for dim in (2, 5):
+        closed = h13_report_tables(dim, lambda results: "counts\n")
+        assert sorted(closed) == [f"bbob-d{dim}-h13-report", f"bbob-d{dim}-h13-report-bars", f"bbob-d{dim}-h13-report-paired"]
+        assert set(closed) <= set(TABLES)
+        assert all(table(tmp_path) == "counts\n" for table in closed.values())
+        opened = h13_report_tables(dim, lambda results: None)
+        assert all(table(tmp_path) == "No records yet.\n" for table in opened.values())
 
 
 def test_a_study_table_shows_only_seed_counts_until_every_method_has_every_seed(tmp_path):
