@@ -692,6 +692,8 @@ H13_D2_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods
 r"""H13's d = 2 report's run counts (:func:`report_status`)."""
 H13_D5_STATUS = partial(report_status, dim=5, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS)
 r"""H13's d = 5 report's run counts (:func:`report_status`)."""
+H6_BESIDE_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=(H13, "auto"))
+r"""The run counts of ``auto`` as shipped (H6) beside H13's d = 2 report (:func:`report_status`)."""
 def h13_report_tables(dim: int, status: Callable[[Path], str | None]) -> dict[str, Callable[[Path], str]]:
     r"""H13's report tables at ``dim`` on :data:`FRESH_INSTANCES` (summary, bars, paired scores),
     each closed behind ``status`` (:func:`until_complete`) until the report's last run."""
@@ -724,6 +726,12 @@ TABLES: dict[str, Callable[[Path], str]] = {
     ),
     **h13_report_tables(2, H13_D2_STATUS),
     **h13_report_tables(5, H13_D5_STATUS),
+    "bbob-d2-h13-report-h6": until_complete(
+        H6_BESIDE_STATUS, partial(paired_scores, dim=2, instances=FRESH_INSTANCES, variant=H13, peers=("auto",))
+    ),
+    "bbob-d2-h13-report-h6-bars": until_complete(
+        H6_BESIDE_STATUS, partial(bbob_bars, dim=2, instances=FRESH_INSTANCES, methods=("auto", *H13_REPORT_METHODS[1:]), presets=("auto",))
+    ),
     "needle-dev-check": needle_check,
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
@@ -763,6 +771,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "h13_report_tables", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "h13_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]
