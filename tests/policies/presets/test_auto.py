@@ -727,6 +727,25 @@ def test_fitted_mean_makes_the_standing_candidate_botorchs_map_model():
     assert float((means[True] - means[False]).abs().max()) > 1e-2
 
 
+@pytest.mark.parametrize("name, ard", [("lb-gp-ucb-auto", False), ("he-gp-ucb-auto", True)])
+def test_fitted_mean_puts_the_proposing_fits_constant_mean_on_every_candidate_of_the_older_presets(name, ard):
+    # the older presets propose from one MAP fit (shared length scale for LB, ARD for HE); with
+    # `fitted_mean` every proposed candidate carries that fit's constant mean, standardised units
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    X, Y = _data(12, seed=3)
+    Y = Y - 3.0 * (X[:, :1] - 0.3).pow(2)
+    c = float(fit_default_single_task_gp(X, Y, box.bounds, ard=ard).mean_module.constant.detach())
+    assert abs(c) > 0.1  # far from zero, so a zero mean cannot pass
+    policy = make_policy(name, box, seed=0, fitted_mean=True, **FAST)
+    policy.suggest(X, Y)
+    candidates = policy.state.candidates
+    assert len(candidates) > 1
+    assert candidates.mean_constant.tolist() == pytest.approx([c] * len(candidates), rel=1e-6)
+    plain = make_policy(name, box, seed=0, **FAST)
+    plain.suggest(X, Y)
+    assert plain.state.candidates.mean_constant is None
+
+
 def test_fitted_mean_is_checked_and_survives_a_state_round_trip():
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     with pytest.raises(ValueError, match="fitted_mean must be true or false"):
