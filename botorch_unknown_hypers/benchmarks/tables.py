@@ -694,6 +694,8 @@ H13_D5_STATUS = partial(report_status, dim=5, instances=FRESH_INSTANCES, methods
 r"""H13's d = 5 report's run counts (:func:`report_status`)."""
 H6_BESIDE_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=(H13, "auto"))
 r"""The run counts of ``auto`` as shipped (H6) beside H13's d = 2 report (:func:`report_status`)."""
+
+
 def h13_report_tables(dim: int, status: Callable[[Path], str | None]) -> dict[str, Callable[[Path], str]]:
     r"""H13's report tables at ``dim`` on :data:`FRESH_INSTANCES` (summary, bars, paired scores),
     each closed behind ``status`` (:func:`until_complete`) until the report's last run."""
