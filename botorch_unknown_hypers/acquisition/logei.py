@@ -25,6 +25,12 @@ candidate gets its own incumbent. With the observed :math:`f^+` alone, a slot wh
 :math:`f^+` keeps :math:`\mathrm{EI} \approx \mu_u(x_1) - f^+ > 0` next to it after its
 fantasy, and the batch crowds around it.
 
+**The plug-in incumbent** (:func:`plugin_best_f`; Picheny et al. 2013) takes :math:`f^+` from
+the model instead of the data: :math:`f^+_u = \max_i \mu_u(x_i)` over the observed points. A
+noisy observation that came out high is not the incumbent, and the value stays analytic (no
+Monte Carlo estimate, as qLogNEI's); without noise, an interpolating model gives back the best
+observation.
+
 References:
     D. R. Jones, M. Schonlau, W. J. Welch. Efficient Global Optimization of Expensive
     Black-Box Functions. 1998.
@@ -32,6 +38,8 @@ References:
     Expected Improvement for Bayesian Optimization. NeurIPS 2023.
     D. Ginsbourger, R. Le Riche, L. Carraro. Kriging Is Well-Suited to Parallelize
     Optimization. 2010.
+    V. Picheny, T. Wagner, D. Ginsbourger. A Benchmark of Kriging-Based Infill Criteria for
+    Noisy Optimization. Structural and Multidisciplinary Optimization, 2013.
 """
 
 from __future__ import annotations
@@ -112,18 +120,23 @@ class CandidateLogEI(AcquisitionFunction):
 
 
 def believer_best_f(model: CandidateModel, best_observed: float | Tensor, X_fixed: Tensor | None) -> Tensor:
-    r"""The Kriging Believer's incumbents :math:`f^+_u = \max(f^+, \max_j \mu_u(x_j))` (``K``).
+    r"""The Kriging Believer's incumbents :math:`f^+_u = \max(f^+_u, \max_j \mu_u(x_j))` (``K``).
 
     Args:
         model: A K-wide candidate model (its mean is the same with or without pending points).
-        best_observed: :math:`f^+`, the best observed value, in the model's output units.
+        best_observed: :math:`f^+`, in the model's output units: a scalar (the best observed
+            value, every candidate's) or ``K`` values (one per candidate, as
+            :func:`plugin_best_f` gives).
         X_fixed: ``p x d`` pending points and earlier slots of the batch, or ``None``.
 
     Returns:
-        ``K`` incumbents, :math:`f^+` for every candidate when ``X_fixed`` is ``None``.
+        ``K`` incumbents, :math:`f^+_u` for every candidate when ``X_fixed`` is ``None``.
     """
     like = model.raw_train_X
-    best = as_device_tensor(best_observed, like.dtype, like.device).reshape(()).expand(model.num_candidates)
+    best = as_device_tensor(best_observed, like.dtype, like.device)
+    if best.numel() not in (1, model.num_candidates):
+        raise ValueError(f"best_observed must be a scalar or {model.num_candidates} values, got shape {tuple(best.shape)}.")
+    best = best.reshape(-1).expand(model.num_candidates)
     if X_fixed is None or X_fixed.shape[0] == 0:
         return best.clone()
     with torch.no_grad():
@@ -131,4 +144,20 @@ def believer_best_f(model: CandidateModel, best_observed: float | Tensor, X_fixe
     return torch.maximum(best, mean.max(dim=-1).values)
 
 
-__all__ = ["CandidateLogEI", "LOGEI_REDUCTIONS", "believer_best_f", "check_reduction"]
+def plugin_best_f(model: CandidateModel) -> Tensor:
+    r"""The plug-in incumbents :math:`f^+_u = \max_i \mu_u(x_i)` over the observed points
+    :math:`x_1, \dots, x_n` (``K``, the model's output units; no gradient).
+
+    Args:
+        model: A K-wide candidate model (its mean is the same with or without pending points).
+
+    Returns:
+        ``K`` incumbents, each candidate's best posterior mean at the observed points.
+    """
+    X = model.raw_train_X
+    with torch.no_grad():
+        mean, _ = model.marginal_mean_variance(X.unsqueeze(0))  # K x n
+    return mean.max(dim=-1).values
+
+
+__all__ = ["CandidateLogEI", "LOGEI_REDUCTIONS", "believer_best_f", "check_reduction", "plugin_best_f"]

@@ -33,7 +33,8 @@ The tables:
   four-parameter objective's development runs through Optuna, :func:`h10_decision`);
   ``bbob-d2-h11-decision``: the ninth round's (H11 against H6 by the same rule,
   :func:`h11_decision`); ``bbob-d2-h12-decision``: the tenth round's (H12, :func:`h12_decision`);
-  ``bbob-d2-h13-decision``: the eleventh round's (H13, :func:`h13_decision`).
+  ``bbob-d2-h13-decision``: the eleventh round's (H13, :func:`h13_decision`);
+  ``bbob-d2-h14-decision``: the twelfth round's (H14, :func:`h14_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -380,34 +381,41 @@ def optuna_dev_finals(results: Path, trials: int = 30) -> dict[tuple[str, int], 
     }
 
 
-def four_parameter_decision(results: Path, variant: str, label: str, beside: Mapping[str, str] | None = None) -> str:
-    r"""The rule of the eighth and ninth rounds (``docs/bbob.md``), applied as written to ``variant``
-    (called ``label``): admissible against ``qlognei`` on the d = 2 development grid; its paired
-    score difference against H6 (``auto``) not above +1 SE; on the four-parameter objective through
-    Optuna (development seeds, 30 trials) its paired difference of :math:`\log_{10}` final simple
-    regret against H6 below zero by more than 2 SE; and no more ``hpo-four`` development failures
-    than H6's. Reported beside it, not part of the rule: the same paired difference against
-    Optuna's ``GPSampler`` (``gp``), issue 56's bar, and against each of ``beside`` (method: label)."""
-    numbers = round_numbers(results, variant, H6)
+def four_parameter_decision(
+    results: Path, variant: str, label: str, beside: Mapping[str, str] | None = None,
+    reference: str = H6, ref_label: str = "H6",
+    replaced: str | None = None, stays: str = "`auto` stays H6",
+) -> str:
+    r"""The rule of the eighth and later rounds (``docs/bbob.md``), applied as written to ``variant``
+    (called ``label``) against ``reference`` (called ``ref_label``; H6, ``auto`` as shipped, unless
+    a round names another): admissible against ``qlognei`` on the d = 2 development grid; its
+    paired score difference against the reference not above +1 SE; on the four-parameter
+    objective through Optuna (development seeds, 30 trials) its paired difference of
+    :math:`\log_{10}` final simple regret against the reference below zero by more than 2 SE; and
+    no more ``hpo-four`` development failures than the reference's. ``replaced`` and ``stays``
+    are the verdicts' words. Reported beside it, not part of the rule: the same paired difference
+    against Optuna's ``GPSampler`` (``gp``), issue 56's bar, and against each of ``beside``
+    (method: label)."""
+    numbers = round_numbers(results, variant, reference)
     if numbers is None:
         return "No records yet.\n"
     frame, table, admissible, mean, se, m = numbers
     finals = optuna_dev_finals(results)
-    seeds, four_mean, four_se = paired_log_finals(finals, variant, H6)
-    _, times = cpu_medians(frame, {variant: label, H6: "H6", "qlognei": "`qlognei`"})
-    failures, (new_failed, new_runs), (h6_failed, h6_runs) = failure_line(results, {variant: label, H6: "H6"})
+    seeds, four_mean, four_se = paired_log_finals(finals, variant, reference)
+    _, times = cpu_medians(frame, {variant: label, reference: ref_label, "qlognei": "`qlognei`"})
+    failures, (new_failed, new_runs), (ref_failed, ref_runs) = failure_line(results, {variant: label, reference: ref_label})
     lines = [markdown_table(table), "",
-             f"{label} − H6 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
-             f"Four-parameter objective through Optuna, seeds 100-109, paired log10 final simple regret {label} − H6 over "
+             f"{label} − {ref_label} over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
+             f"Four-parameter objective through Optuna, seeds 100-109, paired log10 final simple regret {label} − {ref_label} over "
              f"{len(seeds)} seeds: {four_mean:+.2f} ± {four_se:.2f} (negative: {label} better; floored at 1e-12).",
              *(f"Beside the rule: {label} − {other} on the same objective over {len(o_seeds)} seeds: {o_mean:+.2f} ± {o_se:.2f}."
                for method, other in {"gp": "`GPSampler`", **(beside or {})}.items()
                for o_seeds, o_mean, o_se in [paired_log_finals(finals, variant, method)]),
              failures, f"Median CPU per run on the problems all three ran: {times}."]
-    complete = m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS) and new_runs >= len(DEV_SEEDS) and h6_runs >= len(DEV_SEEDS)
-    passes = admissible and mean <= se and four_mean < -2 * four_se and new_failed <= h6_failed
-    return decision_text(lines, complete, passes, f"{label} is to replace H6 as `auto`'s default once the reports are run for it",
-                         "`auto` stays H6")
+    complete = m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS) and new_runs >= len(DEV_SEEDS) and ref_runs >= len(DEV_SEEDS)
+    passes = admissible and mean <= se and four_mean < -2 * four_se and new_failed <= ref_failed
+    adopted = replaced or f"{label} is to replace H6 as `auto`'s default once the reports are run for it"
+    return decision_text(lines, complete, passes, adopted, stays)
 
 
 def h10_decision(results: Path) -> str:
@@ -443,6 +451,21 @@ and every candidate instead of BoTorch's RBF."""
 def h13_decision(results: Path) -> str:
     r"""The eleventh round's decision: :func:`four_parameter_decision` for H13."""
     return four_parameter_decision(results, H13, "H13", beside={H12: "H12"})
+
+
+H14 = "auto[kernel=matern52&lengthscale_prior=optuna&noise_prior=optuna&acquisition=logei-plugin]"
+r"""The twelfth round's variant (``docs/bbob.md``): H13 with LogEI at the plug-in incumbent (each
+candidate's best posterior mean at the observed points) in place of qLogNEI."""
+
+
+def h14_decision(results: Path) -> str:
+    r"""The twelfth round's decision: :func:`four_parameter_decision` for H14 against H13, the
+    default-to-be (not H6)."""
+    return four_parameter_decision(
+        results, H14, "H14", reference=H13, ref_label="H13",
+        replaced="H14 takes H13's place in the plan: it is to become `auto`'s default once its d = 2 and d = 5 reports are in",
+        stays="the plan stays H13",
+    )
 
 
 def bbob_bars(
@@ -720,6 +743,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h11-decision": h11_decision,
     "bbob-d2-h12-decision": h12_decision,
     "bbob-d2-h13-decision": h13_decision,
+    "bbob-d2-h14-decision": h14_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -773,6 +797,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "h13_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "h13_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

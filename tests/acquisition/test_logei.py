@@ -3,7 +3,7 @@ import torch
 from botorch.acquisition import LogExpectedImprovement
 from botorch.models.transforms import Standardize
 
-from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
+from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f, plugin_best_f
 from botorch_unknown_hypers.candidates import KernelCandidates
 from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 
@@ -86,3 +86,22 @@ def test_believer_incumbent_is_the_best_target_of_the_fantasy_data():
     assert bool((got > best).any())  # the first point's believed value beats the observations
     torch.testing.assert_close(believer_best_f(model, best, None), torch.full((3,), best, dtype=torch.float64))
     torch.testing.assert_close(believer_best_f(model, best, fixed[:0]), torch.full((3,), best, dtype=torch.float64))
+
+
+def test_plugin_incumbent_is_each_candidates_best_posterior_mean_at_the_observed_points():
+    g = torch.Generator().manual_seed(4)
+    X = torch.rand(12, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(6 * X).sum(-1, keepdim=True) + 0.3 * torch.randn(12, 1, generator=g, dtype=torch.float64)
+    cands = KernelCandidates.from_lengthscales(torch.tensor([0.4, 0.2, 0.1], dtype=torch.float64), kernel="rbf", noise=0.09)
+    model = CandidateGP(X, Y, cands, outcome_transform=Standardize(m=1))
+    got = plugin_best_f(model)
+    assert got.shape == (3,) and not got.requires_grad
+    for k in range(3):  # brute force: BoTorch's posterior of that candidate at every observed point
+        torch.testing.assert_close(got[k], model.select(k).posterior(X).mean.detach().max())
+    assert bool((got < Y.max()).all())  # with noise the model does not believe the luckiest observation
+    fixed = torch.tensor([[0.25, 0.25]], dtype=torch.float64)
+    believed = believer_best_f(model, got, fixed)  # one incumbent per candidate, raised to the believed values
+    for k in range(3):
+        torch.testing.assert_close(believed[k], torch.maximum(got[k], model.select(k).posterior(fixed).mean.detach().max()))
+    with pytest.raises(ValueError, match=r"best_observed must be a scalar or 3 values, got shape \(2,\)"):
+        believer_best_f(model, got[:2], fixed)

@@ -24,7 +24,9 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   earlier slots, the Kriging Believer's incumbent), ``"lognei"``, BoTorch's qLogNEI on the
   candidate's GP with the observed points as baseline and the pending points and earlier slots as
   BoTorch's pending points (no noisy observation as :math:`f^+`;
-  :class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
+  :class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`), ``"logei-plugin"``, LogEI
+  with each candidate's best posterior mean at the observed points as :math:`f^+` (analytic, no
+  noisy observation as :math:`f^+`), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
   :math:`\beta^{\mathrm{p}}_t = \sqrt{0.2\,d\log 2t}` (:func:`~botorch_unknown_hypers.confidence.practical_beta`).
   Default LogEI for both presets, chosen on development seeds (``docs/choosing-a-method.md``):
   for LB on seeds 100-101, for HE on seeds 102-111 (LogEI had the lower mean final simple
@@ -63,7 +65,7 @@ from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
 from botorch_unknown_hypers.acquisition.device_search import AUTO_SEARCH
-from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f
+from botorch_unknown_hypers.acquisition.logei import CandidateLogEI, believer_best_f, plugin_best_f
 from botorch_unknown_hypers.acquisition.lognei import CandidateLogNEI
 from botorch_unknown_hypers.acquisition.optimize import Restarts
 from botorch_unknown_hypers.acquisition.thompson import posterior_mean_maximizer
@@ -92,7 +94,7 @@ from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
 from botorch_unknown_hypers.policies.balancing.balancing_policy import BalancingPolicy, BalancingState
 from botorch_unknown_hypers.policies.round.candidate_set import XI_DELTA_SPLIT
 
-ACQUISITIONS = ("logei", "lognei", "ucb")
+ACQUISITIONS = ("logei", "lognei", "ucb", "logei-plugin")
 HE_REDUCTIONS = ("max", "evidence", "map")
 LB_DEFAULTS: dict[str, object] = {"ard": False}
 r"""LB-auto's defaults that differ from those of :class:`AutoSettings`: one shared MAP length scale,
@@ -112,8 +114,9 @@ class AutoSettings:
     r"""The options of both ``auto`` presets (see the module docstring).
 
     Attributes:
-        acquisition: ``"logei"`` (default), ``"lognei"`` (for noisy objectives) or ``"ucb"``
-            (practical :math:`\beta`).
+        acquisition: ``"logei"`` (default), ``"lognei"`` (for noisy objectives), ``"ucb"``
+            (practical :math:`\beta`) or ``"logei-plugin"`` (LogEI with the plug-in incumbent
+            :math:`\max_i \mu_u(x_i)`; H14 of ``docs/bbob.md``).
         shrink: Shrink factors of the MAP ARD vector.
         isotropic: Isotropic length scales proposed as well (unit cube; default none).
         ard: Fit one MAP length scale per input (HE's default) or one shared one (LB's default,
@@ -309,7 +312,9 @@ def acquisition(
 ) -> AcquisitionFunction:
     r"""LogEI, LogNEI or practical UCB of ``model``'s candidates.
 
-    LogEI's :math:`f^+` is the best observation, raised per candidate to its believed values
+    LogEI's :math:`f^+` is the best observation (``"logei"``) or each candidate's best posterior
+    mean at the observed points (``"logei-plugin"``,
+    :func:`~botorch_unknown_hypers.acquisition.logei.plugin_best_f`), raised per candidate to its believed values
     :math:`\mu_u(x_j)` at ``fixed`` (``p x d``: the pending points and earlier slots that
     ``model``'s variance is conditioned on; :func:`~botorch_unknown_hypers.acquisition.logei.believer_best_f`).
     LogNEI (:class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`) samples jointly at
@@ -323,12 +328,13 @@ def acquisition(
         return CandidateLogNEI(
             observed, model.raw_train_X, ctx.next_seed(), reduction=reduction, index=index, X_pending=fixed
         )
-    if settings.acquisition == "logei":
-        best = believer_best_f(model, train_Y.max(), fixed)  # K
+    if settings.acquisition in ("logei", "logei-plugin"):
+        plugin = settings.acquisition == "logei-plugin"
+        best = believer_best_f(model, plugin_best_f(model) if plugin else train_Y.max(), fixed)  # K
         if reduction == "select" and model.num_candidates == 1:
             return LogExpectedImprovement(model.select(0), best_f=best[0])
-        unconditioned = fixed is None or fixed.shape[0] == 0  # the incumbent is the best checked observation
-        return CandidateLogEI(model, best, reduction=reduction, index=index, check_best_f=not unconditioned)
+        vouched = not plugin and (fixed is None or fixed.shape[0] == 0)  # the incumbent is the best checked observation
+        return CandidateLogEI(model, best, reduction=reduction, index=index, check_best_f=not vouched)
     beta = float(practical_beta(t, model.raw_train_X.shape[-1]))
     return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
 

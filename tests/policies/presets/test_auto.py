@@ -89,7 +89,7 @@ def test_reproposes_when_the_data_double(name):
 
 
 @pytest.mark.parametrize("name", AUTOS)
-@pytest.mark.parametrize("acquisition", ["logei", "lognei", "ucb"])
+@pytest.mark.parametrize("acquisition", ["logei", "lognei", "ucb", "logei-plugin"])
 def test_scale_free(name, acquisition):
     # outputs are standardised for every rule: an affine change of units changes nothing
     X, Y = _pool_data()
@@ -192,6 +192,30 @@ def test_logei_reads_its_incumbent_only_when_it_holds_believed_values(monkeypatc
     monkeypatch.undo()
     assert plain.best_f.shape == (model.num_candidates,) and torch.equal(plain.best_f, Ys.max().expand(model.num_candidates))
     assert bool((believed.best_f >= plain.best_f).all())
+
+
+def test_logei_plugin_takes_each_candidates_best_posterior_mean_as_its_incumbent():
+    from dataclasses import replace
+
+    from botorch_unknown_hypers.acquisition.logei import plugin_best_f
+    from botorch_unknown_hypers.policies.presets.auto import acquisition
+    from botorch_unknown_hypers.policies.balancing.hyperparameter_balancing import standardised_candidate_gp
+
+    policy = HEGPUCBAuto(_pool(), seed=0)
+    X, Y = _pool_data()
+    Y = Y + 0.3 * torch.randn(Y.shape, generator=torch.Generator().manual_seed(1), dtype=Y.dtype)
+    policy.suggest(X, Y)
+    model = standardised_candidate_gp(policy.domain, X, Y, policy.state.candidates)
+    Ys = (Y - Y.mean()) / Y.std()
+    plugin = replace(policy.settings, acquisition="logei-plugin")
+    got = acquisition(model, plugin, 1, Ys, reduction="max").best_f
+    torch.testing.assert_close(got, plugin_best_f(model))
+    assert not torch.equal(got, acquisition(model, policy.settings, 1, Ys, reduction="max").best_f)  # not the best observation
+    fixed = policy.domain.points[:2]
+    believed = acquisition(model.condition_on_pending(fixed), plugin, 1, Ys, reduction="max", fixed=fixed).best_f
+    assert bool((believed >= got - 1e-10).all())  # the mean at the observed points is unchanged by pending points, to rounding
+    one = acquisition(model.subset([0]), plugin, 1, Ys, reduction="select", index=0)  # BoTorch's LogEI on one candidate
+    torch.testing.assert_close(one.best_f.reshape(()), got[0])
 
 
 def test_he_auto_evidence_plays_the_most_likely_survivor_at_its_acquisition_max():
@@ -420,7 +444,7 @@ def test_both_presets_run_with_a_standing_candidate_on_a_tiny_problem(name):
 
 def test_an_unknown_acquisition_is_refused_with_the_valid_ones_named():
     for name in AUTOS:
-        with pytest.raises(ValueError, match=r"acquisition must be one of \('logei', 'lognei', 'ucb'\), got 'bogus'"):
+        with pytest.raises(ValueError, match=r"acquisition must be one of \('logei', 'lognei', 'ucb', 'logei-plugin'\), got 'bogus'"):
             make_policy(name, _pool(), acquisition="bogus")
     from botorch_unknown_hypers.policies.presets.auto import acquisition
     from botorch_unknown_hypers.policies.balancing.hyperparameter_balancing import standardised_candidate_gp
@@ -439,14 +463,19 @@ def _noisy(X):
     return _f(X) + 0.2 * torch.randn(X.shape[0], generator=g, dtype=X.dtype)
 
 
-@pytest.mark.parametrize("name, options", [(n, {}) for n in AUTOS] + [("he-gp-ucb-auto", {"reduction": "evidence"})])
+@pytest.mark.parametrize(
+    "name, options",
+    [(n, {}) for n in AUTOS]
+    + [("he-gp-ucb-auto", {"reduction": "evidence"})]
+    + [(n, {"acquisition": "logei-plugin"}) for n in AUTOS],
+)
 def test_lognei_campaign_is_reproducible_and_inside_the_bounds(name, options):
     domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64))
     g = torch.Generator().manual_seed(0)
     X0 = domain.bounds[0] + 3 * torch.rand(6, 2, generator=g, dtype=torch.float64)
     runs = []
     for _ in range(2):
-        policy = make_policy(name, domain, seed=7, acquisition="lognei", **FAST, **options)
+        policy = make_policy(name, domain, seed=7, **{"acquisition": "lognei", **FAST, **options})
         X, Y = X0, _noisy(X0).unsqueeze(-1)
         for _ in range(2):  # batches of two: the second slot's acquisition has the first as a pending point
             x = policy.suggest(X, Y, q=2)
