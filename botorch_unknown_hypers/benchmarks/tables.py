@@ -685,6 +685,9 @@ r"""The instances of the report for a variant chosen after the report on :data:`
 was read (H13 onwards, ``docs/bbob.md``): no method had run on them before that report."""
 H13_REPORT_METHODS = (H13, "qlognei", "optuna-gp", "random")
 r"""The methods of H13's report on :data:`FRESH_INSTANCES`: H13 and the peers, all run fresh."""
+H14_REPORT_METHODS = (H14, *H13_REPORT_METHODS[1:])
+r"""The methods of H14's report on :data:`FRESH_INSTANCES`: H14, run after H13's report was read,
+and the peers' records of that report."""
 
 
 def paired_scores(results: Path, dim: int, instances: Sequence[int], variant: str, peers: Sequence[str]) -> str:
@@ -715,19 +718,27 @@ H13_D2_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods
 r"""H13's d = 2 report's run counts (:func:`report_status`)."""
 H13_D5_STATUS = partial(report_status, dim=5, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS)
 r"""H13's d = 5 report's run counts (:func:`report_status`)."""
+H14_D2_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=H14_REPORT_METHODS)
+r"""H14's d = 2 report's run counts (:func:`report_status`)."""
+H14_D5_STATUS = partial(report_status, dim=5, instances=FRESH_INSTANCES, methods=H14_REPORT_METHODS)
+r"""H14's d = 5 report's run counts (:func:`report_status`)."""
 H6_BESIDE_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=(H13, "auto"))
 r"""The run counts of ``auto`` as shipped (H6) beside H13's d = 2 report (:func:`report_status`)."""
 
 
-def h13_report_tables(dim: int, status: Callable[[Path], str | None]) -> dict[str, Callable[[Path], str]]:
-    r"""H13's report tables at ``dim`` on :data:`FRESH_INSTANCES` (summary, bars, paired scores),
+def fresh_report_tables(
+    variant: str, label: str, dim: int, status: Callable[[Path], str | None], beside: Sequence[str] = ()
+) -> dict[str, Callable[[Path], str]]:
+    r"""A variant's report tables at ``dim`` on :data:`FRESH_INSTANCES` (summary, bars, paired
+    scores against the peers and each of ``beside``), named ``bbob-d{dim}-{label}-report*`` and
     each closed behind ``status`` (:func:`until_complete`) until the report's last run."""
+    methods = (variant, *H13_REPORT_METHODS[1:])
     tables: dict[str, Callable[[Path], str]] = {
-        "": partial(bbob_summary, dim=dim, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS),
-        "-bars": partial(bbob_bars, dim=dim, instances=FRESH_INSTANCES, methods=H13_REPORT_METHODS, presets=(H13,)),
-        "-paired": partial(paired_scores, dim=dim, instances=FRESH_INSTANCES, variant=H13, peers=("qlognei", "optuna-gp")),
+        "": partial(bbob_summary, dim=dim, instances=FRESH_INSTANCES, methods=methods),
+        "-bars": partial(bbob_bars, dim=dim, instances=FRESH_INSTANCES, methods=methods, presets=(variant,)),
+        "-paired": partial(paired_scores, dim=dim, instances=FRESH_INSTANCES, variant=variant, peers=("qlognei", "optuna-gp", *beside)),
     }
-    return {f"bbob-d{dim}-h13-report{suffix}": until_complete(status, table) for suffix, table in tables.items()}
+    return {f"bbob-d{dim}-{label}-report{suffix}": until_complete(status, table) for suffix, table in tables.items()}
 
 
 TABLES: dict[str, Callable[[Path], str]] = {
@@ -750,8 +761,10 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d5-report-bars": until_complete(
         D5_STATUS, partial(bbob_bars, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS, presets=("auto",))
     ),
-    **h13_report_tables(2, H13_D2_STATUS),
-    **h13_report_tables(5, H13_D5_STATUS),
+    **fresh_report_tables(H13, "h13", 2, H13_D2_STATUS),
+    **fresh_report_tables(H13, "h13", 5, H13_D5_STATUS),
+    **fresh_report_tables(H14, "h14", 2, H14_D2_STATUS, beside=(H13,)),
+    **fresh_report_tables(H14, "h14", 5, H14_D5_STATUS),
     "bbob-d2-h13-report-h6": until_complete(
         H6_BESIDE_STATUS, partial(paired_scores, dim=2, instances=FRESH_INSTANCES, variant=H13, peers=("auto",))
     ),
@@ -797,6 +810,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "h13_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

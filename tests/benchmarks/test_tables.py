@@ -7,7 +7,9 @@ from botorch_unknown_hypers.benchmarks.bbob import record_store
 from botorch_unknown_hypers.benchmarks.tables import (
     TABLES,
     bbob_summary,
-    h13_report_tables,
+    fresh_report_tables,
+    H13,
+    H14,
     paired_scores,
     regenerate,
     report_status,
@@ -119,13 +121,14 @@ def test_paired_scores_are_the_mean_and_standard_error_of_the_decade_differences
     assert paired_scores(tmp_path, 2, (27,), "v", ("q",)) == "No records yet.\n"
 
 
-def test_h13_report_tables_stay_closed_at_each_dimension_until_its_status_says_complete(tmp_path):
+@pytest.mark.parametrize("variant, label", [(H13, "h13"), (H14, "h14")])
+def test_fresh_report_tables_stay_closed_at_each_dimension_until_its_status_says_complete(tmp_path, variant, label):
     for dim in (2, 5):
-        closed = h13_report_tables(dim, lambda results: "counts\n")
-        assert sorted(closed) == [f"bbob-d{dim}-h13-report", f"bbob-d{dim}-h13-report-bars", f"bbob-d{dim}-h13-report-paired"]
+        closed = fresh_report_tables(variant, label, dim, lambda results: "counts\n")
+        assert sorted(closed) == [f"bbob-d{dim}-{label}-report", f"bbob-d{dim}-{label}-report-bars", f"bbob-d{dim}-{label}-report-paired"]
         assert set(closed) <= set(TABLES)
         assert all(table(tmp_path) == "counts\n" for table in closed.values())
-        opened = h13_report_tables(dim, lambda results: None)
+        opened = fresh_report_tables(variant, label, dim, lambda results: None)
         assert all(table(tmp_path) == "No records yet.\n" for table in opened.values())
 
 
