@@ -47,6 +47,9 @@ The tables:
   simple regret divided by each problem's spread, average rank, median times (:func:`mixed_frame`).
 - ``tabular-paired``, ``tabular-summary``: the same two tables for the FCNet tabular problems
   (``benchmarks/results/tabular``, ``docs/mixed.md``).
+- ``mixed-h14-paired``, ``mixed-h14-summary``, ``tabular-h14-paired``, ``tabular-h14-summary``:
+  H14's report on both studies beside ``auto`` as shipped and the peers of issue 56's bar, seed
+  counts only until H14 has every seed (:data:`H14_MIXED_METHODS`).
 - ``bbob-d5-report``, ``bbob-d5-report-bars``: the d = 5 report, run counts only until every run
   of it is in (:func:`report_status`, :func:`until_complete`).
 """
@@ -545,10 +548,11 @@ def mixed_records(results: Path, methods: Sequence[str] = MIXED_METHODS, study: 
     return [r for r in store.records() if r["method"] in methods]
 
 
-def mixed_frame(results: Path, study: str = "mixed") -> pd.DataFrame:
-    r"""A mixed study's runs as the practical suite's frame (:func:`~botorch_unknown_hypers.benchmarks.practical_suite.practical_frame`,
-    group ``study``): simple regret per evaluation divided by the problem's spread."""
-    return practical_frame(mixed_records(results, study=study), problem_spread, group=study)
+def mixed_frame(results: Path, study: str = "mixed", methods: Sequence[str] = MIXED_METHODS) -> pd.DataFrame:
+    r"""The runs of ``methods`` in a mixed study as the practical suite's frame
+    (:func:`~botorch_unknown_hypers.benchmarks.practical_suite.practical_frame`, group ``study``):
+    simple regret per evaluation divided by the problem's spread."""
+    return practical_frame(mixed_records(results, methods, study), problem_spread, group=study)
 
 
 def _verdict(d: tuple[float, float, int] | None) -> str:
@@ -560,11 +564,17 @@ def _verdict(d: tuple[float, float, int] | None) -> str:
     return f"{mean:+.3g} ± {se:.2g} ({n}, {word})"
 
 
-def mixed_paired(results: Path, study: str = "mixed", problems: Sequence[str] = MIXED_PROBLEMS) -> str:
-    r"""Per problem of ``problems``: each method's runs, mean final simple regret ± SE, the paired
-    difference (method minus peer, negative: better) against ``optuna-gp`` and ``mixed-qlognei``
-    with its verdict at 2 SE, and the median wall time per run (records of ``results/<study>``)."""
-    records = mixed_records(results, MIXED_PAIRED_METHODS, study)
+def mixed_paired(
+    results: Path,
+    study: str = "mixed",
+    problems: Sequence[str] = MIXED_PROBLEMS,
+    methods: Sequence[str] = MIXED_PAIRED_METHODS,
+    peers: Sequence[str] = ("optuna-gp", "mixed-qlognei"),
+) -> str:
+    r"""Per problem of ``problems``: each of ``methods``' runs, mean final simple regret ± SE, the
+    paired difference (method minus peer, negative: better) against each of ``peers`` with its
+    verdict at 2 SE, and the median wall time per run (records of ``results/<study>``)."""
+    records = mixed_records(results, (*methods, *(p for p in peers if p not in methods)), study)
     if not records:
         return "No records yet.\n"
     by_problem: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
@@ -573,13 +583,13 @@ def mixed_paired(results: Path, study: str = "mixed", problems: Sequence[str] = 
     rows = []
     for problem in [p for p in problems if p in by_problem]:
         runs = by_problem[problem]
-        for method in [m for m in MIXED_PAIRED_METHODS if any(k[0] == m for k in runs)]:
+        for method in [m for m in methods if any(k[0] == m for k in runs)]:
             own = [r for (m, _), r in runs.items() if m == method]
             mean, se = mean_se([r["final_simple_regret"] for r in own])
             rows.append({
                 "problem": problem, "method": f"`{method}`", "runs": len(own), "mean final SR ± SE": f"{mean:.3g} ± {se:.2g}",
                 **{f"− {peer}": "" if method == peer else _verdict(paired(runs, method, peer, "final_simple_regret"))
-                   for peer in ("optuna-gp", "mixed-qlognei")},
+                   for peer in peers},
                 "median wall s/run": float(np.median([r["wall_time_s"] for r in own])),
             })
     return markdown_table(pd.DataFrame(rows)) + "\n"
@@ -594,10 +604,10 @@ def study_status(results: Path, study: str, problems: Sequence[str], methods: Se
     return progress_table(counts, problems, methods, len(seeds), "seeds recorded; the study is read once, after its last run")
 
 
-def mixed_summary(results: Path, study: str = "mixed") -> str:
-    r"""ECDF area, average rank and median times of a mixed study (:func:`summary`)."""
-    frame = mixed_frame(results, study)
-    return summary(frame, [m for m in MIXED_METHODS if not frame.empty and m in set(frame["method"])])
+def mixed_summary(results: Path, study: str = "mixed", methods: Sequence[str] = MIXED_METHODS) -> str:
+    r"""ECDF area, average rank and median times of ``methods`` in a mixed study (:func:`summary`)."""
+    frame = mixed_frame(results, study, methods)
+    return summary(frame, [m for m in methods if not frame.empty and m in set(frame["method"])])
 
 
 ONE_HOT_CELLS = {
@@ -722,6 +732,13 @@ H14_D2_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods
 r"""H14's d = 2 report's run counts (:func:`report_status`)."""
 H14_D5_STATUS = partial(report_status, dim=5, instances=FRESH_INSTANCES, methods=H14_REPORT_METHODS)
 r"""H14's d = 5 report's run counts (:func:`report_status`)."""
+H14_MIXED_METHODS = (H14, "auto", "mixed-qlognei", "optuna-gp")
+r"""The methods of H14's mixed and tabular reports (``docs/mixed.md``): H14, ``auto`` as shipped
+(H6) and the two peers of issue 56's bar."""
+H14_MIXED_STATUS = partial(study_status, study="mixed", problems=MIXED_PROBLEMS, methods=H14_MIXED_METHODS, seeds=REPORT_SEEDS)
+r"""H14's mixed-study report's seed counts (:func:`study_status`)."""
+H14_TABULAR_STATUS = partial(study_status, study="tabular", problems=TABULAR_PROBLEMS, methods=H14_MIXED_METHODS, seeds=REPORT_SEEDS)
+r"""H14's FCNet report's seed counts (:func:`study_status`)."""
 H6_BESIDE_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=(H13, "auto"))
 r"""The run counts of ``auto`` as shipped (H6) beside H13's d = 2 report (:func:`report_status`)."""
 
@@ -777,6 +794,14 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "mixed-one-hot": one_hot_diagnosis,
     "tabular-paired": until_complete(TABULAR_STATUS, partial(mixed_paired, study="tabular", problems=TABULAR_PROBLEMS)),
     "tabular-summary": until_complete(TABULAR_STATUS, partial(mixed_summary, study="tabular")),
+    **{
+        f"{study}-h14-{kind}": until_complete(status, table)
+        for study, problems, status in (("mixed", MIXED_PROBLEMS, H14_MIXED_STATUS), ("tabular", TABULAR_PROBLEMS, H14_TABULAR_STATUS))
+        for kind, table in (
+            ("paired", partial(mixed_paired, study=study, problems=problems, methods=H14_MIXED_METHODS, peers=("optuna-gp", "mixed-qlognei", "auto"))),
+            ("summary", partial(mixed_summary, study=study, methods=H14_MIXED_METHODS)),
+        )
+    },
 }
 r"""Table name (the docs' marker) -> its function of the results folder."""
 
@@ -810,6 +835,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "H14_MIXED_METHODS", "H14_MIXED_STATUS", "H14_TABULAR_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

@@ -177,6 +177,13 @@ def test_mixed_paired_table_pairs_seeds_and_judges_at_two_standard_errors(tmp_pa
     # random - optuna-gp: 0, 0.5, -0.5, 1: mean 0.25, SE 0.323 -> level
     assert "+0.25 ± 0.32 (4, level)" in rows["`random`"]
     assert mixed_paired(tmp_path / "none") == "No records yet.\n"
+    # Chosen rows and peers: a peer that is not a row is still read, and gets a column.
+    only = mixed_paired(tmp_path, methods=("random",), peers=("auto", "optuna-gp"))
+    header, *lines = [line for line in only.splitlines() if line.startswith("|")]
+    assert "− auto" in header and "− optuna-gp" in header and "− mixed-qlognei" not in header
+    body = [line for line in lines if line.startswith("| labs")]
+    # random - auto: 0.5, 1.1, -0.1, 1.5: mean 0.75, SE 0.350, 2.14 SE -> worse
+    assert len(body) == 1 and "`random`" in body[0] and "+0.75 ± 0.35 (4, worse)" in body[0]
 
 
 def test_the_one_hot_diagnosis_computes_each_factors_effect_over_its_paired_differences(tmp_path):
