@@ -54,19 +54,21 @@ TARGETS = np.logspace(2, -8, 51)
 r"""COCO's 51 targets :math:`10^{2 - k/5}`, :math:`k = 0, \dots, 50`, on the normalised regret."""
 
 
-def load_runs(out: str | Path, instances: Sequence[int] | None = None) -> list[dict]:
+def load_runs(out: str | Path, instances: Sequence[int] | None = None, dims: Sequence[int] | None = None) -> list[dict]:
     r"""The runs under ``out``: the complete run files (``d*/*/*.json``) and the study records
     (``d*/*.jsonl.gz``, :func:`~botorch_unknown_hypers.benchmarks.bbob.record_store`), in path
-    order; with ``instances``, only the runs on those instances."""
+    order; with ``instances``, only the runs on those instances, and with ``dims``, only the
+    groups of those dimensions (``d5`` and ``d5-noisy`` for 5), whose files alone are read."""
+    groups = None if dims is None else [f"d{d}{noise}" for d in dims for noise in ("", "-noisy")]
     runs = []
-    for path in sorted(Path(out).glob("d*/*/*.json")):
+    for path in sorted(p for group in (groups or ["d*"]) for p in Path(out).glob(f"{group}/*/*.json")):
         try:
             record = json.loads(path.read_text())
         except ValueError:
             continue
         if record.get("format") == RECORD_FORMAT and record.get("version") == RECORD_VERSION and record.get("complete"):
             runs.append(record)
-    runs += list(record_store(out).records())
+    runs += list(record_store(out).records(groups))
     if instances is not None:
         keep = set(instances)
         runs = [run for run in runs if run["config"]["instance"] in keep]

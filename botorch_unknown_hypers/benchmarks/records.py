@@ -107,13 +107,15 @@ class RecordStore:
             self._cache[path] = records
         return self._cache[path]
 
-    def files(self) -> list[Path]:
-        r"""Every record file of the study, in path order."""
-        return sorted(self.root.glob("*/*.jsonl.gz"))
+    def files(self, groups: Iterable[str] | None = None) -> list[Path]:
+        r"""Every record file of the study (of ``groups`` only, when given), in path order."""
+        if groups is None:
+            return sorted(self.root.glob("*/*.jsonl.gz"))
+        return sorted(path for group in set(groups) for path in (self.root / label_file_name(group)).glob("*.jsonl.gz"))
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        r"""Every record of the study, file by file in path order."""
-        for path in self.files():
+    def records(self, groups: Iterable[str] | None = None) -> Iterator[dict[str, Any]]:
+        r"""Every record of the study (of ``groups`` only, when given), file by file in path order."""
+        for path in self.files(groups):
             yield from self._read(path)
 
     def key(self, config: Mapping[str, Any]) -> str:

@@ -105,7 +105,7 @@ MARKER = re.compile(r"(<!-- table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- en
 def bbob_frame(results: Path, dim: int, instances: Sequence[int]) -> pd.DataFrame:
     r"""The BBOB records under ``results/bbob`` at dimension ``dim`` on ``instances``, as
     :func:`~botorch_unknown_hypers.benchmarks.bbob_report.runs_frame` rows."""
-    runs = [r for r in load_runs(Path(results) / "bbob", instances=instances) if r["config"]["dim"] == dim]
+    runs = [r for r in load_runs(Path(results) / "bbob", instances=instances, dims=(dim,)) if r["config"]["dim"] == dim]
     return runs_frame(runs)
 
 

@@ -88,6 +88,10 @@ def test_bbob_sweep_records_resume_and_report_from_the_store(tmp_path):
     run = runs[0]
     assert len(run["simple_regret"]) == 4 + 20 and "x" not in run and "cpu_s" in run
     assert load_runs(tmp_path, instances=[2]) == []
+    # A dimension's groups alone are read; their runs are the same as the whole store's.
+    assert load_runs(tmp_path, dims=[2]) == runs and load_runs(tmp_path, dims=[5]) == []
+    assert [p.parent.name for p in store.files(["d2-noisy"])] == ["d2-noisy"] * len(list((tmp_path / "d2-noisy").glob("*.jsonl.gz")))
+    assert list(store.records(["d5"])) == []
     with pytest.raises(ValueError, match="out and store"):
         list(sweep(specs, None, LocalExecutor(threads=1), progress=False))
 

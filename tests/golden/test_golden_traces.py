@@ -33,7 +33,8 @@ MKL's code paths, thread counts) changes one round by last bits and cannot compo
   does not expose it.
 
 Replays run once per session, in worker processes (one per ``BUH_GOLDEN_THREADS`` cores) with
-``BUH_GOLDEN_THREADS`` intra-op threads each (default 1, as recorded).
+``BUH_GOLDEN_THREADS`` intra-op threads each (default 1, as recorded); under pytest-xdist, whose
+workers already hold the cores, in the test's own process.
 """
 
 from __future__ import annotations
@@ -93,7 +94,10 @@ def replayed(request: pytest.FixtureRequest) -> dict[tuple[str, int], Future]:
             if item.originalname == "test_trace_is_unchanged" and hasattr(item, "callspec")]
     jobs = [(key, seed) for key in keys for seed in SEEDS]
     threads = golden_threads()
-    workers = min(len(jobs), max(1, (os.cpu_count() or 1) // threads))
+    # Under pytest-xdist the other test workers already hold the cores: replay in this process
+    # (a pool there would oversubscribe them and pay its processes' start-up besides).
+    cores = 1 if os.environ.get("PYTEST_XDIST_WORKER") else (os.cpu_count() or 1)
+    workers = min(len(jobs), max(1, cores // threads))
     if workers <= 1:
         futures: dict[tuple[str, int], Future] = {}
         for job in jobs:
