@@ -118,14 +118,15 @@ def fcnet_losses(table: dict[str, Any]) -> Tensor:
             raise ValueError(f"table[{key!r}][{METRIC!r}] must be a non-empty list of finite floats, got {values!r}.")
         means.append(math.fsum(values) / len(values))
     keys = list(table)
-    # One digit per hyperparameter, read as one array: the table's 62,208 keys in one step.
-    digits = torch.frombuffer(bytearray("".join(keys).encode("ascii")), dtype=torch.uint8).reshape(-1, width).long() - ord("0")
-    outside = (digits >= torch.tensor(FCNET_SHAPE)).any(dim=-1)
-    if bool(outside.any()):
-        raise ValueError(f"table key {keys[int(outside.nonzero()[0])]!r} is outside the grid {FCNET_SHAPE}.")
-    strides = torch.tensor([math.prod(FCNET_SHAPE[i + 1:]) for i in range(width)])
     losses = torch.full(FCNET_SHAPE, math.nan, dtype=torch.float64)
     if keys:
+        # One digit per hyperparameter, read as one array: the table's 62,208 keys in one step.
+        text = bytearray("".join(keys).encode("ascii"))
+        digits = torch.frombuffer(text, dtype=torch.uint8).reshape(-1, width).long() - ord("0")
+        outside = (digits >= torch.tensor(FCNET_SHAPE)).any(dim=-1)
+        if bool(outside.any()):
+            raise ValueError(f"table key {keys[int(outside.nonzero()[0])]!r} is outside the grid {FCNET_SHAPE}.")
+        strides = torch.tensor([math.prod(FCNET_SHAPE[i + 1:]) for i in range(width)])
         losses.view(-1)[digits @ strides] = torch.tensor(means, dtype=torch.float64)
     missing = int(losses.isnan().sum())
     if missing:

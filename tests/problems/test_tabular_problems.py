@@ -69,8 +69,12 @@ def test_losses_are_the_seed_means_in_the_grids_order_and_bad_tables_are_refused
     missing.pop("000000000")
     with pytest.raises(ValueError, match="misses 1 of the grid's 62208"):
         fcnet_losses(missing)
+    with pytest.raises(ValueError, match="misses 62208 of the grid's 62208"):
+        fcnet_losses({})
     with pytest.raises(ValueError, match="keys must be 9 digits"):
         fcnet_losses({**table, "12": {"val_loss": [1.0]}})
+    with pytest.raises(ValueError, match="keys must be 9 digits"):  # digits, but not ASCII ones
+        fcnet_losses({**table, "\u0661" * 9: {"val_loss": [1.0]}})
     with pytest.raises(ValueError, match="outside the grid"):
         fcnet_losses({**table, "300000000": {"val_loss": [1.0]}})
     with pytest.raises(ValueError, match="non-empty list of finite floats"):
