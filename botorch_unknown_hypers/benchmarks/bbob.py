@@ -187,10 +187,15 @@ def record_store(root: str | Path) -> RecordStore:
     return RecordStore(root, KEY_FIELDS)
 
 
-def spec_group(spec: RunSpec) -> str:
-    r"""The study group of a run: ``d{d}`` or ``d{d}-noisy``."""
-    _, _, dim, noisy = parse_bbob_name(spec.problem)
+def group_name(dim: int, noisy: bool) -> str:
+    r"""A study group's name: ``d{dim}``, or ``d{dim}-noisy`` for the noisy variants."""
     return f"d{dim}" + ("-noisy" if noisy else "")
+
+
+def spec_group(spec: RunSpec) -> str:
+    r"""The study group of a run (:func:`group_name`)."""
+    _, _, dim, noisy = parse_bbob_name(spec.problem)
+    return group_name(dim, noisy)
 
 
 def spec_config(spec: RunSpec) -> dict[str, Any]:
@@ -421,6 +426,7 @@ __all__ = [
     "budget",
     "check_instances",
     "grid",
+    "group_name",
     "is_complete",
     "make_executor",
     "pending_specs",

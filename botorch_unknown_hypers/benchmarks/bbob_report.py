@@ -48,7 +48,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from botorch_unknown_hypers.benchmarks.bbob import RECORD_FORMAT, RECORD_VERSION, record_store  # noqa: E402
+from botorch_unknown_hypers.benchmarks.bbob import RECORD_FORMAT, RECORD_VERSION, group_name, record_store  # noqa: E402
 
 TARGETS = np.logspace(2, -8, 51)
 r"""COCO's 51 targets :math:`10^{2 - k/5}`, :math:`k = 0, \dots, 50`, on the normalised regret."""
@@ -59,7 +59,7 @@ def load_runs(out: str | Path, instances: Sequence[int] | None = None, dims: Seq
     (``d*/*.jsonl.gz``, :func:`~botorch_unknown_hypers.benchmarks.bbob.record_store`), in path
     order; with ``instances``, only the runs on those instances, and with ``dims``, only the
     groups of those dimensions (``d5`` and ``d5-noisy`` for 5), whose files alone are read."""
-    groups = None if dims is None else [f"d{d}{noise}" for d in dims for noise in ("", "-noisy")]
+    groups = None if dims is None else [group_name(d, noisy) for d in dims for noisy in (False, True)]
     runs = []
     for path in sorted(p for group in (groups or ["d*"]) for p in Path(out).glob(f"{group}/*/*.json")):
         try:
@@ -85,7 +85,7 @@ def runs_frame(runs: Sequence[dict]) -> pd.DataFrame:
         c = run["config"]
         rows.append(
             {
-                "group": f"d{c['dim']}" + ("-noisy" if c["noisy"] else ""),
+                "group": group_name(c["dim"], c["noisy"]),
                 "problem": c["problem"],
                 "function": c["function"],
                 "function_name": c.get("function_name", ""),
