@@ -38,7 +38,8 @@ The tables:
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
-  seeds (``benchmarks/results/needle-dev``): runs on the narrow peak per method (:func:`needle_check`).
+  seeds (``benchmarks/results/needle-dev``): runs on the narrow peak per method (:func:`needle_check`);
+  ``needle-dev-h14-check``: H14's, on ``berkenkamp2`` and ``berkenkamp3`` (:func:`needle_h14_check`).
 - ``mixed-paired``: the mixed-problem study (``benchmarks/results/mixed``, ``docs/mixed.md``): per
   problem and method the mean final simple regret, the paired differences against ``optuna-gp``
   and ``mixed-qlognei`` with their verdicts at 2 SE, and the median wall time per run
@@ -650,44 +651,83 @@ def one_hot_diagnosis(results: Path) -> str:
 
 NEEDLE_METHODS = ("auto", H2A, "he-gp-ucb-auto", "qlognei")
 r"""The methods of the needle check (``docs/bbob.md``), in its table's order."""
+NEEDLE_H14_PROBLEMS = ("berkenkamp2", "berkenkamp3")
+r"""The development needles of H14's needle check (``docs/bbob.md``): Berkenkamp's toy on
+:math:`[0, 1]^2` and :math:`[0, 1]^3`."""
+NEEDLE_H14_METHODS = (H14, "he-gp-ucb-auto", "qlognei", "optuna-gp")
+r"""The methods of H14's needle check, in its table's order."""
 
 
-def needle_gap() -> float:
-    r""":math:`f^* - f(1)` of ``berkenkamp`` (0.145): a final simple regret below it is on the
-    narrow peak, above it at best on the boundary's local maximum."""
-    from botorch_unknown_hypers.problems import Berkenkamp
+def needle_gap(problem: str = "berkenkamp") -> float:
+    r""":math:`f^* - f(\mathbf 1)` of a Berkenkamp problem (0.145 for ``berkenkamp``, 0.144 in 2 and 3
+    dimensions): a final simple regret below it is on the narrow peak, above it at best on the
+    boundary's local maximum."""
+    from botorch_unknown_hypers.problems.problem_registry import get_problem
 
-    problem = Berkenkamp()
-    return float(problem.optimal_value) - float(problem.metadata["local_optimal_value"])
+    built = get_problem(problem)
+    return float(built.optimal_value) - float(built.metadata["local_optimal_value"])
+
+
+def needle_rows(results: Path, problem: str, methods: tuple[str, ...]) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, int]]:
+    r"""Per method of ``methods`` with development runs of ``problem`` (seeds 100-109,
+    ``results/needle-dev``): the runs, those on the narrow peak (final simple regret below
+    :func:`needle_gap`), the mean final simple regret ± SE and the median wall time per run; with
+    the runs and the runs on the peak of every method, by name."""
+    finals: dict[str, dict[int, tuple[float, float]]] = {}
+    for (method, seed), r in dev_records(results, "needle-dev", problem).items():
+        if method in methods and seed in DEV_SEEDS:
+            finals.setdefault(method, {})[seed] = (r["final_simple_regret"], r["wall_time_s"])
+    gap = needle_gap(problem)
+    on_peak = {m: sum(v < gap for v, _ in runs.values()) for m, runs in finals.items()}
+    rows = []
+    for m in [m for m in methods if m in finals]:
+        mean, se = mean_se([v for v, _ in finals[m].values()])
+        rows.append({"problem": problem, "method": f"`{m}`", "runs": len(finals[m]), "on the peak": on_peak[m],
+                     "mean final SR ± SE": f"{mean:.3g} ± {se:.2g}",
+                     "median wall s/run": float(np.median([t for _, t in finals[m].values()]))})
+    return rows, {m: len(runs) for m, runs in finals.items()}, on_peak
+
+
+def needle_verdict(runs: dict[str, int], on_peak: dict[str, int], method: str, label: str) -> str:
+    r"""Whether ``method`` finds the peak on at least as many development seeds as
+    ``he-gp-ucb-auto`` (``label`` names it in the verdict); not read while a run of either is missing."""
+    mine, theirs = on_peak.get(method, 0), on_peak.get("he-gp-ucb-auto", 0)
+    if not all(runs.get(m, 0) == len(DEV_SEEDS) for m in (method, "he-gp-ucb-auto")):
+        return "not read yet (runs missing)"
+    keeps = "keeps" if mine >= theirs else "does not keep"
+    return f"{label} {keeps} the needle here ({mine} seeds against {theirs})"
 
 
 def needle_check(results: Path) -> str:
     r"""The needle check of ``docs/bbob.md``: per method, the ``berkenkamp`` development runs
-    (seeds 100-109, ``results/needle-dev``) that end on the narrow peak (final simple regret below
-    :func:`needle_gap`), the mean final simple regret ± SE and the median wall time per run; and
-    whether ``auto`` finds the peak on at least as many seeds as ``he-gp-ucb-auto``."""
-    finals: dict[str, dict[int, tuple[float, float]]] = {}
-    for (method, seed), r in dev_records(results, "needle-dev", "berkenkamp").items():
-        if method in NEEDLE_METHODS and seed in DEV_SEEDS:
-            finals.setdefault(method, {})[seed] = (r["final_simple_regret"], r["wall_time_s"])
-    if not finals:
+    (:func:`needle_rows`), and whether ``auto`` finds the peak on at least as many seeds as
+    ``he-gp-ucb-auto``."""
+    rows, runs, on_peak = needle_rows(results, "berkenkamp", NEEDLE_METHODS)
+    if not rows:
         return "No records yet.\n"
-    gap = needle_gap()
-    on_peak = {m: sum(v < gap for v, _ in runs.values()) for m, runs in finals.items()}
-    rows = []
-    for m in [m for m in NEEDLE_METHODS if m in finals]:
-        mean, se = mean_se([v for v, _ in finals[m].values()])
-        rows.append({"method": f"`{m}`", "runs": len(finals[m]), "on the peak": on_peak[m],
-                     "mean final SR ± SE": f"{mean:.3g} ± {se:.2g}",
-                     "median wall s/run": float(np.median([t for _, t in finals[m].values()]))})
-    mine, theirs = on_peak.get("auto", 0), on_peak.get("he-gp-ucb-auto", 0)
-    if not all(len(finals.get(m, {})) == len(DEV_SEEDS) for m in ("auto", "he-gp-ucb-auto")):
-        verdict = "not read yet (runs missing)"
-    elif mine >= theirs:
-        verdict = f"`auto` keeps the needle here ({mine} seeds against {theirs})"
-    else:
-        verdict = f"`auto` does not keep the needle here ({mine} seeds against {theirs})"
-    return markdown_table(pd.DataFrame(rows)) + f"\n\nCheck: {verdict}.\n"
+    table = pd.DataFrame(rows).drop(columns="problem")
+    return markdown_table(table) + f"\n\nCheck: {needle_verdict(runs, on_peak, 'auto', '`auto`')}.\n"
+
+
+def needle_h14_check(results: Path) -> str:
+    r"""H14's needle check (``docs/bbob.md``): per problem of :data:`NEEDLE_H14_PROBLEMS` and
+    method of :data:`NEEDLE_H14_METHODS`, the development runs (:func:`needle_rows`); per problem,
+    whether ``qlognei`` misses the peak on a seed (else the problem cannot tell) and whether H14
+    finds it on at least as many seeds as ``he-gp-ucb-auto``."""
+    rows, lines = [], []
+    for problem in NEEDLE_H14_PROBLEMS:
+        found, runs, on_peak = needle_rows(results, problem, NEEDLE_H14_METHODS)
+        rows.extend(found)
+        if runs.get("qlognei", 0) < len(DEV_SEEDS):
+            informative = "not read yet (runs missing)"
+        elif on_peak.get("qlognei", 0) < len(DEV_SEEDS):
+            informative = f"a needle: `qlognei` misses it on {len(DEV_SEEDS) - on_peak.get('qlognei', 0)} of {len(DEV_SEEDS)} seeds"
+        else:
+            informative = "not a needle for `qlognei` (it finds the peak on every seed), so the check cannot tell"
+        lines.append(f"`{problem}`: {informative}; {needle_verdict(runs, on_peak, H14, 'H14')}.")
+    if not rows:
+        return "No records yet.\n"
+    return markdown_table(pd.DataFrame(rows)) + "\n\n" + "\n".join(lines) + "\n"
 
 
 FRESH_INSTANCES = tuple(range(26, 36))
@@ -789,6 +829,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
         H6_BESIDE_STATUS, partial(bbob_bars, dim=2, instances=FRESH_INSTANCES, methods=("auto", *H13_REPORT_METHODS[1:]), presets=("auto",))
     ),
     "needle-dev-check": needle_check,
+    "needle-dev-h14-check": needle_h14_check,
     "mixed-paired": mixed_paired,
     "mixed-summary": mixed_summary,
     "mixed-one-hot": one_hot_diagnosis,
@@ -835,6 +876,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "H14_MIXED_METHODS", "H14_MIXED_STATUS", "H14_TABULAR_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "H14_MIXED_METHODS", "H14_MIXED_STATUS", "H14_TABULAR_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "NEEDLE_H14_PROBLEMS", "NEEDLE_H14_METHODS", "needle_rows", "needle_verdict", "needle_h14_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

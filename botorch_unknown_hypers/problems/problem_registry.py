@@ -10,7 +10,9 @@ given as text (``--option candidates=period``) into the objects the rules take.
 Registered problems:
 
 - ``berkenkamp``: the 1-d toy problem of Berkenkamp et al., noiseless;
-  ``berkenkamp-noisy``: the same with observation noise ``noise_std = 0.01``.
+  ``berkenkamp-noisy``: the same with observation noise ``noise_std = 0.01``;
+  ``berkenkamp2``, ``berkenkamp3``: its trend and bump on ``[0, 1]^2`` and ``[0, 1]^3``, noiseless
+  (a needle: the bump's basin shrinks with the dimension).
 - ``michalewicz5``: negated 5-d Michalewicz on ``[0, 3.14]^5``, noiseless.
 - ``crossed-barrel``, ``agnp``: the materials pools (need the CSV files), noiseless.
 - ``period``, ``additive3d``, ``hills``: the hyperparameter-elimination tasks (b)-(d);
@@ -179,6 +181,8 @@ def _ignoring_data_dir(build: Callable[[], Problem]) -> ProblemFactory:
 _BUILT_IN: dict[str, ProblemFactory] = {
     "berkenkamp": _ignoring_data_dir(partial(Berkenkamp, noise_std=0.0, name="berkenkamp")),
     "berkenkamp-noisy": _ignoring_data_dir(partial(Berkenkamp, noise_std=0.01, name="berkenkamp-noisy")),
+    "berkenkamp2": _ignoring_data_dir(partial(Berkenkamp, noise_std=0.0, dim=2)),
+    "berkenkamp3": _ignoring_data_dir(partial(Berkenkamp, noise_std=0.0, dim=3)),
     "michalewicz5": _ignoring_data_dir(partial(michalewicz5, noise_std=0.0, name="michalewicz5")),
     "crossed-barrel": partial(load_materials_problem, "crossed-barrel"),
     "agnp": partial(load_materials_problem, "agnp"),

@@ -16,7 +16,9 @@ maximum :math:`f^* \approx 0.74520` at :math:`x^* \approx 0.2062`; the linear
 trend gives a smooth local maximum :math:`f(1) \approx 0.6` on the right boundary.
 The optimum is computed once, deterministically, at import time (dense grid and
 Newton's method on :math:`f'` in double precision). The paper uses 3 initial
-points and no observation noise.
+points and no observation noise. ``Berkenkamp(dim=d)`` puts the same trend (of the coordinates'
+mean) and the same bump (height and width per coordinate) on :math:`[0, 1]^d`, a needle whose
+basin shrinks as :math:`0.08^d` (``berkenkamp2``, ``berkenkamp3``).
 
 **BoTorch test functions** (:class:`BoTorchTestProblem`): any
 :class:`botorch.test_functions.SyntheticTestFunction` built with ``negate=True``
@@ -49,6 +51,7 @@ from botorch.test_functions import Michalewicz
 from botorch.test_functions.synthetic import SyntheticTestFunction
 from torch import Tensor
 
+from botorch_unknown_hypers.checks import check_int
 from botorch_unknown_hypers.problems.problem import Problem
 from botorch_unknown_hypers.domains import BoxDomain
 
@@ -62,87 +65,102 @@ _BK_SD = 0.08
 _BK_SCALE = 1.0 / 8.0
 
 
-def _bk_pdf(x: float) -> float:
-    z = (x - _BK_MU) / _BK_SD
-    return math.exp(-0.5 * z * z) / (_BK_SD * math.sqrt(2.0 * math.pi))
+def _bk_pdf(t: float, dim: int = 1) -> float:
+    r"""The bump at the diagonal point :math:`t\mathbf 1`: the 1-d density's height, the radius
+    :math:`\sqrt{d}\,|t - \mu|`."""
+    z = (t - _BK_MU) / _BK_SD
+    return math.exp(-0.5 * dim * z * z) / (_BK_SD * math.sqrt(2.0 * math.pi))
 
 
-def _bk_f(x: float) -> float:
-    return _BK_SLOPE * x + _BK_SCALE * _bk_pdf(x)
+def _bk_f(t: float, dim: int = 1) -> float:
+    return _BK_SLOPE * t + _BK_SCALE * _bk_pdf(t, dim)
 
 
-def _bk_df(x: float) -> float:
-    return _BK_SLOPE - _BK_SCALE * (x - _BK_MU) / _BK_SD**2 * _bk_pdf(x)
+def _bk_df(t: float, dim: int = 1) -> float:
+    return _BK_SLOPE - _BK_SCALE * dim * (t - _BK_MU) / _BK_SD**2 * _bk_pdf(t, dim)
 
 
-def _bk_d2f(x: float) -> float:
-    return _BK_SCALE * ((x - _BK_MU) ** 2 / _BK_SD**4 - 1.0 / _BK_SD**2) * _bk_pdf(x)
+def _bk_d2f(t: float, dim: int = 1) -> float:
+    return _BK_SCALE * dim * (dim * (t - _BK_MU) ** 2 / _BK_SD**4 - 1.0 / _BK_SD**2) * _bk_pdf(t, dim)
 
 
-def _berkenkamp_optimum(n_grid: int = 20001, n_newton: int = 50) -> tuple[float, float]:
-    r"""The global maximiser and maximum of the Berkenkamp function on ``[0, 1]``.
+def _berkenkamp_optimum(dim: int = 1, n_grid: int = 20001, n_newton: int = 50) -> tuple[float, float]:
+    r"""The global maximiser's coordinate and the maximum of the Berkenkamp function on ``[0, 1]^dim``.
 
-    A dense grid locates the basin of the global maximum; Newton's method on
-    :math:`f'(x) = 0` (with :math:`f'' < 0` there) then polishes the location to
-    machine precision. Pure Python floats (double precision), hence deterministic.
+    Every interior stationary point has equal coordinates (:math:`\partial_i f = 0.6/d -
+    \tfrac18 (x_i - \mu)\,\phi / \sigma^2` vanishes for all :math:`i` only where the
+    :math:`x_i - \mu` are equal), so the maximiser is :math:`t^*\mathbf 1`, the maximiser of
+    :math:`g(t) = f(t\mathbf 1)` on ``[0, 1]``. A dense grid locates the basin of :math:`g`'s
+    global maximum; Newton's method on :math:`g'(t) = 0` (with :math:`g'' < 0` there) then
+    polishes it to machine precision. Pure Python floats (double precision), hence deterministic.
 
     Returns:
-        ``(x_star, f_star)``.
+        ``(t_star, f_star)``.
     """
     grid = [i / (n_grid - 1) for i in range(n_grid)]
-    x = max(grid, key=_bk_f)
-    if 0.0 < x < 1.0:
+    t = max(grid, key=lambda v: _bk_f(v, dim))
+    if 0.0 < t < 1.0:
         for _ in range(n_newton):
-            step = _bk_df(x) / _bk_d2f(x)
-            x_new = min(max(x - step, 0.0), 1.0)
-            if x_new == x:
+            step = _bk_df(t, dim) / _bk_d2f(t, dim)
+            t_new = min(max(t - step, 0.0), 1.0)
+            if t_new == t:
                 break
-            x = x_new
-    return x, _bk_f(x)
+            t = t_new
+    return t, _bk_f(t, dim)
 
 
 BERKENKAMP_OPTIMIZER, BERKENKAMP_OPTIMAL_VALUE = _berkenkamp_optimum()
 
 
 class Berkenkamp(Problem):
-    r"""The 1-d toy problem of Berkenkamp et al. (2019).
+    r"""The toy problem of Berkenkamp et al. (2019), on :math:`[0, 1]^d` (the paper's :math:`d = 1`).
 
     .. math::
 
-        f(x) = 0.6\,x + \mathcal{N}(x;\, 0.2,\, 0.08) / 8, \qquad x \in [0, 1].
+        f(x) = 0.6\,\bar x + \tfrac{1}{8}\,\frac{\exp(-\lVert x - 0.2\,\mathbf 1\rVert^2 / (2\sigma^2))}
+        {\sigma\sqrt{2\pi}}, \qquad \sigma = 0.08,\ x \in [0, 1]^d,
 
-    Global maximum :math:`f^* \approx 0.74520` at :math:`x^* \approx 0.2062`
-    (``metadata["optimizer"]``, a length-``d`` tuple of floats); local maximum
-    :math:`f(1) \approx 0.6` on the boundary.
+    with :math:`\bar x` the mean of the coordinates. At :math:`d = 1` this is
+    :math:`0.6\,x + \mathcal{N}(x;\, 0.2,\, 0.08) / 8`: global maximum :math:`f^* \approx 0.74520`
+    at :math:`x^* \approx 0.2062`, local maximum :math:`f(1) \approx 0.6` on the boundary. For
+    :math:`d > 1` the trend, the bump's height and its width per coordinate are the paper's, so
+    the bump's basin shrinks as :math:`\sigma^d` (a needle that a design of a few points misses);
+    the maximiser is :math:`t^*\mathbf 1` (``metadata["optimizer"]``, a length-``d`` tuple of
+    floats; :func:`_berkenkamp_optimum`) and the local maximum :math:`f(\mathbf 1) \approx 0.6`.
 
     Args:
         noise_std: Observation noise standard deviation (default: noiseless, as in
             the paper).
-        name: Registered name of the problem.
+        name: Registered name of the problem (default ``"berkenkamp"``, with the dimension
+            appended for ``dim > 1``: ``"berkenkamp2"``).
         n_init: Initial design size (3 in the paper).
         dtype: dtype of the domain's bounds.
         device: Device of the domain's bounds.
+        dim: The dimension :math:`d \ge 1` (1 in the paper).
     """
 
     def __init__(
         self,
         noise_std: float = 0.0,
-        name: str = "berkenkamp",
+        name: str | None = None,
         n_init: int = 3,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str | None = None,
+        dim: int = 1,
     ) -> None:
-        bounds = torch.tensor([[0.0], [1.0]], dtype=dtype, device=device)
+        dim = check_int("dim", dim, 1)
+        t_star, f_star = (BERKENKAMP_OPTIMIZER, BERKENKAMP_OPTIMAL_VALUE) if dim == 1 else _berkenkamp_optimum(dim)
+        bounds = torch.tensor([[0.0] * dim, [1.0] * dim], dtype=dtype, device=device)
         super().__init__(
-            name=name,
+            name=name if name is not None else ("berkenkamp" if dim == 1 else f"berkenkamp{dim}"),
             domain=BoxDomain(bounds),
-            optimal_value=BERKENKAMP_OPTIMAL_VALUE,
+            optimal_value=f_star,
             noise_std=noise_std,
             n_init=n_init,
             metadata={
-                "optimizer": (BERKENKAMP_OPTIMIZER,),
-                "local_optimizer": (1.0,),
-                "local_optimal_value": _bk_f(1.0),
+                "optimizer": (t_star,) * dim,
+                "local_optimizer": (1.0,) * dim,
+                "local_optimal_value": _bk_f(1.0, dim),
                 "reference": "Berkenkamp et al. 2019; LB-GP-UCB paper Sec. 5, Fig. 1",
             },
         )
@@ -151,15 +169,14 @@ class Berkenkamp(Problem):
         r"""The noiseless objective.
 
         Args:
-            X: A ``batch_shape x 1``-dim tensor.
+            X: A ``batch_shape x d``-dim tensor.
 
         Returns:
             A ``batch_shape``-dim tensor of values :math:`f(x)`.
         """
-        x = X[..., 0]
-        z = (x - _BK_MU) / _BK_SD
-        pdf = torch.exp(-0.5 * z * z) / (_BK_SD * math.sqrt(2.0 * math.pi))
-        return _BK_SLOPE * x + _BK_SCALE * pdf
+        z = (X - _BK_MU) / _BK_SD
+        pdf = torch.exp(-0.5 * (z * z).sum(-1)) / (_BK_SD * math.sqrt(2.0 * math.pi))
+        return _BK_SLOPE * X.mean(-1) + _BK_SCALE * pdf
 
 
 # --------------------------------------------------------------------------- #

@@ -348,6 +348,41 @@ def test_the_needle_check_counts_runs_on_the_peak_and_compares_auto_with_he_auto
     assert needle_check(tmp_path).endswith("Check: `auto` does not keep the needle here (6 seeds against 7).\n")
 
 
+def test_h14s_needle_check_reads_each_problem_and_says_where_qlognei_finds_the_peak_anyway(tmp_path):
+    r"""Per problem: whether qlognei misses the peak on some seed (else the problem cannot tell), and
+    H14 against he-gp-ucb-auto by the runs on the peak, read once both have all ten seeds."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import H14, needle_gap, needle_h14_check
+
+    for problem in ("berkenkamp2", "berkenkamp3"):
+        assert abs(needle_gap(problem) - 0.144) < 1e-3
+    store = RecordStore(tmp_path / "needle-dev", ("problem", "method", "seed", "iterations", "n_init"))
+
+    def add(problem, method, seed, regret):
+        store.add(problem, method, {"config": {"problem": problem, "method": method, "seed": seed, "iterations": 1, "n_init": 1},
+                                    "problem": problem, "method": method, "seed": seed, "final_simple_regret": regret,
+                                    "wall_time_s": 2.0})
+
+    assert needle_h14_check(tmp_path) == "No records yet.\n"
+    for seed in range(100, 110):
+        add("berkenkamp2", "qlognei", seed, 1e-5)  # every seed on the peak: no needle for qlognei
+        add("berkenkamp2", "he-gp-ucb-auto", seed, 1e-5 if seed < 105 else 0.15)  # 5
+        add("berkenkamp2", H14, seed, 1e-5 if seed < 104 else 0.15)  # 4
+        add("berkenkamp3", "qlognei", seed, 0.15 if seed == 100 else 1e-4)  # misses on one seed
+        add("berkenkamp3", "he-gp-ucb-auto", seed, 0.2 if seed < 108 else 1e-3)  # 2
+        if seed > 100:
+            add("berkenkamp3", H14, seed, 0.2 if seed < 107 else 1e-3)  # 3 of 9
+    text = needle_h14_check(tmp_path)
+    assert f"| berkenkamp2 | `{H14}` | 10 | 4 |" in text and "| berkenkamp3 | `qlognei` | 10 | 9 |" in text
+    assert ("`berkenkamp2`: not a needle for `qlognei` (it finds the peak on every seed), so the check cannot tell; "
+            "H14 does not keep the needle here (4 seeds against 5).") in text
+    assert "`berkenkamp3`: a needle: `qlognei` misses it on 1 of 10 seeds; not read yet (runs missing)." in text
+    add("berkenkamp3", H14, 100, 0.2)
+    text = needle_h14_check(tmp_path)
+    assert f"| berkenkamp3 | `{H14}` | 10 | 3 |" in text
+    assert text.endswith("`berkenkamp3`: a needle: `qlognei` misses it on 1 of 10 seeds; H14 keeps the needle here (3 seeds against 2).\n")
+
+
 def test_the_four_parameter_rule_asks_for_a_clear_gain_through_optuna_and_reports_its_peers_beside_it(tmp_path):
     r"""H12 (like H10 and H11) replaces H6 only when admissible against qlognei, not behind H6 by
     more than 1 SE on the d = 2 grid, ahead of H6 by more than 2 SE on the four-parameter objective

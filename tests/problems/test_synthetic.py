@@ -83,6 +83,42 @@ def test_berkenkamp_outside_domain():
         Berkenkamp().evaluate(torch.tensor([[1.5]], dtype=torch.float64))
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+def test_berkenkamp_in_d_dimensions_keeps_the_trend_and_bump_and_its_optimum_is_brute_force(dim):
+    p = Berkenkamp(dim=dim)
+    assert p.name == f"berkenkamp{dim}" and p.dim == dim and get_problem(f"berkenkamp{dim}").dim == dim
+    g = torch.Generator().manual_seed(dim)
+    X = torch.rand(64, dim, dtype=torch.float64, generator=g)
+    radius = torch.linalg.vector_norm(X - 0.2, dim=-1)
+    bump = torch.distributions.Normal(torch.tensor(0.0, dtype=torch.float64), 0.08).log_prob(radius).exp() / 8
+    assert torch.allclose(p.evaluate_true(X), 0.6 * X.mean(-1) + bump, atol=1e-12, rtol=0)
+    # brute force: a fine grid around the bump (the only place above the boundary's 0.6) in float64
+    axes = [torch.linspace(0.15, 0.25, 201 if dim == 2 else 61, dtype=torch.float64)] * dim
+    grid = torch.cartesian_prod(*axes)
+    vals = p.evaluate_true(grid)
+    step = 0.1 / (len(axes[0]) - 1)
+    assert p.optimal_value >= vals.max().item() - 1e-15
+    assert p.optimal_value - vals.max().item() < 0.5 * dim * step**2 * 200  # f'' of the bump ~ 100 per coordinate
+    assert torch.allclose(grid[vals.argmax()], torch.tensor(p.metadata["optimizer"], dtype=torch.float64), atol=step)
+    x = torch.tensor([p.metadata["optimizer"]], dtype=torch.float64, requires_grad=True)
+    f = p.evaluate_true(x)
+    assert f.item() == pytest.approx(p.optimal_value, abs=1e-15)
+    (grad,) = torch.autograd.grad(f.sum(), x)
+    assert grad.abs().max() < 1e-8  # a stationary point, on the diagonal
+    # the boundary's local maximum is the corner, below the bump's
+    one = torch.ones(1, dim, dtype=torch.float64)
+    assert p.evaluate_true(one).item() == pytest.approx(p.metadata["local_optimal_value"], abs=1e-15)
+    assert p.metadata["local_optimal_value"] == pytest.approx(0.6, abs=1e-12)
+    assert p.metadata["local_optimal_value"] < p.optimal_value - 0.14
+    assert (p.evaluate_true(X) <= p.optimal_value).all()
+
+
+def test_berkenkamp_refuses_a_bad_dimension_naming_it():
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="dim"):
+            Berkenkamp(dim=bad)
+
+
 # -------------------------------------------------------------- Michalewicz
 
 
