@@ -197,6 +197,47 @@ class RecordStore:
             self._cache[source] = []
         return len(moved)
 
+    def labels(self, group: str, field: str = "method") -> list[str]:
+        r"""The labels (``config[field]``) of ``group``'s records, sorted."""
+        return sorted({r["config"][field] for r in self.records([group])})
+
+    def relabel_all(
+        self, group: str, moves: Mapping[str, str], options: Mapping[str, Mapping[str, Any] | None], note: str, field: str = "method"
+    ) -> dict[str, int]:
+        r"""Move ``group``'s records of every label ``old`` of ``moves`` to ``moves[old]`` at once
+        (:meth:`relabel`, with ``options[new]``): a default change moves many labels, and one
+        label's target may be another's source (``auto`` moves out before the new default's runs
+        move in). Everything is checked before a record moves: no run key may end twice under
+        one label, and the moves must not form a cycle.
+
+        Returns:
+            The number of records moved per old label that had any.
+
+        Raises:
+            ValueError: for a clash or a cycle (nothing is changed then), or as :meth:`relabel`.
+        """
+        present = set(self.labels(group, field))
+        pending = {old: new for old, new in moves.items() if old != new and old in present}
+        final: dict[str, list[str]] = {}
+        for label in present:
+            target = pending.get(label, label)
+            records = self._read(self.path(group, label))
+            final.setdefault(target, []).extend(self.key({**r["config"], field: target}) for r in records if r["config"][field] == label)
+        for label, keys in final.items():
+            if len(keys) != len(set(keys)):
+                clash = next(k for k in keys if keys.count(k) > 1)
+                raise ValueError(f"relabel in {group!r}: a run would be stored twice under {label!r}, e.g. {clash}; nothing was moved.")
+        order = []
+        left = dict(pending)
+        while left:
+            ready = [old for old, new in left.items() if new not in left]
+            if not ready:
+                raise ValueError(f"relabel in {group!r}: the moves form a cycle among {sorted(left)}; nothing was moved.")
+            for old in ready:
+                order.append(old)
+                del left[old]
+        return {old: self.relabel(group, old, pending[old], options.get(pending[old]), note, field=field) for old in order}
+
     def size_bytes(self) -> int:
         r"""The bytes of the study's record files on disk."""
         return sum(p.stat().st_size for p in self.files())

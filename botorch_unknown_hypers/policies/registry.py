@@ -168,6 +168,34 @@ def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+def respell_for_defaults(spec: str, name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    r"""The spec that runs what ``spec`` ran, once method ``name``'s defaults changed from ``old``
+    to ``new`` (both give every changed option: ``old[k]`` is what ran where ``spec`` is silent).
+
+    Only the options of ``old`` are touched: one that ``spec`` does not give is added at its old
+    value (``auto`` -> ``auto[acquisition=lognei]``), one that ``spec`` gives at its new default is
+    dropped (``auto[acquisition=logei-plugin]`` -> ``auto``); every other item keeps its text and
+    place, and added items follow in ``old``'s order. A spec of another method is returned as it is.
+
+    Raises:
+        ValueError: for ``old`` and ``new`` with different keys, or ``spec`` not a method spec
+            (:func:`parse_method_spec`).
+    """
+    if set(old) != set(new):
+        raise ValueError(f"old and new must give the same options, got {sorted(old)} and {sorted(new)}.")
+    method, options = parse_method_spec(spec)
+    if method != name:
+        return spec
+    items = [item.partition("=")[0::2] for item in spec.partition("[")[2][:-1].split("&") if item]  # (key, text)
+    kept = [f"{key}={text}" for key, text in items if key not in new or options[key] != new[key]]
+    added = [f"{key}={value if isinstance(value, str) else json.dumps(value)}" for key, value in old.items() if key not in options]
+    for item in added:  # the added text must parse back to the old value
+        key, _, text = item.partition("=")
+        if parse_method_spec(f"{name}[{item}]")[1][key] != old[key]:
+            raise ValueError(f"old[{key!r}] = {old[key]!r} cannot be written as a spec option (it reads back as {text!r}).")
+    return name if not kept + added else f"{name}[{'&'.join(kept + added)}]"
+
+
 def make_policy(
     name: str,
     domain: Domain,

@@ -63,6 +63,35 @@ def test_relabel_moves_every_record_under_a_label_that_names_what_ran(tmp_path):
     assert {p: p.read_bytes() for p in fresh.files()} == before  # nothing changed on refusal
 
 
+def test_relabel_all_moves_a_default_change_at_once_and_refuses_a_clash_or_a_cycle_before_moving_anything(tmp_path):
+    store = RecordStore(tmp_path, ("problem", "method", "seed"))
+
+    def add(label, seed):
+        store.add("d2", label, {"config": {"problem": "p", "method": label, "seed": seed, "options": {}}, "r": seed})
+
+    for seed in (0, 1):
+        add("auto", seed)  # the old default's runs
+        add("auto[x=1]", seed)  # the new default's, spelled out
+    add("auto[y=2]", 0)
+    assert store.labels("d2") == ["auto", "auto[x=1]", "auto[y=2]"]
+    before = {p: p.read_bytes() for p in store.files()}
+    with pytest.raises(ValueError, match="a run would be stored twice under 'auto\\[x=0\\]'"):
+        store.relabel_all("d2", {"auto": "auto[x=0]", "auto[y=2]": "auto[x=0]"}, {}, "a clash")
+    with pytest.raises(ValueError, match="the moves form a cycle"):
+        store.relabel_all("d2", {"auto": "auto[x=1]", "auto[x=1]": "auto"}, {}, "a swap")
+    assert {p: p.read_bytes() for p in store.files()} == before  # nothing moved on refusal
+    moves = {"auto[x=1]": "auto", "auto": "auto[x=0]", "auto[y=2]": "auto[y=2]", "missing": "auto[z=3]"}
+    moved = store.relabel_all("d2", moves, {"auto[x=0]": {"x": 0}, "auto": {}}, "x is 1 by default now")
+    assert moved == {"auto": 2, "auto[x=1]": 2} and list(moved) == ["auto", "auto[x=1]"]  # auto is vacated first
+    fresh = RecordStore(tmp_path, store.key_fields)
+    assert fresh.labels("d2") == ["auto", "auto[x=0]", "auto[y=2]"]
+    by_label = {}
+    for r in fresh.records():
+        by_label.setdefault(r["config"]["method"], []).append(r)
+    assert [r["relabelled"]["from"] for r in by_label["auto"]] == ["auto[x=1]"] * 2
+    assert all(r["config"]["options"] == {"x": 0} for r in by_label["auto[x=0]"]) and "relabelled" not in by_label["auto[y=2]"][0]
+
+
 def test_refusals_name_the_argument(tmp_path):
     with pytest.raises(ValueError, match="key_fields"):
         RecordStore(tmp_path, ())
@@ -113,3 +142,31 @@ def test_two_processes_adding_to_one_file_lose_no_record(tmp_path):
         w.join(timeout=120)
     keys = sorted(r["config"]["problem"] for r in RecordStore(tmp_path, ("problem",)).records())
     assert keys == sorted([f"p{k}" for k in range(20)] + [f"p{k}" for k in range(100, 120)])
+
+
+def test_the_relabel_script_respells_every_label_of_a_method_after_a_default_change(tmp_path, capsys):
+    r"""``benchmarks/relabel_records.py --respell``: the bare name moves to its old default spelled
+    out, the new default's spelled-out label becomes the bare name, other labels keep theirs;
+    ``--dry-run`` moves nothing."""
+    from tests.benchmark_loader import load_benchmark
+
+    script = load_benchmark("relabel_records")
+    store = RecordStore(tmp_path, ("problem", "method", "seed"))
+    for group in ("d2", "d5"):
+        for label in ("auto", "auto[acquisition=logei-plugin]", "auto[probe=0]", "qlognei"):
+            store.add(group, label, {"config": {"problem": "p", "method": label, "seed": 0, "options": {}}})
+    argv = ["--study", str(tmp_path), "--respell", "auto", "--old-defaults", '{"acquisition": "lognei"}',
+            "--new-defaults", '{"acquisition": "logei-plugin"}', "--note", "logei-plugin is the default now"]
+    before = {p: p.read_bytes() for p in store.files()}
+    script.main([*argv, "--dry-run"])
+    assert "d2: auto -> auto[acquisition=lognei] (dry run)" in capsys.readouterr().out
+    assert {p: p.read_bytes() for p in store.files()} == before
+    script.main(argv)
+    assert "d5: 1 record(s) auto[acquisition=logei-plugin] -> auto" in capsys.readouterr().out
+    fresh = RecordStore(tmp_path, store.key_fields)
+    for group in ("d2", "d5"):
+        assert fresh.labels(group) == ["auto", "auto[acquisition=lognei]", "auto[probe=0&acquisition=lognei]", "qlognei"]
+    options = {r["config"]["method"]: r["config"]["options"] for r in fresh.records(["d2"])}
+    assert options["auto[probe=0&acquisition=lognei]"] == {"probe": 0, "acquisition": "lognei"} and options["qlognei"] == {}
+    with pytest.raises(SystemExit):
+        script.main(["--study", str(tmp_path), "--respell", "auto", "--old", "auto", "--note", "x"])

@@ -173,6 +173,32 @@ def test_parse_method_spec_reads_names_and_json_options():
             parse_method_spec(bad)
 
 
+def test_respell_for_defaults_names_what_ran_under_the_new_defaults():
+    r"""Brute force over labels: every respelled label gives, under the new defaults, the options
+    the old label gave under the old ones, and spells no changed option at its new default."""
+    from botorch_unknown_hypers.policies.registry import parse_method_spec, respell_for_defaults
+
+    old = {"acquisition": "lognei", "kernel": "rbf", "noise_floor": 1e-6}
+    new = {"acquisition": "logei-plugin", "kernel": "matern52", "noise_floor": None}
+    base = {"reduction": "evidence", "probe": 0.1}  # unchanged defaults
+    labels = ["auto", "auto[kernel=matern52&acquisition=logei-plugin&noise_floor=null]", "auto[kernel=matern52]",
+              "auto[reduction=map&noise_floor=null]", "auto[shrink=[1.0,0.5]&acquisition=ucb]", "auto[probe=0&kernel=rbf]"]
+    for label in labels:
+        respelled = respell_for_defaults(label, "auto", old, new)
+        ran = {**base, **old, **parse_method_spec(label)[1]}
+        now = parse_method_spec(respelled)
+        assert now[0] == "auto" and {**base, **new, **now[1]} == ran, (label, respelled)
+        assert not any(key in now[1] and now[1][key] == new[key] for key in new), respelled
+    assert respell_for_defaults("auto", "auto", old, new) == "auto[acquisition=lognei&kernel=rbf&noise_floor=1e-06]"
+    assert respell_for_defaults("auto[kernel=matern52&acquisition=logei-plugin&noise_floor=null]", "auto", old, new) == "auto"
+    assert respell_for_defaults("auto[probe=0&kernel=rbf]", "auto", old, new) == "auto[probe=0&kernel=rbf&acquisition=lognei&noise_floor=1e-06]"
+    assert respell_for_defaults("he-gp-ucb-auto", "auto", old, new) == "he-gp-ucb-auto"  # another method: as it is
+    with pytest.raises(ValueError, match="old and new must give the same options"):
+        respell_for_defaults("auto", "auto", old, {"acquisition": "ucb"})
+    with pytest.raises(ValueError, match="cannot be written as a spec option"):
+        respell_for_defaults("auto", "auto", {"acquisition": "true"}, {"acquisition": "lognei"})  # would read back as True
+
+
 def _mixed_objective(domain, X: torch.Tensor) -> torch.Tensor:
     import math
 
