@@ -43,11 +43,16 @@ from botorch_unknown_hypers.checks import (
     POSITIVE,
     Interval,
     check_all_entries,
+    check_choice,
     check_entries,
     check_int,
+    check_positive,
 )
 from botorch_unknown_hypers.confidence import Number, as_tensors
 from botorch_unknown_hypers.kernels import KERNELS
+
+GAMMA_FORMS = ("main", "proof")
+r"""The forms of the Matérn rate: the paper's main-text exponent or its proof's (:func:`gamma_matern`)."""
 
 __all__ = [
     "information_gain",
@@ -57,6 +62,7 @@ __all__ = [
     "gamma_rbf",
     "gamma_matern",
     "gamma",
+    "GAMMA_FORMS",
     "suspected_regret_bound",
     "norm_bound",
 ]
@@ -267,10 +273,8 @@ def gamma_matern(
         also, checked: As :func:`gamma_rbf`.
     """
     d = check_int("dim", dim, 1)
-    if isinstance(nu, bool) or not isinstance(nu, (int, float)) or not nu > 0:
-        raise ValueError(f"nu must be a positive number; got {nu!r}")
-    if form not in ("main", "proof"):
-        raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
+    nu = check_positive("nu", nu)
+    check_choice("form", form, GAMMA_FORMS)
     v = as_tensors(T=T, lengthscale=lengthscale)
     check_all_entries(
         *also,
@@ -278,7 +282,6 @@ def gamma_matern(
         ("lengthscale", v["lengthscale"], POSITIVE),
         checked=checked,
     )
-    nu = float(nu)
     if form == "main":
         t_exp = d * (d + 1) / (2.0 * nu + d * (d + 1))
     else:
@@ -305,11 +308,10 @@ def gamma(
     ``also``, ``checked``: a caller's checks read with the rate's own, or none read
     (:func:`gamma_rbf`).
     """
-    if not isinstance(kernel, str) or kernel.lower() not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)}; got {kernel!r}")
-    if form not in ("main", "proof"):
-        raise ValueError(f"form must be 'main' or 'proof'; got {form!r}")
-    nu = KERNELS[kernel.lower()]
+    if isinstance(kernel, str):
+        kernel = kernel.lower()
+    nu = KERNELS[check_choice("kernel", kernel, sorted(KERNELS))]
+    check_choice("form", form, GAMMA_FORMS)
     if nu is None:
         return gamma_rbf(T, lengthscale, dim, also=also, checked=checked)
     return gamma_matern(T, lengthscale, dim, nu, form=form, also=also, checked=checked)

@@ -323,6 +323,14 @@ BAD_CALLS = [
     ("dim", lambda: norm_bound(0.5, 1.0, 1.0, -2)),
     ("gpytorch_lengthscale", lambda: paper_rbf_lengthscale(0.0)),
     ("broadcast", lambda: gamma(torch.ones(3) * 5, torch.ones(2), 1, "rbf")),
+    ("nu", lambda: gamma_matern(5.0, 0.5, 2, 0.0)),
+    ("nu", lambda: gamma_matern(5.0, 0.5, 2, True)),
+    ("nu", lambda: gamma_matern(5.0, 0.5, 2, float("nan"))),
+    ("nu", lambda: gamma_matern(5.0, 0.5, 2, "2.5")),
+    ("kernel", lambda: gamma(5.0, 0.5, 2, 52)),
+    ("kernel", lambda: gamma(5.0, 0.5, 2, ["rbf"])),
+    ("form", lambda: gamma(5.0, 0.5, 2, "matern52", form="Main")),
+    ("form", lambda: gamma(5.0, 0.5, 2, "rbf", form=None)),
 ]
 
 
