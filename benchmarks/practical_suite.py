@@ -68,7 +68,7 @@ from botorch_unknown_hypers.benchmarks.practical_suite import (  # noqa: F401  (
     problem_spread,
 )
 from botorch_unknown_hypers.benchmarks.records import RecordStore
-from botorch_unknown_hypers.benchmarks.study import code_version, parse_ids
+from botorch_unknown_hypers.benchmarks.study import code_version, counted_warnings, parse_ids
 
 DIFFERENCES = (("qlognei", "final_simple_regret"), ("qlognei", "cumulative_regret"), ("optuna-gp", "final_simple_regret"),
                ("mle-gp-ucb", "final_simple_regret"))
@@ -130,7 +130,8 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
     else:
         policy = make_policy(name, problem.domain, seed=seed, **options)
     start, cpu_start = time.perf_counter(), time.process_time()
-    df = run(problem, policy, iterations=T, seed=seed, n_init=N_INIT, method=method)
+    with counted_warnings() as counts:  # counted in the record, not printed
+        df = run(problem, policy, iterations=T, seed=seed, n_init=N_INIT, method=method)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start  # CPU: the worker process's, all its threads
     f_star = float(problem.optimal_value)
     f = [float(v) for v in df["f"]]
@@ -151,6 +152,7 @@ def run_one(out: str, problem_name: str, method: str, seed: int, threads: int, v
         "cumulative_regret": float(sum(f_star - v for v in f[N_INIT:])),
         "wall_time_s": wall,
         "cpu_s": cpu,
+        "warnings": dict(sorted(counts.items())),
         "threads": threads,
         "code": version,
         "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),

@@ -119,6 +119,7 @@ def test_one_real_run_is_written_and_skipped_when_present(suite, tmp_path):
     best = max(record["f"])
     assert record["final_simple_regret"] == pytest.approx(record["f_star"] - best)
     assert record["cumulative_regret"] == pytest.approx(sum(record["f_star"] - v for v in record["f"][10:]))
+    assert isinstance(record["warnings"], dict) and all(isinstance(n, int) and n > 0 for n in record["warnings"].values())
     suite.sweep(tmp_path, ["berkenkamp"], ["random"], [3], workers=1, threads=1)  # nothing to do
     assert json.loads(path.read_text()) == record
 

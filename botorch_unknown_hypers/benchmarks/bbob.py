@@ -22,8 +22,9 @@ A run file (:func:`run_record`, format ``buh-bbob-run`` version 1) holds the run
 configuration and, per evaluation :math:`j` (initial design first): the noiseless value
 :math:`f(x_j)`, the observation :math:`y_j`, the best-so-far :math:`\max_{i \le j} f(x_i)`, the
 simple regret :math:`f^* - \max_{i \le j} f(x_i)`, the proposal time of its round and the
-cumulative proposal time up to it, and :math:`x_j`; per run the wall time and the worker's
-CPU time.
+cumulative proposal time up to it, and :math:`x_j`; per run the wall time, the worker's
+CPU time and the count of its warnings by category (``warnings``; not printed, and absent from
+records made before 2026-12-01).
 
 Report instances (:data:`~botorch_unknown_hypers.problems.bbob_problems.REPORT_INSTANCES`) are refused
 unless asked for explicitly (:func:`check_instances`).
@@ -47,6 +48,7 @@ import pandas as pd
 import torch
 
 from botorch_unknown_hypers.benchmarks.records import RecordStore, label_file_name
+from botorch_unknown_hypers.benchmarks.study import counted_warnings
 from botorch_unknown_hypers.executors import Executor, ProcessExecutor, RayExecutor, RunSpec, execute_run
 from botorch_unknown_hypers.integrations.peers import PEERS, import_optuna
 from botorch_unknown_hypers.policies.registry import METHODS, list_methods, parse_method_spec, register_method
@@ -177,7 +179,7 @@ def run_file_name(label: str) -> str:
 
 KEY_FIELDS = ("problem", "method", "seed", "n_init", "iterations", "batch_size", "options")
 r"""The configuration fields that identify a BBOB run, in a run file and in a study record."""
-COMPACT_FIELDS = ("config", "simple_regret", "final_simple_regret", "cumulative_time_s", "elapsed_s", "cpu_s")
+COMPACT_FIELDS = ("config", "simple_regret", "final_simple_regret", "cumulative_time_s", "elapsed_s", "cpu_s", "warnings")
 r"""What a study record keeps of a run file (the points, values and observations are left out)."""
 
 
@@ -247,16 +249,19 @@ def run_bbob(spec: RunSpec) -> pd.DataFrame:
     r"""The executors' task: register the run's problem (and the peers) in this process, run it.
 
     ``attrs["cpu_s"]`` is the process's CPU time over the run (all its threads), a cost that
-    other processes on the machine do not inflate as they do the wall time. A run that raises returns an empty frame with ``attrs["error"]`` (the traceback), so that
+    other processes on the machine do not inflate as they do the wall time; ``attrs["warnings"]``
+    counts the run's warnings by category (:func:`~botorch_unknown_hypers.benchmarks.study.counted_warnings`),
+    which are not printed. A run that raises returns an empty frame with ``attrs["error"]`` (the traceback), so that
     one failing run is recorded and the grid goes on.
     """
     try:
         if spec.method.startswith("optuna-"):
             import_optuna().logging.set_verbosity(logging.WARNING)  # one INFO line per trial otherwise
-        with bbob_registered([spec.problem]):
+        with bbob_registered([spec.problem]), counted_warnings() as counts:
             cpu_start = time.process_time()
             history = execute_run(spec)
             history.attrs["cpu_s"] = time.process_time() - cpu_start
+        history.attrs["warnings"] = dict(sorted(counts.items()))
         return history
     except Exception:
         failed = pd.DataFrame()
@@ -324,6 +329,7 @@ def run_record(spec: RunSpec, history: pd.DataFrame, extra: dict[str, Any] | Non
         "cumulative_time_s": cumulative,
         "elapsed_s": history.attrs.get("elapsed_s"),  # None where an executor did not time it
         "cpu_s": history.attrs.get("cpu_s"),
+        "warnings": history.attrs.get("warnings"),
         "x": [[float(v) for v in row.split(";")] for row in history["x"]],
     }
 

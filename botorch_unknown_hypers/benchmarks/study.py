@@ -1,13 +1,18 @@
-r"""What a study's command line shares: id ranges, and the code version a record carries.
+r"""What a study's runs share: id ranges, the code version and the warnings a record carries.
 
 A study (``benchmarks/bbob.py``, ``benchmarks/practical_suite.py``) takes ranges of ids on its
-command line (``"1-24"``, ``"0,3,5"``; :func:`parse_ids`) and stamps every record with the commit
-that ran it (:func:`code_version`), so that a record says which code it measured.
+command line (``"1-24"``, ``"0,3,5"``; :func:`parse_ids`), stamps every record with the commit
+that ran it (:func:`code_version`), so that a record says which code it measured, and counts the
+warnings of each run instead of printing them (:func:`counted_warnings`).
 """
 
 from __future__ import annotations
 
 import subprocess
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -42,4 +47,23 @@ def code_version(root: str | Path | None = None) -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-__all__ = ["code_version", "parse_ids"]
+@contextmanager
+def counted_warnings() -> Iterator[Counter[str]]:
+    r"""Count every warning raised in the block by its category's name instead of printing it.
+
+    A run of a study raises BoTorch's ``OptimizationWarning`` and GPyTorch's ``NumericalWarning``
+    by the hundred; printed, they bury a sweep's log, while counted, a run's record says how
+    often its acquisition search failed or its Cholesky needed jitter (``warnings`` of a record).
+    Every occurrence counts (filter ``"always"``); filters set inside the block (BoTorch's own
+    retry on a failed search) act as before. The counter is filled when the block ends.
+    """
+    counts: Counter[str] = Counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield counts
+        finally:
+            counts.update(w.category.__name__ for w in caught)
+
+
+__all__ = ["code_version", "counted_warnings", "parse_ids"]

@@ -77,6 +77,37 @@ def test_a_failing_run_is_recorded_and_the_grid_goes_on(tmp_path):
     assert run_path(tmp_path, good).exists() and not run_path(tmp_path, bad).exists()
 
 
+def test_a_runs_warnings_are_counted_in_its_record_not_printed(tmp_path, monkeypatch, capfd):
+    import warnings
+
+    from gpytorch.utils.warnings import NumericalWarning
+
+    from botorch_unknown_hypers.benchmarks.bbob import compact_record, record_store, run_record
+    from botorch_unknown_hypers.policies import registry
+
+    def warning_random(domain, seed=0, **options):  # the random policy, warning at every proposal
+        policy = registry.make_policy("random", domain, seed=seed, **options)
+        suggest = policy.suggest
+
+        def noisy_suggest(*args, **kwargs):
+            warnings.warn("a jitter was added", NumericalWarning)
+            return suggest(*args, **kwargs)
+
+        policy.suggest = noisy_suggest
+        return policy
+
+    monkeypatch.setitem(registry.METHODS, "warning-random", warning_random)
+    spec = grid(functions=[1], instances=[1], dims=[2], methods=["warning-random"])[0]
+    history = run_bbob(spec)
+    assert history.attrs["warnings"] == {"NumericalWarning": spec.iterations}
+    record = run_record(spec, history)
+    assert record["warnings"] == {"NumericalWarning": spec.iterations} and compact_record(record)["warnings"] == record["warnings"]
+    store = record_store(tmp_path)
+    store.add("d2", spec.key[1], compact_record(record))
+    assert next(store.records())["warnings"] == {"NumericalWarning": spec.iterations}
+    assert "jitter" not in capfd.readouterr().err
+
+
 def test_problem_info_records_the_optimum_in_both_conventions():
     info = problem_info("bbob-f3-i2-d5")
     assert info["f_star"] == -info["g_star"] and info["spread"] > 0 and not info["noisy"]
