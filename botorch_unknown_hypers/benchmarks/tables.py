@@ -654,8 +654,9 @@ r"""The methods of the needle check (``docs/bbob.md``), in its table's order."""
 NEEDLE_H14_PROBLEMS = ("berkenkamp2", "berkenkamp3")
 r"""The development needles of H14's needle check (``docs/bbob.md``): Berkenkamp's toy on
 :math:`[0, 1]^2` and :math:`[0, 1]^3`."""
-NEEDLE_H14_METHODS = (H14, "he-gp-ucb-auto", "qlognei", "optuna-gp")
-r"""The methods of H14's needle check, in its table's order."""
+NEEDLE_H14_METHODS = (H14, "he-gp-ucb-auto", "qlognei", "optuna-gp", H6)
+r"""The methods of H14's needle check, in its table's order; ``auto`` (H6, the default until the
+switch) was added beside it once the check's first runs were in, choosing nothing."""
 
 
 def needle_gap(problem: str = "berkenkamp") -> float:
@@ -696,7 +697,7 @@ def needle_verdict(runs: dict[str, int], on_peak: dict[str, int], method: str, l
     if not all(runs.get(m, 0) == len(DEV_SEEDS) for m in (method, "he-gp-ucb-auto")):
         return "not read yet (runs missing)"
     keeps = "keeps" if mine >= theirs else "does not keep"
-    return f"{label} {keeps} the needle here ({mine} seeds against {theirs})"
+    return f"{label} {keeps} the needle here ({mine} seed{'' if mine == 1 else 's'} against {theirs})"
 
 
 def needle_check(results: Path) -> str:
@@ -713,8 +714,8 @@ def needle_check(results: Path) -> str:
 def needle_h14_check(results: Path) -> str:
     r"""H14's needle check (``docs/bbob.md``): per problem of :data:`NEEDLE_H14_PROBLEMS` and
     method of :data:`NEEDLE_H14_METHODS`, the development runs (:func:`needle_rows`); per problem,
-    whether ``qlognei`` misses the peak on a seed (else the problem cannot tell) and whether H14
-    finds it on at least as many seeds as ``he-gp-ucb-auto``."""
+    whether ``qlognei`` misses the peak on a seed (else the problem cannot tell) and whether H14,
+    and beside it ``auto`` (H6), finds it on at least as many seeds as ``he-gp-ucb-auto``."""
     rows, lines = [], []
     for problem in NEEDLE_H14_PROBLEMS:
         found, runs, on_peak = needle_rows(results, problem, NEEDLE_H14_METHODS)
@@ -725,7 +726,8 @@ def needle_h14_check(results: Path) -> str:
             informative = f"a needle: `qlognei` misses it on {len(DEV_SEEDS) - on_peak.get('qlognei', 0)} of {len(DEV_SEEDS)} seeds"
         else:
             informative = "not a needle for `qlognei` (it finds the peak on every seed), so the check cannot tell"
-        lines.append(f"`{problem}`: {informative}; {needle_verdict(runs, on_peak, H14, 'H14')}.")
+        lines.append(f"`{problem}`: {informative}; {needle_verdict(runs, on_peak, H14, 'H14')}; "
+                     f"beside it, {needle_verdict(runs, on_peak, H6, '`auto` (H6)')}.")
     if not rows:
         return "No records yet.\n"
     return markdown_table(pd.DataFrame(rows)) + "\n\n" + "\n".join(lines) + "\n"

@@ -375,12 +375,15 @@ def test_h14s_needle_check_reads_each_problem_and_says_where_qlognei_finds_the_p
     text = needle_h14_check(tmp_path)
     assert f"| berkenkamp2 | `{H14}` | 10 | 4 |" in text and "| berkenkamp3 | `qlognei` | 10 | 9 |" in text
     assert ("`berkenkamp2`: not a needle for `qlognei` (it finds the peak on every seed), so the check cannot tell; "
-            "H14 does not keep the needle here (4 seeds against 5).") in text
-    assert "`berkenkamp3`: a needle: `qlognei` misses it on 1 of 10 seeds; not read yet (runs missing)." in text
+            "H14 does not keep the needle here (4 seeds against 5); beside it, not read yet (runs missing).") in text
+    assert "`berkenkamp3`: a needle: `qlognei` misses it on 1 of 10 seeds; not read yet (runs missing); beside it, not read yet" in text
     add("berkenkamp3", H14, 100, 0.2)
     text = needle_h14_check(tmp_path)
     assert f"| berkenkamp3 | `{H14}` | 10 | 3 |" in text
-    assert text.endswith("`berkenkamp3`: a needle: `qlognei` misses it on 1 of 10 seeds; H14 keeps the needle here (3 seeds against 2).\n")
+    assert "`berkenkamp3`: a needle: `qlognei` misses it on 1 of 10 seeds; H14 keeps the needle here (3 seeds against 2); " in text
+    for seed in range(100, 110):
+        add("berkenkamp3", "auto", seed, 0.2 if seed < 109 else 1e-3)  # H6, beside: 1
+    assert needle_h14_check(tmp_path).endswith("beside it, `auto` (H6) does not keep the needle here (1 seed against 2).\n")
 
 
 def test_the_four_parameter_rule_asks_for_a_clear_gain_through_optuna_and_reports_its_peers_beside_it(tmp_path):
