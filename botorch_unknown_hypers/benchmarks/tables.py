@@ -692,10 +692,13 @@ def needle_rows(results: Path, problem: str, methods: tuple[str, ...]) -> tuple[
 
 def needle_verdict(runs: dict[str, int], on_peak: dict[str, int], method: str, label: str) -> str:
     r"""Whether ``method`` finds the peak on at least as many development seeds as
-    ``he-gp-ucb-auto`` (``label`` names it in the verdict); not read while a run of either is missing."""
+    ``he-gp-ucb-auto`` (``label`` names it in the verdict); not read while a run of either is
+    missing, and no verdict where neither finds it on any seed."""
     mine, theirs = on_peak.get(method, 0), on_peak.get("he-gp-ucb-auto", 0)
     if not all(runs.get(m, 0) == len(DEV_SEEDS) for m in (method, "he-gp-ucb-auto")):
         return "not read yet (runs missing)"
+    if mine == theirs == 0:
+        return f"neither {label} nor `he-gp-ucb-auto` finds the peak on any seed, so the problem cannot tell"
     keeps = "keeps" if mine >= theirs else "does not keep"
     return f"{label} {keeps} the needle here ({mine} seed{'' if mine == 1 else 's'} against {theirs})"
 

@@ -384,6 +384,11 @@ def test_h14s_needle_check_reads_each_problem_and_says_where_qlognei_finds_the_p
     for seed in range(100, 110):
         add("berkenkamp3", "auto", seed, 0.2 if seed < 109 else 1e-3)  # H6, beside: 1
     assert needle_h14_check(tmp_path).endswith("beside it, `auto` (H6) does not keep the needle here (1 seed against 2).\n")
+    for seed in range(100, 110):  # nobody on the peak: no verdict
+        for method in ("he-gp-ucb-auto", "auto"):
+            add("berkenkamp3", method, seed, 0.2)
+    assert needle_h14_check(tmp_path).endswith(
+        "beside it, neither `auto` (H6) nor `he-gp-ucb-auto` finds the peak on any seed, so the problem cannot tell.\n")
 
 
 def test_the_four_parameter_rule_asks_for_a_clear_gain_through_optuna_and_reports_its_peers_beside_it(tmp_path):
