@@ -34,7 +34,8 @@ The tables:
   ``bbob-d2-h11-decision``: the ninth round's (H11 against H6 by the same rule,
   :func:`h11_decision`); ``bbob-d2-h12-decision``: the tenth round's (H12, :func:`h12_decision`);
   ``bbob-d2-h13-decision``: the eleventh round's (H13, :func:`h13_decision`);
-  ``bbob-d2-h14-decision``: the twelfth round's (H14, :func:`h14_decision`).
+  ``bbob-d2-h14-decision``: the twelfth round's (H14, :func:`h14_decision`);
+  ``bbob-d2-h15-decision``: the thirteenth round's (H15, :func:`h15_decision`).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -472,6 +473,45 @@ def h14_decision(results: Path) -> str:
     )
 
 
+H15 = "auto[kernel=matern52&lengthscale_prior=optuna&noise_prior=optuna&acquisition=logei-plugin&probe_evidence=true]"
+r"""The thirteenth round's variant (``docs/bbob.md``): H14 with the probing rounds of ``probe``
+(every 10th) playing the survivors' doubly optimistic pair under ``reduction="evidence"``."""
+
+
+def h15_decision(results: Path) -> str:
+    r"""The thirteenth round's rule (``docs/bbob.md``), applied as written to H15 against H14: more
+    ``berkenkamp2`` development seeds on the peak than H14 (decided alone, as a failure, once both
+    have their ten seeds); admissible against ``qlognei`` on the d = 2 development grid; its paired
+    score difference against H14 not above +1 SE; no more ``hpo-four`` development failures than
+    H14's; and on the four-parameter objective's development seeds its paired :math:`\log_{10}`
+    final regret against H14 not above +2 SE."""
+    _, runs, on_peak = needle_rows(results, "berkenkamp2", (H15, H14))
+    failures, (new_failed, new_runs), (ref_failed, ref_runs) = failure_line(results, {H15: "H15", H14: "H14"})
+    seeds, four_mean, four_se = paired_log_finals(optuna_dev_finals(results), H15, H14)
+    if not runs and not new_runs and not seeds:
+        return "No records yet.\n"
+    lines = [f"`berkenkamp2` seeds 100-109, runs on the peak: H15 {on_peak.get(H15, 0)} of {runs.get(H15, 0)}, "
+             f"H14 {on_peak.get(H14, 0)} of {runs.get(H14, 0)}.", failures,
+             f"Four-parameter objective through Optuna, seeds 100-109, paired log10 final simple regret H15 − H14 over "
+             f"{len(seeds)} seeds: {four_mean:+.2f} ± {four_se:.2f} (negative: H15 better; floored at 1e-12)."]
+    needle_in = all(runs.get(m, 0) == len(DEV_SEEDS) for m in (H15, H14))
+    needle_passes = on_peak.get(H15, 0) > on_peak.get(H14, 0)
+    numbers = round_numbers(results, H15, H14)
+    if numbers is None:
+        admissible, mean, se, m = False, math.nan, math.nan, 0
+    else:
+        frame, table, admissible, mean, se, m = numbers
+        lines = [markdown_table(table), "", f"H15 − H14 over {m} development problems: {mean:+.3f} ± {se:.3f} decades (negative: H15 better).",
+                 *lines, f"Median CPU per run on the problems all three ran: {cpu_medians(frame, {H15: 'H15', H14: 'H14', 'qlognei': '`qlognei`'})[1]}."]
+    stays = "the plan stays H14"
+    if needle_in and not needle_passes:  # part 3 fails: the round fails whatever the rest would show
+        return decision_text(lines, True, False, "", stays + " (part 3 fails; the other runs are not made)")
+    complete = needle_in and m >= DEV_PAIRS and len(seeds) >= len(DEV_SEEDS) and new_runs >= len(DEV_SEEDS) and ref_runs >= len(DEV_SEEDS)
+    passes = needle_passes and admissible and mean <= se and new_failed <= ref_failed and four_mean <= 2 * four_se
+    adopted = "H15 takes H14's place as the default-to-be: it is to become `auto`'s default once its d = 2 and d = 5 reports on 26-35 are in"
+    return decision_text(lines, complete, passes, adopted, stays)
+
+
 def bbob_bars(
     results: Path, dim: int, instances: Sequence[int], methods: Sequence[str] = REPORT_METHODS,
     presets: Sequence[str] = REPORT_PRESETS,
@@ -818,6 +858,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h12-decision": h12_decision,
     "bbob-d2-h13-decision": h13_decision,
     "bbob-d2-h14-decision": h14_decision,
+    "bbob-d2-h15-decision": h15_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -882,6 +923,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "H14_MIXED_METHODS", "H14_MIXED_STATUS", "H14_TABULAR_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "NEEDLE_H14_PROBLEMS", "NEEDLE_H14_METHODS", "needle_rows", "needle_verdict", "needle_h14_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "H14_MIXED_METHODS", "H14_MIXED_STATUS", "H14_TABULAR_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "NEEDLE_H14_PROBLEMS", "NEEDLE_H14_METHODS", "needle_rows", "needle_verdict", "needle_h14_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "H15", "h15_decision", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]

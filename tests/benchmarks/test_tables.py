@@ -39,6 +39,23 @@ def _hpo_dev(mixed, method, failing):
                                        "problem": "hpo-four", "method": method, "seed": seed, "final_simple_regret": v})
 
 
+def _dev_grid(store, method, regret):
+    r"""``method``'s runs on the d = 2 development grid (both noise settings) in ``store``, ending at
+    ``regret(instance)``."""
+    for noisy in (False, True):
+        for function in range(1, 25):
+            for instance in range(1, 6):
+                store.add("d2-noisy" if noisy else "d2", method, _record(function, instance, method, regret(instance), noisy))
+
+
+def _optuna_dev(four, sampler, log10_regret):
+    r"""``sampler``'s four-parameter development runs (seeds 100-109, 30 trials) in ``four``, ending
+    at :math:`10^{\text{log10\_regret(seed)}}`."""
+    for seed in range(100, 110):
+        four.add("four", sampler, {"config": {"problem": "four", "sampler": sampler, "seed": seed, "trials": 30},
+                                   "simple_regret": [1.0, 10.0 ** log10_regret(seed)]})
+
+
 def test_tables_are_rewritten_from_the_records_between_their_markers(tmp_path):
     store = record_store(tmp_path / "results" / "bbob")
     for instance in (1, 2):
@@ -401,11 +418,7 @@ def test_the_four_parameter_rule_asks_for_a_clear_gain_through_optuna_and_report
 
     store = record_store(tmp_path / "bbob")
 
-    def grid(method, regret):
-        for noisy in (False, True):
-            for function in range(1, 25):
-                for instance in range(1, 6):
-                    store.add("d2-noisy" if noisy else "d2", method, _record(function, instance, method, regret(instance), noisy))
+    grid = partial(_dev_grid, store)
 
     grid("qlognei", lambda i: 1e-3)
     grid(H6, lambda i: 1e-3)
@@ -415,10 +428,7 @@ def test_the_four_parameter_rule_asks_for_a_clear_gain_through_optuna_and_report
     hpo(H12, set())
     four = RecordStore(tmp_path / "mixed-optuna-dev", OPTUNA_DEV_FIELDS)
 
-    def optuna(sampler, log10_regret):
-        for seed in range(100, 110):
-            four.add("four", sampler, {"config": {"problem": "four", "sampler": sampler, "seed": seed, "trials": 30},
-                                       "simple_regret": [1.0, 10.0 ** log10_regret(seed)]})
+    optuna = partial(_optuna_dev, four)
 
     optuna(H6, lambda s: -2.0)
     optuna(H11, lambda s: -3.0)
@@ -439,3 +449,54 @@ def test_the_four_parameter_rule_asks_for_a_clear_gain_through_optuna_and_report
     hpo(H12, {104, 105})  # one failure more than H6
     assert h12_decision(tmp_path).endswith("Decision: `auto` stays H6.\n")
     assert h12_decision(tmp_path / "none") == "No records yet.\n"
+
+
+def test_the_thirteenth_rule_fails_on_the_needle_alone_and_otherwise_asks_for_all_five_parts(tmp_path):
+    r"""H15 takes H14's place only with more berkenkamp2 seeds on the peak than H14, admissible
+    against qlognei, not behind H14 by more than 1 SE on the grid, no more hpo-four failures and
+    not behind H14 by more than 2 SE on the four-parameter objective; a needle that fails decides
+    the round alone, before the other runs."""
+    from botorch_unknown_hypers.benchmarks.records import RecordStore
+    from botorch_unknown_hypers.benchmarks.tables import H14, H15, OPTUNA_DEV_FIELDS, h15_decision
+
+    needle = RecordStore(tmp_path / "needle-dev", ("problem", "method", "seed", "iterations", "n_init"))
+
+    def on_peak(method, found):
+        for seed in range(100, 110):
+            needle.add("berkenkamp2", method, {
+                "config": {"problem": "berkenkamp2", "method": method, "seed": seed, "iterations": 60, "n_init": 10},
+                "problem": "berkenkamp2", "method": method, "seed": seed,
+                "final_simple_regret": 1e-5 if seed - 100 < found else 0.1443, "wall_time_s": 1.0})
+
+    assert h15_decision(tmp_path) == "No records yet.\n"
+    on_peak(H14, 4)
+    on_peak(H15, 4)  # as many as H14: part 3 fails, and decides the round alone
+    text = h15_decision(tmp_path)
+    assert "runs on the peak: H15 4 of 10, H14 4 of 10." in text
+    assert text.endswith("Decision: the plan stays H14 (part 3 fails; the other runs are not made).\n")
+    on_peak(H15, 6)
+    assert h15_decision(tmp_path).endswith("Decision: not decided yet (runs missing).\n")
+    store = record_store(tmp_path / "bbob")
+
+    grid = partial(_dev_grid, store)
+
+    grid("qlognei", lambda i: 1e-3)
+    grid(H14, lambda i: 1e-3)
+    grid(H15, lambda i: 10.0 ** (-3 - 0.01 * (i % 2)))
+    hpo = partial(_hpo_dev, RecordStore(tmp_path / "mixed-dev", ("problem", "method", "seed", "iterations", "n_init")))
+    hpo(H14, set())
+    hpo(H15, set())
+    four = RecordStore(tmp_path / "mixed-optuna-dev", OPTUNA_DEV_FIELDS)
+
+    optuna = partial(_optuna_dev, four)
+
+    optuna(H14, lambda s: -4.0)
+    optuna(H15, lambda s: -4.0 + 0.1 * (s % 2))  # behind by 0.05 ± 0.017: within 2 SE? no, 3 SE
+    assert h15_decision(tmp_path).endswith("Decision: the plan stays H14.\n")  # part 5
+    optuna(H15, lambda s: -4.0 + 0.3 * (1 if s % 2 else -1) + 0.05)  # behind by 0.05 ± 0.10: within 2 SE
+    text = h15_decision(tmp_path)
+    assert "H15 − H14 over 10 seeds: +0.05 ± 0.10" in text and "H15 0 of 10, H14 0 of 10" in text
+    assert text.endswith("Decision: H15 takes H14's place as the default-to-be: it is to become `auto`'s default once "
+                         "its d = 2 and d = 5 reports on 26-35 are in.\n")
+    hpo(H15, {101})  # one failure more than H14
+    assert h15_decision(tmp_path).endswith("Decision: the plan stays H14.\n")

@@ -136,6 +136,10 @@ class AutoSettings:
             pair over the survivors although the MAP candidate survives (round :math:`t` probes
             when :math:`\lfloor t p\rfloor > \lfloor (t-1) p\rfloor`: every ``1/probe``-th round,
             the same rounds for every seed); 0 (default): MAP until the test rejects it.
+        probe_evidence: With ``reduction="evidence"``, the probing rounds of ``probe`` play the
+            survivors' doubly optimistic pair instead of the likeliest survivor (H15 of
+            ``docs/bbob.md``: a bounded search for the narrow peak that the likeliest model
+            smooths over); ``False`` (default): ``probe`` acts under ``"map"`` only.
         noise_floor: Lower bound of the MAP fits' noise variance (standardised units), in place
             of BoTorch's :math:`10^{-4}` (prior unchanged; H4's near-zero-noise case,
             ``docs/bbob.md``); ``None`` (default): BoTorch's model as it is.
@@ -177,6 +181,7 @@ class AutoSettings:
     restart: bool = False
     standing: bool = False
     probe: float = 0.0
+    probe_evidence: bool = False
     noise_floor: float | None = None
     mean_start: bool = True
     lengthscale_prior: str = "dim-scaled"
@@ -209,7 +214,7 @@ class AutoSettings:
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
                 raise ValueError(f"{name} must hold finite numbers > 0, got {list(values)!r}.")
-        for name in ("ard", "restart", "standing", "mean_start", "fitted_mean"):
+        for name in ("ard", "restart", "standing", "mean_start", "fitted_mean", "probe_evidence"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}.")
         if not self.shrink and not self.isotropic:
@@ -505,6 +510,8 @@ class LBGPUCBAuto(BalancingPolicy):
         settings = AutoSettings.from_options(**{**LB_DEFAULTS, **options})
         if settings.laplace_draws:
             raise ValueError(f"laplace_draws is an option of HE-auto and auto only, got {settings.laplace_draws} for lb-gp-ucb-auto.")
+        if settings.probe_evidence:
+            raise ValueError("probe_evidence is an option of HE-auto and auto only, got true for lb-gp-ucb-auto.")
         super().__init__(
             domain, seed=seed, device=device, dtype=dtype, noise_std=settings.R, delta=settings.delta,
             width_factor=2.0, noisy_sigma=False, num_restarts=num_restarts, raw_samples=raw_samples, search=search,
@@ -539,10 +546,16 @@ class AcquisitionSlots(Selector[CandidateGP]):
     ``"evidence"``: the survivor of highest log marginal likelihood and its maximiser;
     ``"map"``: the standing candidate (BoTorch's MAP model, refitted every round) while it
     survives, and the doubly optimistic pair of the survivors once the test has eliminated it
-    (and on the probing rounds of ``settings.probe``)."""
+    (and on the probing rounds of ``settings.probe``); ``"evidence"`` with
+    ``settings.probe_evidence``: the pair on the probing rounds as well."""
 
     settings: AutoSettings
     reduction: str
+
+    def probing(self, t: int) -> bool:
+        r"""Whether round ``t`` probes: :math:`\lfloor t p\rfloor > \lfloor (t-1) p\rfloor`."""
+        p = self.settings.probe
+        return math.floor(t * p) > math.floor((t - 1) * p)
 
     def standing(self, data: RoundData[CandidateGP]) -> int | None:
         r"""``"map"``: the standing candidate's position among the round's candidates, ``None``
@@ -550,10 +563,15 @@ class AcquisitionSlots(Selector[CandidateGP]):
         standing = getattr(data.state, "standing", None)
         if self.reduction != "map" or standing is None or standing not in data.candidates:
             return None
-        p = self.settings.probe
-        if math.floor(data.t * p) > math.floor((data.t - 1) * p):  # a probing round: the survivors' pair
+        if self.probing(data.t):  # a probing round: the survivors' pair
             return None
         return data.candidates.index(standing)
+
+    def pair(self, data: RoundData[CandidateGP]) -> bool:
+        r"""Whether the round plays the survivors' doubly optimistic pair (module docstring)."""
+        if self.reduction == "max" or (self.reduction == "map" and self.standing(data) is None):
+            return True
+        return self.reduction == "evidence" and self.settings.probe_evidence and self.probing(data.t)
 
     def start(self, ctx: RoundContext, data: RoundData[CandidateGP]) -> tuple[int, Tensor | None]:
         r"""The candidate whose mean gives the extra starts (the standing one under ``"map"``
@@ -569,7 +587,7 @@ class AcquisitionSlots(Selector[CandidateGP]):
         self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         best, starts = prepared
-        if self.reduction == "max" or (self.reduction == "map" and self.standing(data) is None):
+        if self.pair(data):
             acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, ctx=ctx)
             x, warm = ctx.maximize_slot(acqf, fixed, starts, warm)
             with torch.no_grad():  # the doubly optimistic pair: the candidate that attains the max at x (read by the ledger)
@@ -666,6 +684,11 @@ class HEGPUCBAuto(RoundRule, Policy):
         check_choice("reduction", reduction, HE_REDUCTIONS)
         if reduction == "map" and not settings.standing:
             raise ValueError("reduction: 'map' plays the standing candidate, so it needs standing=true; got standing=false.")
+        if settings.probe_evidence and not (reduction == "evidence" and settings.probe > 0):
+            raise ValueError(
+                "probe_evidence=true probes under reduction='evidence' on the rounds of probe > 0; "
+                f"got reduction={reduction!r}, probe={settings.probe}."
+            )
         super().__init__(domain, seed, device, dtype, num_restarts, raw_samples, search)
         self.settings = settings
         self.reduction = reduction

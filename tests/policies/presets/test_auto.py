@@ -628,6 +628,40 @@ def test_auto_probes_on_a_fixed_share_of_rounds_and_refuses_bad_options():
     assert "auto" in list_methods()
 
 
+def test_auto_probe_evidence_plays_the_survivors_pair_on_the_probing_rounds_and_the_likeliest_otherwise():
+    r"""H15's option: under ``reduction="evidence"``, the probing rounds of ``probe`` play HE-auto's
+    doubly optimistic pair over the survivors (the same point and candidate from the same state);
+    the other rounds play what ``auto`` without the option plays."""
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
+    kw = dict(seed=0, num_restarts=2, raw_samples=16, noise_floor=None)
+    probing = make_policy("auto", box, probe=0.5, probe_evidence=True, **kw)
+    assert probing.reduction == "evidence"
+    X = box.sample(6, seed=0)
+    differs = []
+    for t in range(1, 5):  # with p = 1/2 the probing rounds are t = 2 and 4
+        state = json.loads(json.dumps(probing.state_dict()))
+        plain = make_policy("auto", box, probe=0.5, **kw)
+        plain.load_state_dict({**state, "name": "auto"})
+        other = make_policy("he-gp-ucb-auto", box, standing=True, acquisition="lognei", **kw) if t % 2 == 0 else plain
+        other.load_state_dict({**state, "name": other.name})
+        x = probing.suggest(X, f(X))
+        assert torch.equal(x, other.suggest(X, f(X))) and probing.diagnostics["played"] == other.diagnostics["played"]
+        if t % 2 == 0:  # the likeliest survivor's play, for contrast
+            plain.load_state_dict({**state, "name": "auto"})
+            differs.append(not torch.equal(x, plain.suggest(X, f(X))))
+        probing.observe(x, f(x))
+        X = torch.cat([X, x])
+    assert any(differs)  # the probing rounds play something the likeliest survivor would not
+    for bad in ({"probe_evidence": True, "reduction": "map"}, {"probe_evidence": True, "probe": 0.0}):
+        with pytest.raises(ValueError, match="probe_evidence=true probes under reduction='evidence'"):
+            make_policy("auto", box, **bad)
+    with pytest.raises(ValueError, match="probe_evidence must be true or false, got 1"):
+        make_policy("auto", box, probe_evidence=1)
+    with pytest.raises(ValueError, match="probe_evidence is an option of HE-auto and auto only"):
+        make_policy("lb-gp-ucb-auto", box, probe_evidence=True)
+
+
 def test_auto_noise_floor_reaches_every_map_fit():
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     f = lambda X: torch.sin(3 * X[:, :1]) + 0.5 * X[:, 1:]  # noqa: E731  noise-free
