@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from botorch_unknown_hypers.benchmarks.bbob import group_name
 from botorch_unknown_hypers.benchmarks.bbob_report import (
     admissible_variants,
     auc,
@@ -538,7 +539,7 @@ def report_status(results: Path, dim: int, instances: Sequence[int], methods: Se
     has, and nothing else, so that a report still running is not read before its last run."""
     frame = bbob_frame(results, dim, instances)
     expected = 24 * len(instances)
-    groups = (f"d{dim}", f"d{dim}-noisy")
+    groups = (group_name(dim, False), group_name(dim, True))
     counts = {
         (g, m): 0 if frame.empty else int(((frame["group"] == g) & (frame["method"] == m) & (frame["seed"] == 0)).sum())
         for g in groups for m in methods
