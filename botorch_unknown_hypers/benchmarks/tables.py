@@ -89,18 +89,22 @@ DEV_PAIRS = 24 * len(DEV_INSTANCES) * 2
 r"""Problems of the d = 2 development grid: 24 functions, its instances, both noise settings."""
 REPORT_INSTANCES = tuple(range(16, 26))
 r"""The instances of the ``auto`` report (6-15 were read by an earlier report and choose nothing)."""
-H2A = "auto[reduction=map&noise_floor=null]"
+H6 = "auto[acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]"
+r"""The fourth round's variant (``docs/bbob.md``): H5 and H4 together, ``auto``'s default from
+its rule until H14 took its place (run as ``auto[reduction=evidence&noise_floor=1e-6]`` before,
+then as ``auto``; the label spells out the four options H14 changed)."""
+H2A = "auto[reduction=map&noise_floor=null&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]"
 r"""H2a, ``auto``'s default from the first round until H6 (``docs/bbob.md``): the MAP reduction with
 ``probe = 0.1`` and BoTorch's noise bound. Its runs made under ``auto`` (and its development runs
 under ``auto[probe=0.1]``) carry this label since the default changed."""
-AUTO_VARIANTS = ("auto[probe=0&reduction=map&noise_floor=null]", H2A, "auto[probe=0.25&reduction=map&noise_floor=null]")
+AUTO_VARIANTS = ("auto[probe=0&reduction=map&noise_floor=null&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]", H2A, "auto[probe=0.25&reduction=map&noise_floor=null&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]")
 r"""The variants of the first ``auto`` decision rule, H1 first (``docs/bbob.md``), under the labels
 that spell out what differs from today's default (H1 ran as ``auto`` when ``probe = 0`` was its
 default)."""
-REPORT_METHODS = ("auto", H2A, "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "optuna-gp", "fb-qlognei", "random")
+REPORT_METHODS = (H6, H2A, "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "optuna-gp", "fb-qlognei", "random")
 r"""The methods of the report's tables (``docs/bbob.md``): ``auto`` as shipped (H6), H2a (its
 default before), the presets and the peers."""
-REPORT_PRESETS = ("auto", H2A, "lb-gp-ucb-auto", "he-gp-ucb-auto")
+REPORT_PRESETS = (H6, H2A, "lb-gp-ucb-auto", "he-gp-ucb-auto")
 r"""The methods whose bars the report's tables show."""
 MARKER = re.compile(r"(<!-- table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
 
@@ -166,13 +170,10 @@ def auto_decision(results: Path, dim: int) -> str:
     return markdown_table(table) + f"\n\nDecision: {verdict}.\n"
 
 
-H5 = "auto[reduction=evidence&noise_floor=null]"
+H5 = "auto[reduction=evidence&noise_floor=null&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]"
 r"""The second round's variant (``docs/bbob.md``): the likeliest survivor once MAP falls."""
-H4 = "auto[noise_floor=1e-6&reduction=map]"
+H4 = "auto[noise_floor=1e-6&reduction=map&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]"
 r"""The third round's variant (``docs/bbob.md``): MAP fits with the noise bounded below by 1e-6."""
-H6 = "auto"
-r"""The fourth round's variant (``docs/bbob.md``): H5 and H4 together, ``auto``'s default since it
-passed its rule (run as ``auto[reduction=evidence&noise_floor=1e-6]`` before)."""
 FAILURE = 5e-3
 r"""A ``hpo-four`` run *fails* when its final simple regret is at least this (``docs/mixed.md``)."""
 DEV_SEEDS = tuple(range(100, 110))
@@ -248,7 +249,7 @@ h4_decision = partial(hypothesis_decision, variant=H4, label="H4")
 r"""The third round's rule: H4 against H2a."""
 h6_decision = partial(hypothesis_decision, variant=H6, label="H6")
 r"""The fourth round's rule: H6 against H2a."""
-H7 = "auto[mean_start=false]"
+H7 = "auto[mean_start=false&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]"
 r"""The fifth round's variant (``docs/bbob.md``): H6 without the posterior mean's maximiser as an
 extra start of the acquisition's maximisation (the incumbent alone)."""
 
@@ -297,7 +298,7 @@ def h7_decision(results: Path) -> str:
     return decision_text(lines, complete, passes, "H7 replaces H6 as `auto`'s default", "`auto` stays H6")
 
 
-H8 = "auto[lengthscale_prior=gamma]"
+H8 = "auto[lengthscale_prior=gamma&acquisition=lognei&kernel=rbf&noise_prior=lognormal]"
 r"""The sixth round's variant (``docs/bbob.md``): H6 with its MAP fits under the Gamma(3, 6)
 length-scale prior instead of BoTorch's dimension-scaled one."""
 
@@ -332,7 +333,7 @@ def h8_decision(results: Path) -> str:
                          "`auto` stays H6")
 
 
-H3 = "auto[laplace_draws=16]"
+H3 = "auto[laplace_draws=16&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]"
 r"""The seventh round's variant (``docs/bbob.md``): H6 with the standing MAP candidate's qLogNEI
 averaged over 16 draws from the Laplace approximation of its hyperposterior."""
 ANCHOR = "fb-qlognei"
@@ -367,7 +368,7 @@ def h3_decision(results: Path) -> str:
                          "`auto` stays H6")
 
 
-H10 = "auto[fitted_mean=true]"
+H10 = "auto[fitted_mean=true&acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]"
 r"""The eighth round's variant (``docs/bbob.md``): H6 with every candidate carrying the constant
 mean of the MAP fit it was proposed from (BoTorch's ``ConstantMean``) instead of a zero mean."""
 OPTUNA_DEV_FIELDS = ("problem", "sampler", "seed", "trials")
@@ -429,7 +430,7 @@ def h10_decision(results: Path) -> str:
     return four_parameter_decision(results, H10, "H10")
 
 
-H11 = "auto[lengthscale_prior=optuna]"
+H11 = "auto[acquisition=lognei&kernel=rbf&noise_prior=lognormal]"
 r"""The ninth round's variant (``docs/bbob.md``): H6 with its MAP fits under Optuna ``GPSampler``'s
 length-scale prior instead of BoTorch's dimension-scaled one."""
 
@@ -439,7 +440,7 @@ def h11_decision(results: Path) -> str:
     return four_parameter_decision(results, H11, "H11")
 
 
-H12 = "auto[lengthscale_prior=optuna&noise_prior=optuna]"
+H12 = "auto[acquisition=lognei&kernel=rbf]"
 r"""The tenth round's variant (``docs/bbob.md``): H11 with its MAP fits' noise variance under Optuna
 ``GPSampler``'s Gamma(1.1, 30) prior instead of BoTorch's LogNormal(-4, 1)."""
 
@@ -449,7 +450,7 @@ def h12_decision(results: Path) -> str:
     return four_parameter_decision(results, H12, "H12", beside={H11: "H11"})
 
 
-H13 = "auto[kernel=matern52&lengthscale_prior=optuna&noise_prior=optuna]"
+H13 = "auto[acquisition=lognei]"
 r"""The eleventh round's variant (``docs/bbob.md``): H12 with a Matérn-5/2 kernel in every MAP fit
 and every candidate instead of BoTorch's RBF."""
 
@@ -459,7 +460,7 @@ def h13_decision(results: Path) -> str:
     return four_parameter_decision(results, H13, "H13", beside={H12: "H12"})
 
 
-H14 = "auto[kernel=matern52&lengthscale_prior=optuna&noise_prior=optuna&acquisition=logei-plugin]"
+H14 = "auto"
 r"""The twelfth round's variant (``docs/bbob.md``): H13 with LogEI at the plug-in incumbent (each
 candidate's best posterior mean at the observed points) in place of qLogNEI."""
 
@@ -474,7 +475,7 @@ def h14_decision(results: Path) -> str:
     )
 
 
-H15 = "auto[kernel=matern52&lengthscale_prior=optuna&noise_prior=optuna&acquisition=logei-plugin&probe_evidence=true]"
+H15 = "auto[probe_evidence=true]"
 r"""The thirteenth round's variant (``docs/bbob.md``): H14 with the probing rounds of ``probe``
 (every 10th) playing the survivors' doubly optimistic pair under ``reduction="evidence"``."""
 
@@ -528,7 +529,7 @@ def bbob_bars(
     return markdown_table(shown) + "\n"
 
 
-D5_REPORT_METHODS = ("auto", "qlognei", "optuna-gp", "random")
+D5_REPORT_METHODS = (H6, "qlognei", "optuna-gp", "random")
 r"""The methods of the d = 5 report (``docs/bbob.md``): ``auto`` as shipped (H6) and the peers that
 have every run; the older presets and the fully Bayesian anchor were not run at d = 5."""
 
@@ -570,7 +571,7 @@ def until_complete(status: Callable[[Path], str | None], table: Callable[[Path],
     return render
 
 
-MIXED_METHODS = ("auto", "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
+MIXED_METHODS = (H6, "lb-gp-ucb-auto", "he-gp-ucb-auto", "qlognei", "mixed-qlognei", "optuna-gp", "optuna-tpe", "random")
 r"""The methods of the mixed-problem study, in its tables' order."""
 MIXED_PROBLEMS = ("ackley-mixed", "labs", "hpo-four")
 TABULAR_PROBLEMS = ("fcnet-naval", "fcnet-parkinsons", "fcnet-protein", "fcnet-slice")
@@ -690,7 +691,7 @@ def one_hot_diagnosis(results: Path) -> str:
     return markdown_table(pd.DataFrame(rows)) + "\n"
 
 
-NEEDLE_METHODS = ("auto", H2A, "he-gp-ucb-auto", "qlognei")
+NEEDLE_METHODS = (H6, H2A, "he-gp-ucb-auto", "qlognei")
 r"""The methods of the needle check (``docs/bbob.md``), in its table's order."""
 NEEDLE_H14_PROBLEMS = ("berkenkamp2", "berkenkamp3")
 r"""The development needles of H14's needle check (``docs/bbob.md``): Berkenkamp's toy on
@@ -819,14 +820,14 @@ H14_D2_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods
 r"""H14's d = 2 report's run counts (:func:`report_status`)."""
 H14_D5_STATUS = partial(report_status, dim=5, instances=FRESH_INSTANCES, methods=H14_REPORT_METHODS)
 r"""H14's d = 5 report's run counts (:func:`report_status`)."""
-H14_MIXED_METHODS = (H14, "auto", "mixed-qlognei", "optuna-gp")
+H14_MIXED_METHODS = (H14, H6, "mixed-qlognei", "optuna-gp")
 r"""The methods of H14's mixed and tabular reports (``docs/mixed.md``): H14, ``auto`` as shipped
 (H6) and the two peers of issue 56's bar."""
 H14_MIXED_STATUS = partial(study_status, study="mixed", problems=MIXED_PROBLEMS, methods=H14_MIXED_METHODS, seeds=REPORT_SEEDS)
 r"""H14's mixed-study report's seed counts (:func:`study_status`)."""
 H14_TABULAR_STATUS = partial(study_status, study="tabular", problems=TABULAR_PROBLEMS, methods=H14_MIXED_METHODS, seeds=REPORT_SEEDS)
 r"""H14's FCNet report's seed counts (:func:`study_status`)."""
-H6_BESIDE_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=(H13, "auto"))
+H6_BESIDE_STATUS = partial(report_status, dim=2, instances=FRESH_INSTANCES, methods=(H13, H6))
 r"""The run counts of ``auto`` as shipped (H6) beside H13's d = 2 report (:func:`report_status`)."""
 
 
@@ -864,17 +865,17 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
     "bbob-d5-report-bars": until_complete(
-        D5_STATUS, partial(bbob_bars, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS, presets=("auto",))
+        D5_STATUS, partial(bbob_bars, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS, presets=(H6,))
     ),
     **fresh_report_tables(H13, "h13", 2, H13_D2_STATUS),
     **fresh_report_tables(H13, "h13", 5, H13_D5_STATUS),
     **fresh_report_tables(H14, "h14", 2, H14_D2_STATUS, beside=(H13,)),
     **fresh_report_tables(H14, "h14", 5, H14_D5_STATUS),
     "bbob-d2-h13-report-h6": until_complete(
-        H6_BESIDE_STATUS, partial(paired_scores, dim=2, instances=FRESH_INSTANCES, variant=H13, peers=("auto",))
+        H6_BESIDE_STATUS, partial(paired_scores, dim=2, instances=FRESH_INSTANCES, variant=H13, peers=(H6,))
     ),
     "bbob-d2-h13-report-h6-bars": until_complete(
-        H6_BESIDE_STATUS, partial(bbob_bars, dim=2, instances=FRESH_INSTANCES, methods=("auto", *H13_REPORT_METHODS[1:]), presets=("auto",))
+        H6_BESIDE_STATUS, partial(bbob_bars, dim=2, instances=FRESH_INSTANCES, methods=(H6, *H13_REPORT_METHODS[1:]), presets=(H6,))
     ),
     "needle-dev-check": needle_check,
     "needle-dev-h14-check": needle_h14_check,
@@ -887,7 +888,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
         f"{study}-h14-{kind}": until_complete(status, table)
         for study, problems, status in (("mixed", MIXED_PROBLEMS, H14_MIXED_STATUS), ("tabular", TABULAR_PROBLEMS, H14_TABULAR_STATUS))
         for kind, table in (
-            ("paired", partial(mixed_paired, study=study, problems=problems, methods=H14_MIXED_METHODS, peers=("optuna-gp", "mixed-qlognei", "auto"))),
+            ("paired", partial(mixed_paired, study=study, problems=problems, methods=H14_MIXED_METHODS, peers=("optuna-gp", "mixed-qlognei", H6))),
             ("summary", partial(mixed_summary, study=study, methods=H14_MIXED_METHODS)),
         )
     },

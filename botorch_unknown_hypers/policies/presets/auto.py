@@ -707,40 +707,56 @@ class HEGPUCBAuto(RoundRule, Policy):
             raise ValueError(f"state['state']['candidates'] has length scales of the wrong dimension for d = {self.domain.dim}.")
 
 
-AUTO_DEFAULTS: dict[str, object] = {"standing": True, "acquisition": "lognei", "probe": 0.1, "noise_floor": 1e-6}
-r"""``auto``'s settings that differ from HE-auto's: H1 of ``docs/bbob.md`` (the standing MAP
-candidate with qLogNEI), H4's noise floor :math:`10^{-6}` and, with :attr:`Auto.default_reduction`
-``"evidence"``, H5's likeliest survivor: H6, kept by the fourth round's rule written there before
-its runs. ``probe = 0.1`` (H2a, the default before H6) acts only under ``reduction="map"``."""
+AUTO_DEFAULTS: dict[str, object] = {
+    "standing": True,
+    "acquisition": "logei-plugin",
+    "probe": 0.1,
+    "noise_floor": 1e-6,
+    "kernel": "matern52",
+    "lengthscale_prior": "optuna",
+    "noise_prior": "optuna",
+}
+r"""``auto``'s settings that differ from HE-auto's: H14 of ``docs/bbob.md``. H1's standing MAP
+candidate, H4's noise floor :math:`10^{-6}` and, with :attr:`Auto.default_reduction`
+``"evidence"``, H5's likeliest survivor (together H6); Optuna ``GPSampler``'s Matérn-5/2 kernel
+and its length-scale and noise priors (H11-H13); and LogEI at the plug-in incumbent
+:math:`\max_i \mu_u(x_i)` (H14), each kept by a round's rule written in ``docs/bbob.md`` before
+its runs. ``probe = 0.1`` (H2a, the default before H6) acts only under ``reduction="map"`` or with
+``probe_evidence``."""
+
+AUTO_H6: dict[str, object] = {"acquisition": "lognei", "kernel": "rbf", "lengthscale_prior": "dim-scaled", "noise_prior": "lognormal"}
+r"""The options that give back H6, ``auto``'s default before H14: ``Auto(domain, **AUTO_H6)``
+(spec ``auto[acquisition=lognei&kernel=rbf&lengthscale_prior=dim-scaled&noise_prior=lognormal]``),
+BoTorch's model and qLogNEI on the likeliest survivor."""
 
 
 class Auto(HEGPUCBAuto):
-    r"""``auto``: **MAP until the data reject it**. Built as the package's one recommended
-    method, it does not hold that place on the held-out BBOB reports (behind BoTorch's default by
-    about 0.08 decades of final regret at d = 2 and 5; ``docs/bbob.md``), which recommend
-    ``qlognei`` for a smooth or noisy objective (``docs/choosing-a-method.md``).
+    r"""``auto``: **MAP until the data reject it**, the package's one recommended method.
 
-    Every round the acquisition is BoTorch's qLogNEI on the survivor of highest log marginal
-    likelihood :math:`\log p(y\mid X, u)` (``reduction="evidence"``). Candidate 0 is BoTorch's
-    MAP model (the standing candidate, refitted on all data every round); beside it stand HE-auto's
-    proposed candidates (the MAP length scales times :math:`1, \tfrac12, \tfrac14`, re-proposed
-    as the data double). Every MAP fit bounds the noise variance below by :math:`10^{-6}`
-    (standardised units) instead of BoTorch's :math:`10^{-4}`, BoTorch's prior kept, so that a
-    deterministic objective's fit is not held at the bound (``noise_floor``). HE's prequential
-    test (Alg. 1 lines 10-12) checks every played candidate each round: a candidate is eliminated
-    once its residuals :math:`|\sum_{S^u}\eta|/s_t` exceed
-    :math:`\sqrt{\xi_t|S^u|} + \sum_{S^u} w/s_t`. While MAP is the likeliest survivor this is
-    BoTorch's loop plus one test per round; once the data reject it, the likeliest survivor plays.
-    It is :class:`HEGPUCBAuto` with ``standing=True``, ``acquisition="lognei"``,
-    ``noise_floor=1e-6`` and ``reduction="evidence"`` (:data:`AUTO_DEFAULTS`, H6, chosen by the
-    rules of ``docs/bbob.md`` on the d = 2 development grid and ``hpo-four``'s development
-    seeds); any of them, and every other option, may be given. ``reduction="map"`` with
-    ``noise_floor=None`` is the default before H6 (H2a: MAP while it survives, the survivors'
-    doubly optimistic pair on every 10th round, ``probe = 0.1``, and after MAP's elimination).
+    Every round the acquisition is LogEI on the survivor of highest log marginal likelihood
+    :math:`\log p(y\mid X, u)` (``reduction="evidence"``), at the plug-in incumbent
+    :math:`f^+ = \max_i \mu_u(x_i)` (its posterior mean's best value at the observed points, so
+    that no noisy observation is the incumbent; ``acquisition="logei-plugin"``). Candidate 0 is the
+    MAP model (the standing candidate, refitted on all data every round) with Optuna
+    ``GPSampler``'s kernel and priors: Matérn-5/2 ARD, the length-scale prior
+    :math:`e^{-0.1(\ell^2 + \ell^{-2})}` and :math:`\sigma^2 \sim \mathrm{Gamma}(1.1, 30)`,
+    the noise variance bounded below by :math:`10^{-6}` (standardised units) instead of BoTorch's
+    :math:`10^{-4}`. Beside it stand HE-auto's proposed candidates (the MAP length scales times
+    :math:`1, \tfrac12, \tfrac14`, re-proposed as the data double). HE's prequential test (Alg. 1
+    lines 10-12) checks every played candidate each round: a candidate is eliminated once its
+    residuals :math:`|\sum_{S^u}\eta|/s_t` exceed :math:`\sqrt{\xi_t|S^u|} + \sum_{S^u} w/s_t`.
+    While MAP is the likeliest survivor this is a MAP loop plus one test per round; once the data
+    reject it, the likeliest survivor plays.
+
+    It is :class:`HEGPUCBAuto` with :data:`AUTO_DEFAULTS` (H14) and ``reduction="evidence"``,
+    chosen by the rules of ``docs/bbob.md`` on development problems only and reported on held-out
+    BBOB instances 26-35 (TODO-REPORT); any option may be given. ``Auto(domain, **AUTO_H6)`` is the
+    default before H14 (H6: BoTorch's model with qLogNEI), and ``reduction="map"`` with
+    ``noise_floor=None`` and :data:`AUTO_H6` the one before H6 (H2a).
     """
 
     name = "auto"
     defaults: ClassVar[dict[str, object]] = AUTO_DEFAULTS
     default_reduction: ClassVar[str] = "evidence"
 
-__all__ = ["ACQUISITIONS", "AUTO_DEFAULTS", "HE_REDUCTIONS", "AUTO_SHRINK", "Auto", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]
+__all__ = ["ACQUISITIONS", "AUTO_DEFAULTS", "AUTO_H6", "HE_REDUCTIONS", "AUTO_SHRINK", "Auto", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]

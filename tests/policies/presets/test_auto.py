@@ -9,7 +9,7 @@ from botorch_unknown_hypers.domains import BoxDomain, FiniteDomain
 from botorch_unknown_hypers.models.fitted import fit_default_single_task_gp
 from botorch_unknown_hypers.models.proposals import propose_ard_lengthscales
 from botorch_unknown_hypers.policies import make_policy
-from botorch_unknown_hypers.policies.presets.auto import MIN_NOISE, HEGPUCBAuto, LBGPUCBAuto, due
+from botorch_unknown_hypers.policies.presets.auto import AUTO_H6, MIN_NOISE, HEGPUCBAuto, LBGPUCBAuto, due
 from botorch_unknown_hypers.policies.round.shared_pieces import UnitCubeModel
 from botorch_unknown_hypers.policies.registry import list_methods, method_limits
 
@@ -536,43 +536,60 @@ def _auto_round(policy, X, f):
     return torch.cat([X, x])
 
 
-def test_auto_default_is_he_auto_playing_the_likeliest_survivor_with_the_noise_floor():
-    r"""``auto``'s default (H6 of ``docs/bbob.md``) is HE-auto with the standing MAP candidate,
-    qLogNEI, ``noise_floor=1e-6`` and ``reduction="evidence"``: every round plays the survivor of
-    highest log marginal likelihood (brute force over the candidates' models), at the point and
-    with the candidate that ``he-gp-ucb-auto`` with those options plays from the same state, also
-    once the test has eliminated MAP."""
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        ({}, ("evidence", True, "logei-plugin", 1e-6, "matern52", "optuna", "optuna")),
+        (AUTO_H6, ("evidence", True, "lognei", 1e-6, "rbf", "dim-scaled", "lognormal")),
+    ],
+    ids=["H14", "H6"],
+)
+def test_auto_default_is_he_auto_playing_the_likeliest_survivor_with_the_noise_floor(given, expected):
+    r"""``auto``'s default (H14 of ``docs/bbob.md``) is HE-auto with the standing MAP candidate,
+    ``noise_floor=1e-6``, ``reduction="evidence"``, Optuna's Matérn-5/2 kernel and priors and LogEI
+    at the plug-in incumbent; with :data:`AUTO_H6` it is H6 (BoTorch's RBF model and priors,
+    qLogNEI). Every round plays the survivor of highest log marginal likelihood (brute force over
+    the candidates' models), at the point and with the candidate that ``he-gp-ucb-auto`` with those
+    options plays from the same state, also once the test has eliminated MAP."""
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
-    policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16)
-    settings = (policy.name, policy.reduction, policy.settings.standing, policy.settings.acquisition, policy.settings.noise_floor)
-    assert settings == ("auto", "evidence", True, "lognei", 1e-6)
-    options = dict(standing=True, acquisition="lognei", noise_floor=1e-6, reduction="evidence", num_restarts=2, raw_samples=16)
+    policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, **given)
+    s = policy.settings
+    settings = (policy.reduction, s.standing, s.acquisition, s.noise_floor, s.kernel, s.lengthscale_prior, s.noise_prior)
+    assert policy.name == "auto" and settings == expected
+    options = dict(zip(("reduction", "standing", "acquisition", "noise_floor", "kernel", "lengthscale_prior", "noise_prior"), expected))
     X = box.sample(6, seed=0)
     for eliminated in (False, False, True):
         if eliminated:
             policy.state.alive[0] = False  # the test has rejected MAP
-        he = make_policy("he-gp-ucb-auto", box, seed=0, **options)
+        he = make_policy("he-gp-ucb-auto", box, seed=0, num_restarts=2, raw_samples=16, **options)
         he.load_state_dict({**json.loads(json.dumps(policy.state_dict())), "name": "he-gp-ucb-auto"})
         x = policy.suggest(X, f(X))
         assert torch.equal(x, he.suggest(X, f(X))) and policy.diagnostics["played"] == he.diagnostics["played"]
         cands = policy.state.candidates
-        assert cands.kernel == "rbf"
+        assert cands.kernel == s.kernel
         alive = [u for u in range(len(cands)) if policy.state.alive[u]]
-        evidence = [_rbf_evidence(cands, u, X, f(X)) for u in alive]  # the box is the unit square
+        evidence = [_evidence(cands, u, X, f(X)) for u in alive]  # the box is the unit square
         assert policy.diagnostics["played"] == alive[max(range(len(alive)), key=evidence.__getitem__)]
         assert policy.diagnostics["played"] != 0 or not eliminated
         policy.observe(x, f(x))
         X = torch.cat([X, x])
 
 
-def _rbf_evidence(cands, u, U, Y):
+def _evidence(cands, u, U, Y):
     r"""Brute-force :math:`\log N(y; m_u 1, s_u k_u(U, U) + \sigma_u^2 I)` of candidate ``u`` on
-    the unit-cube inputs ``U`` and the standardised outputs (RBF, ARD length scales)."""
+    the unit-cube inputs ``U`` and the standardised outputs, with ARD length scales and
+    :math:`k = e^{-r^2/2}` (RBF) or :math:`k = (1 + \sqrt5 r + \tfrac53 r^2)e^{-\sqrt5 r}`
+    (Matérn-5/2), :math:`r` the scaled distance."""
     y = ((Y - Y.mean()) / Y.std()).reshape(-1)
     ls = cands.lengthscale[u]
-    sq = ((U.unsqueeze(-2) - U.unsqueeze(-3)) / ls).square().sum(-1)
-    K = cands.outputscale[u] * torch.exp(-0.5 * sq) + cands.noise[u] * torch.eye(len(U), dtype=U.dtype)
+    r = ((U.unsqueeze(-2) - U.unsqueeze(-3)) / ls).square().sum(-1).clamp_min(0).sqrt()
+    if cands.kernel == "rbf":
+        k = torch.exp(-0.5 * r.square())
+    else:
+        assert cands.kernel == "matern52"
+        k = (1 + math.sqrt(5) * r + 5 / 3 * r.square()) * torch.exp(-math.sqrt(5) * r)
+    K = cands.outputscale[u] * k + cands.noise[u] * torch.eye(len(U), dtype=U.dtype)
     mean = torch.zeros_like(y) if cands.mean_constant is None else cands.mean_constant[u].expand_as(y)
     return float(torch.distributions.MultivariateNormal(mean, covariance_matrix=K).log_prob(y))
 
@@ -584,7 +601,7 @@ def test_auto_map_reduction_plays_the_map_model_until_the_test_eliminates_it_the
     ``he-gp-ucb-auto[standing=true&acquisition=lognei]`` from the same state)."""
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
-    policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, reduction="map", noise_floor=None)
+    policy = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, reduction="map", noise_floor=None, **AUTO_H6)
     assert (policy.name, policy.reduction, policy.settings.standing, policy.settings.acquisition) == ("auto", "map", True, "lognei")
     assert policy.settings.probe == 0.1  # kept by the decision rule of docs/bbob.md: rounds 10, 20, ... probe
     X = box.sample(6, seed=0)
@@ -604,7 +621,7 @@ def test_auto_map_reduction_plays_the_map_model_until_the_test_eliminates_it_the
 def test_auto_probes_on_a_fixed_share_of_rounds_and_refuses_bad_options():
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
-    probing = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, probe=0.5, reduction="map", noise_floor=None)
+    probing = make_policy("auto", box, seed=0, num_restarts=2, raw_samples=16, probe=0.5, reduction="map", noise_floor=None, **AUTO_H6)
     X = box.sample(6, seed=0)
     for t in range(1, 5):  # with p = 1/2, floor(t/2) grows at t = 2 and 4: the probing rounds
         he = make_policy("he-gp-ucb-auto", box, seed=0, num_restarts=2, raw_samples=16, standing=True, acquisition="lognei")
@@ -634,7 +651,7 @@ def test_auto_probe_evidence_plays_the_survivors_pair_on_the_probing_rounds_and_
     the other rounds play what ``auto`` without the option plays."""
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
     f = lambda X: -(X - 0.3).square().sum(-1, keepdim=True)  # noqa: E731
-    kw = dict(seed=0, num_restarts=2, raw_samples=16, noise_floor=None)
+    kw = dict(seed=0, num_restarts=2, raw_samples=16, noise_floor=None, **AUTO_H6)
     probing = make_policy("auto", box, probe=0.5, probe_evidence=True, **kw)
     assert probing.reduction == "evidence"
     X = box.sample(6, seed=0)
@@ -643,7 +660,7 @@ def test_auto_probe_evidence_plays_the_survivors_pair_on_the_probing_rounds_and_
         state = json.loads(json.dumps(probing.state_dict()))
         plain = make_policy("auto", box, probe=0.5, **kw)
         plain.load_state_dict({**state, "name": "auto"})
-        other = make_policy("he-gp-ucb-auto", box, standing=True, acquisition="lognei", **kw) if t % 2 == 0 else plain
+        other = make_policy("he-gp-ucb-auto", box, standing=True, **kw) if t % 2 == 0 else plain
         other.load_state_dict({**state, "name": other.name})
         x = probing.suggest(X, f(X))
         assert torch.equal(x, other.suggest(X, f(X))) and probing.diagnostics["played"] == other.diagnostics["played"]
@@ -712,8 +729,8 @@ def test_laplace_draws_average_qlognei_over_the_map_fits_hyperposterior_while_ma
         return acqf
 
     monkeypatch.setattr(auto_module, "hyperposterior_acquisition", spy)
-    policy = make_policy("auto", box, seed=3, laplace_draws=8, num_restarts=2, raw_samples=16)
-    plain = make_policy("auto", box, seed=3, num_restarts=2, raw_samples=16)
+    policy = make_policy("auto", box, seed=3, laplace_draws=8, num_restarts=2, raw_samples=16, **AUTO_H6)
+    plain = make_policy("auto", box, seed=3, num_restarts=2, raw_samples=16, **AUTO_H6)
     X0, Y0 = _data(6)
     X, Y = _campaign(policy, X0, Y0, 3)
     st = policy.state
@@ -727,11 +744,11 @@ def test_laplace_draws_average_qlognei_over_the_map_fits_hyperposterior_while_ma
     spread = laplace_hyperposterior(fit)
     assert spread.mode.shape == (3,)
     # deterministic given the seed; not the point estimate's campaign
-    again = make_policy("auto", box, seed=3, laplace_draws=8, num_restarts=2, raw_samples=16)
+    again = make_policy("auto", box, seed=3, laplace_draws=8, num_restarts=2, raw_samples=16, **AUTO_H6)
     assert torch.equal(_campaign(again, X0, Y0, 3)[0], X)
     assert not torch.equal(_campaign(plain, X0, Y0, 3)[0], X)
     # a saved state resumes to the same next point
-    fresh = make_policy("auto", box, seed=0, laplace_draws=8, num_restarts=2, raw_samples=16)
+    fresh = make_policy("auto", box, seed=0, laplace_draws=8, num_restarts=2, raw_samples=16, **AUTO_H6)
     fresh.load_state_dict(json.loads(json.dumps(policy.state_dict(), allow_nan=False)))
     torch.testing.assert_close(fresh.suggest(X, Y), policy.suggest(X, Y))
     # once the test has rejected MAP the likeliest survivor plays its own qLogNEI, no draws
@@ -744,7 +761,7 @@ def test_laplace_draws_average_qlognei_over_the_map_fits_hyperposterior_while_ma
 
 def test_laplace_draws_run_on_a_pool_and_in_batches_and_bad_values_are_refused():
     pool = _pool()
-    policy = make_policy("auto", pool, seed=1, laplace_draws=4)
+    policy = make_policy("auto", pool, seed=1, laplace_draws=4, **AUTO_H6)
     x = policy.suggest(*_pool_data(8), q=2)
     assert x.shape == (2, 2) and all(any(torch.equal(p, c) for c in pool.points) for p in x)
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
@@ -754,7 +771,7 @@ def test_laplace_draws_run_on_a_pool_and_in_batches_and_bad_values_are_refused()
     with pytest.raises(ValueError, match="needs standing=true and acquisition='lognei'; got standing=False"):
         make_policy("he-gp-ucb-auto", box, laplace_draws=4)
     with pytest.raises(ValueError, match="acquisition='lognei'; got standing=True, acquisition='logei'"):
-        make_policy("auto", box, laplace_draws=4, acquisition="logei")
+        make_policy("auto", box, laplace_draws=4, acquisition="logei", kernel="rbf")
     with pytest.raises(ValueError, match="laplace_draws is an option of HE-auto and auto only"):
         make_policy("lb-gp-ucb-auto", box, laplace_draws=4, standing=True, acquisition="lognei")
 
@@ -772,7 +789,7 @@ def test_fitted_mean_makes_the_standing_candidate_botorchs_map_model():
         post = fit.posterior(Z)
     means = {}
     for fitted in (True, False):
-        policy = make_policy("auto", box, seed=0, fitted_mean=fitted, **FAST)
+        policy = make_policy("auto", box, seed=0, fitted_mean=fitted, **FAST, **AUTO_H6)
         policy.suggest(X, Y)
         st = policy.state
         if fitted:
