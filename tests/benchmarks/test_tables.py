@@ -10,6 +10,7 @@ from botorch_unknown_hypers.benchmarks.tables import (
     fresh_report_tables,
     H13,
     H14,
+    H6,
     paired_scores,
     regenerate,
     report_status,
@@ -182,24 +183,24 @@ def test_mixed_paired_table_pairs_seeds_and_judges_at_two_standard_errors(tmp_pa
     from botorch_unknown_hypers.benchmarks.tables import mixed_paired
 
     store = RecordStore(tmp_path / "mixed", ("problem", "method", "seed", "iterations", "n_init"))
-    finals = {"optuna-gp": [1.0, 2.0, 3.0, 4.0], "auto": [0.5, 1.4, 2.6, 3.5], "random": [1.0, 2.5, 2.5, 5.0]}
+    finals = {"optuna-gp": [1.0, 2.0, 3.0, 4.0], H6: [0.5, 1.4, 2.6, 3.5], "random": [1.0, 2.5, 2.5, 5.0]}
     for method, values in finals.items():
         for seed, v in enumerate(values):
             store.add("labs", method, {"config": {"problem": "labs", "method": method, "seed": seed, "iterations": 1, "n_init": 1},
                                        "problem": "labs", "method": method, "seed": seed, "final_simple_regret": v,
                                        "simple_regret": [v + 1, v], "wall_time_s": 1.0 + seed})
     rows = {line.split(" | ")[1]: line for line in mixed_paired(tmp_path).splitlines() if line.startswith("| labs")}
-    # auto - optuna-gp: -0.5, -0.6, -0.4, -0.5: mean -0.5, SE 0.0408 -> better
-    assert "-0.5 ± 0.041 (4, better)" in rows["`auto`"] and "| 2.5 |" in rows["`auto`"]  # median wall of 1, 2, 3, 4
+    # H6 - optuna-gp: -0.5, -0.6, -0.4, -0.5: mean -0.5, SE 0.0408 -> better
+    assert "-0.5 ± 0.041 (4, better)" in rows[f"`{H6}`"] and "| 2.5 |" in rows[f"`{H6}`"]  # median wall of 1, 2, 3, 4
     # random - optuna-gp: 0, 0.5, -0.5, 1: mean 0.25, SE 0.323 -> level
     assert "+0.25 ± 0.32 (4, level)" in rows["`random`"]
     assert mixed_paired(tmp_path / "none") == "No records yet.\n"
     # Chosen rows and peers: a peer that is not a row is still read, and gets a column.
-    only = mixed_paired(tmp_path, methods=("random",), peers=("auto", "optuna-gp"))
+    only = mixed_paired(tmp_path, methods=("random",), peers=(H6, "optuna-gp"))
     header, *lines = [line for line in only.splitlines() if line.startswith("|")]
-    assert "− auto" in header and "− optuna-gp" in header and "− mixed-qlognei" not in header
+    assert f"− {H6}" in header and "− optuna-gp" in header and "− mixed-qlognei" not in header
     body = [line for line in lines if line.startswith("| labs")]
-    # random - auto: 0.5, 1.1, -0.1, 1.5: mean 0.75, SE 0.350, 2.14 SE -> worse
+    # random - H6: 0.5, 1.1, -0.1, 1.5: mean 0.75, SE 0.350, 2.14 SE -> worse
     assert len(body) == 1 and "`random`" in body[0] and "+0.75 ± 0.35 (4, worse)" in body[0]
 
 
@@ -354,15 +355,15 @@ def test_the_needle_check_counts_runs_on_the_peak_and_compares_auto_with_he_auto
     for seed in range(100, 110):
         add("he-gp-ucb-auto", seed, 1e-6 if seed < 107 else 0.1452)  # 7 on the peak; stuck at the boundary: the gap, rounded
         if seed < 109:
-            add("auto", seed, 1e-6 if seed < 106 else 0.072)  # 0.072 is on the peak, just (half the gap is 0.0726)
+            add(H6, seed, 1e-6 if seed < 106 else 0.072)  # 0.072 is on the peak, just (half the gap is 0.0726)
     assert needle_check(tmp_path).endswith("Check: not read yet (runs missing).\n")
-    add("auto", 109, 0.2)
+    add(H6, 109, 0.2)
     text = needle_check(tmp_path)
-    assert "| `auto` | 10 | 9 |" in text and "| `he-gp-ucb-auto` | 10 | 7 |" in text
-    assert text.endswith("Check: `auto` keeps the needle here (9 seeds against 7).\n")
+    assert f"| `{H6}` | 10 | 9 |" in text and "| `he-gp-ucb-auto` | 10 | 7 |" in text
+    assert text.endswith("Check: `auto` (H6) keeps the needle here (9 seeds against 7).\n")
     for seed in range(100, 103):
-        add("auto", seed, 0.3)
-    assert needle_check(tmp_path).endswith("Check: `auto` does not keep the needle here (6 seeds against 7).\n")
+        add(H6, seed, 0.3)
+    assert needle_check(tmp_path).endswith("Check: `auto` (H6) does not keep the needle here (6 seeds against 7).\n")
 
 
 def test_h14s_needle_check_reads_each_problem_and_says_where_qlognei_finds_the_peak_anyway(tmp_path):
@@ -399,10 +400,10 @@ def test_h14s_needle_check_reads_each_problem_and_says_where_qlognei_finds_the_p
     assert f"| berkenkamp3 | `{H14}` | 10 | 3 |" in text
     assert "`berkenkamp3`: a needle: `qlognei` misses it on 1 of 10 seeds; H14 keeps the needle here (3 seeds against 2); " in text
     for seed in range(100, 110):
-        add("berkenkamp3", "auto", seed, 0.2 if seed < 109 else 1e-3)  # H6, beside: 1
+        add("berkenkamp3", H6, seed, 0.2 if seed < 109 else 1e-3)  # H6, beside: 1
     assert needle_h14_check(tmp_path).endswith("beside it, `auto` (H6) does not keep the needle here (1 seed against 2).\n")
     for seed in range(100, 110):  # nobody on the peak: no verdict
-        for method in ("he-gp-ucb-auto", "auto"):
+        for method in ("he-gp-ucb-auto", H6):
             add("berkenkamp3", method, seed, 0.2)
     assert needle_h14_check(tmp_path).endswith(
         "beside it, neither `auto` (H6) nor `he-gp-ucb-auto` finds the peak on any seed, so the problem cannot tell.\n")

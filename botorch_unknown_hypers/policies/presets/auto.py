@@ -749,8 +749,11 @@ class Auto(HEGPUCBAuto):
     reject it, the likeliest survivor plays.
 
     It is :class:`HEGPUCBAuto` with :data:`AUTO_DEFAULTS` (H14) and ``reduction="evidence"``,
-    chosen by the rules of ``docs/bbob.md`` on development problems only and reported on held-out
-    BBOB instances 26-35 (TODO-REPORT); any option may be given. ``Auto(domain, **AUTO_H6)`` is the
+    chosen by the rules of ``docs/bbob.md`` on development problems only. On held-out BBOB
+    instances 26-35 it is ahead of BoTorch's default (``qlognei``) at d = 2 without noise and level
+    with it at d = 2 with noise and at d = 5, at 0.6-0.8x its proposal time; at d = 5 with noise it
+    is significantly worse on 4 of 24 functions (``docs/choosing-a-method.md``). Any option may be
+    given. ``Auto(domain, **AUTO_H6)`` is the
     default before H14 (H6: BoTorch's model with qLogNEI), and ``reduction="map"`` with
     ``noise_floor=None`` and :data:`AUTO_H6` the one before H6 (H2a).
     """
