@@ -35,7 +35,8 @@ The tables:
   :func:`h11_decision`); ``bbob-d2-h12-decision``: the tenth round's (H12, :func:`h12_decision`);
   ``bbob-d2-h13-decision``: the eleventh round's (H13, :func:`h13_decision`);
   ``bbob-d2-h14-decision``: the twelfth round's (H14, :func:`h14_decision`);
-  ``bbob-d2-h15-decision``: the thirteenth round's (H15, :func:`h15_decision`).
+  ``bbob-d2-h15-decision``: the thirteenth round's (H15, :func:`h15_decision`);
+  ``bbob-h16-decision``: the fourteenth round's (H16, :func:`h16_decision`, d = 2 and d = 5).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -514,6 +515,53 @@ def h15_decision(results: Path) -> str:
     return decision_text(lines, complete, passes, adopted, stays)
 
 
+H16 = "auto[acquisition=lognei-if-noisy]"
+r"""The fourteenth round's variant (``docs/bbob.md``): H14 with qLogNEI in place of the plug-in
+LogEI on the rounds where the acquired candidate's noise variance exceeds BoTorch's
+:math:`10^{-4}` (standardised units)."""
+D5_DEV_NOISY_PAIRS = 24 * len(DEV_INSTANCES)
+
+
+def h16_decision(results: Path) -> str:
+    r"""The fourteenth round's rule (``docs/bbob.md``), applied as written to H16 against H14:
+    admissible against ``qlognei`` on the d = 2 development grid; its paired score difference
+    against H14 there not above +1 SE; on the d = 5 noisy development grid (instances 1-5) its
+    paired score difference against H14 below zero by more than 2 SE; no more ``hpo-four``
+    development failures than H14's; and on the four-parameter objective's development seeds its
+    paired :math:`\log_{10}` final regret against H14 not above +2 SE. Beside the rule: both
+    against ``qlognei`` on the d = 5 noisy development grid."""
+    numbers = round_numbers(results, H16, H14)
+    d5 = bbob_frame(results, 5, DEV_INSTANCES)
+    d5 = d5[d5["group"] == group_name(5, True)] if not d5.empty else d5
+    if numbers is None and (d5.empty or H16 not in set(d5["method"])):
+        return "No records yet.\n"
+    lines: list[str] = []
+    admissible, mean, se, m = False, math.nan, math.nan, 0
+    if numbers is not None:
+        frame, table, admissible, mean, se, m = numbers
+        lines += [markdown_table(table), "", f"H16 − H14 over {m} d = 2 development problems: {mean:+.3f} ± {se:.3f} decades (negative: H16 better).",
+                  f"Median CPU per run on the problems all three ran: {cpu_medians(frame, {H16: 'H16', H14: 'H14', 'qlognei': '`qlognei`'})[1]}."]
+    mean5, se5, m5 = math.nan, math.nan, 0
+    if not d5.empty and H16 in set(d5["method"]):
+        scored = d5.assign(score=run_scores(d5))
+        diff5 = score_differences(scored, H14, H16)
+        m5 = len(diff5)
+        mean5, se5 = mean_se([float(v) for v in diff5]) if m5 else (math.nan, math.nan)
+        lines.append(f"H16 − H14 over {m5} d = 5 noisy development problems: {mean5:+.3f} ± {se5:.3f} decades (negative: H16 better).")
+        beside, _ = admissible_variants(d5, "qlognei", [H16, H14])
+        beside = beside[beside["group"] != "all"].assign(variant=lambda t: [f"`{v}`" for v in t["variant"]])
+        lines += ["", "Beside the rule, d = 5 noisy development grid against `qlognei`:", "", markdown_table(beside)]
+    failures, (new_failed, new_runs), (ref_failed, ref_runs) = failure_line(results, {H16: "H16", H14: "H14"})
+    seeds, four_mean, four_se = paired_log_finals(optuna_dev_finals(results), H16, H14)
+    lines += ["", failures, f"Four-parameter objective through Optuna, seeds 100-109, paired log10 final simple regret H16 − H14 over "
+              f"{len(seeds)} seeds: {four_mean:+.2f} ± {four_se:.2f} (negative: H16 better; floored at 1e-12)."]
+    complete = (m >= DEV_PAIRS and m5 >= D5_DEV_NOISY_PAIRS and len(seeds) >= len(DEV_SEEDS)
+                and new_runs >= len(DEV_SEEDS) and ref_runs >= len(DEV_SEEDS))
+    passes = admissible and mean <= se and mean5 < -2 * se5 and new_failed <= ref_failed and four_mean <= 2 * four_se
+    adopted = "H16 takes H14's place as the default-to-be: it is to become `auto`'s default once its d = 2 and d = 5 reports on instances 36-45 are in"
+    return decision_text(lines, complete, passes, adopted, "`auto` stays H14")
+
+
 def bbob_bars(
     results: Path, dim: int, instances: Sequence[int], methods: Sequence[str] = REPORT_METHODS,
     presets: Sequence[str] = REPORT_PRESETS,
@@ -861,6 +909,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h13-decision": h13_decision,
     "bbob-d2-h14-decision": h14_decision,
     "bbob-d2-h15-decision": h15_decision,
+    "bbob-h16-decision": h16_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),

@@ -26,7 +26,10 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   BoTorch's pending points (no noisy observation as :math:`f^+`;
   :class:`~botorch_unknown_hypers.acquisition.lognei.CandidateLogNEI`), ``"logei-plugin"``, LogEI
   with each candidate's best posterior mean at the observed points as :math:`f^+` (analytic, no
-  noisy observation as :math:`f^+`), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
+  noisy observation as :math:`f^+`), ``"lognei-if-noisy"``, qLogNEI where the acquired
+  candidate's noise variance :math:`\sigma^2_u` exceeds ``noisy_above`` (BoTorch's
+  :math:`10^{-4}` floor of an inferred noise variance) and the plug-in LogEI where it does not
+  (:func:`acquired`), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
   :math:`\beta^{\mathrm{p}}_t = \sqrt{0.2\,d\log 2t}` (:func:`~botorch_unknown_hypers.confidence.practical_beta`).
   Default LogEI for both presets, chosen on development seeds (``docs/choosing-a-method.md``):
   for LB on seeds 100-101, for HE on seeds 102-111 (LogEI had the lower mean final simple
@@ -61,6 +64,7 @@ from typing import Any, ClassVar, cast
 import torch
 from botorch.acquisition import LogExpectedImprovement
 from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.models.utils.gpytorch_modules import MIN_INFERRED_NOISE_LEVEL
 from botorch.models.transforms import Normalize, Standardize
 from torch import Tensor
 
@@ -94,7 +98,7 @@ from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
 from botorch_unknown_hypers.policies.balancing.balancing_policy import BalancingPolicy, BalancingState
 from botorch_unknown_hypers.policies.round.candidate_set import XI_DELTA_SPLIT
 
-ACQUISITIONS = ("logei", "lognei", "ucb", "logei-plugin")
+ACQUISITIONS = ("logei", "lognei", "ucb", "logei-plugin", "lognei-if-noisy")
 HE_REDUCTIONS = ("max", "evidence", "map")
 LB_DEFAULTS: dict[str, object] = {"ard": False}
 r"""LB-auto's defaults that differ from those of :class:`AutoSettings`: one shared MAP length scale,
@@ -116,7 +120,13 @@ class AutoSettings:
     Attributes:
         acquisition: ``"logei"`` (default), ``"lognei"`` (for noisy objectives), ``"ucb"``
             (practical :math:`\beta`) or ``"logei-plugin"`` (LogEI with the plug-in incumbent
-            :math:`\max_i \mu_u(x_i)`; H14 of ``docs/bbob.md``).
+            :math:`\max_i \mu_u(x_i)`; H14 of ``docs/bbob.md``) or ``"lognei-if-noisy"``
+            (``"lognei"`` where the acquired candidate's noise variance exceeds ``noisy_above``,
+            else ``"logei-plugin"``, decided every round; H16 of ``docs/bbob.md``).
+        noisy_above: With ``acquisition="lognei-if-noisy"``, the noise variance (standardised
+            units) above which a candidate's data count as noisy: BoTorch's
+            ``MIN_INFERRED_NOISE_LEVEL`` (:math:`10^{-4}`), the least noise BoTorch's own
+            ``SingleTaskGP`` infers.
         shrink: Shrink factors of the MAP ARD vector.
         isotropic: Isotropic length scales proposed as well (unit cube; default none).
         ard: Fit one MAP length scale per input (HE's default) or one shared one (LB's default,
@@ -174,6 +184,7 @@ class AutoSettings:
     """
 
     acquisition: str = "logei"
+    noisy_above: float = MIN_INFERRED_NOISE_LEVEL
     shrink: tuple[float, ...] = AUTO_SHRINK
     isotropic: tuple[float, ...] = ()
     ard: bool = True
@@ -210,6 +221,7 @@ class AutoSettings:
 
     def check(self) -> AutoSettings:
         check_choice("acquisition", self.acquisition, ACQUISITIONS)
+        check_positive("noisy_above", self.noisy_above)
         for name in ("shrink", "isotropic"):
             values = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values):
@@ -326,15 +338,16 @@ def acquisition(
     the observed points, ``fixed`` and ``x`` instead, on the model without the conditioning on
     ``fixed`` (BoTorch's pending points), with a Sobol seed drawn from ``ctx``'s generator.
     """
-    if settings.acquisition == "lognei":
+    name = acquired(model, settings, index)
+    if name == "lognei":
         if ctx is None:
             raise ValueError("ctx must be given for acquisition='lognei' (its generator seeds the samples).")
         observed = model if model.X_pending is None else model.condition_on_pending(None)
         return CandidateLogNEI(
             observed, model.raw_train_X, ctx.next_seed(), reduction=reduction, index=index, X_pending=fixed
         )
-    if settings.acquisition in ("logei", "logei-plugin"):
-        plugin = settings.acquisition == "logei-plugin"
+    if name in ("logei", "logei-plugin"):
+        plugin = name == "logei-plugin"
         best = believer_best_f(model, plugin_best_f(model) if plugin else train_Y.max(), fixed)  # K
         if reduction == "select" and model.num_candidates == 1:
             return LogExpectedImprovement(model.select(0), best_f=best[0])
@@ -342,6 +355,24 @@ def acquisition(
         return CandidateLogEI(model, best, reduction=reduction, index=index, check_best_f=not vouched)
     beta = float(practical_beta(t, model.raw_train_X.shape[-1]))
     return CandidateUCB(model, beta=beta, reduction=reduction, index=index)
+
+
+def acquired(model: CandidateGP, settings: AutoSettings, index: int | None = None) -> str:
+    r"""The acquisition that ``settings.acquisition`` names for ``model``'s candidates this round.
+
+    ``"lognei-if-noisy"`` resolves, from the candidates' noise variances :math:`\sigma^2_u`
+    (standardised units, kept on the host: no read), to ``"lognei"`` when
+    :math:`\sigma^2_u > \tau` for the acquired candidate ``index`` (every candidate's
+    :math:`\max_u \sigma^2_u` when ``index`` is ``None``: the joint argmax over the survivors),
+    :math:`\tau` = ``settings.noisy_above``, and to ``"logei-plugin"`` otherwise: the plug-in
+    incumbent where the model interpolates, qLogNEI's integration over the noisy baseline where
+    it does not. Every other name is returned as it is.
+    """
+    if settings.acquisition != "lognei-if-noisy":
+        return settings.acquisition
+    noise = model.candidates.noise_values()
+    level = max(noise) if index is None else noise[index]
+    return "lognei" if level > settings.noisy_above else "logei-plugin"
 
 
 def extra_starts(

@@ -56,7 +56,9 @@ def test_registered_batched_and_validated(name):
                        ({"standing": "yes"}, "standing must be true or false"), ({"standing": 1}, "standing must be true or false"),
                        ({"mean_start": "no"}, "mean_start must be true or false"),
                        ({"lengthscale_prior": "wide"}, "lengthscale_prior must be one of"),
-                       ({"noise_prior": "flat"}, "noise_prior must be one of"), ({"kernel": "cubic"}, "kernel must be one of")]:
+                       ({"noise_prior": "flat"}, "noise_prior must be one of"), ({"kernel": "cubic"}, "kernel must be one of"),
+                       ({"noisy_above": 0.0}, "noisy_above"), ({"noisy_above": "high"}, "noisy_above"),
+                       ({"noisy_above": math.inf}, "noisy_above")]:
         with pytest.raises(ValueError, match=match):
             make_policy(name, domain, **bad)
 
@@ -89,7 +91,7 @@ def test_reproposes_when_the_data_double(name):
 
 
 @pytest.mark.parametrize("name", AUTOS)
-@pytest.mark.parametrize("acquisition", ["logei", "lognei", "ucb", "logei-plugin"])
+@pytest.mark.parametrize("acquisition", ["logei", "lognei", "ucb", "logei-plugin", "lognei-if-noisy"])
 def test_scale_free(name, acquisition):
     # outputs are standardised for every rule: an affine change of units changes nothing
     X, Y = _pool_data()
@@ -216,6 +218,54 @@ def test_logei_plugin_takes_each_candidates_best_posterior_mean_as_its_incumbent
     assert bool((believed >= got - 1e-10).all())  # the mean at the observed points is unchanged by pending points, to rounding
     one = acquisition(model.subset([0]), plugin, 1, Ys, reduction="select", index=0)  # BoTorch's LogEI on one candidate
     torch.testing.assert_close(one.best_f.reshape(()), got[0])
+
+
+def test_lognei_if_noisy_resolves_by_the_acquired_candidates_noise():
+    from dataclasses import replace
+
+    from botorch_unknown_hypers.policies.presets.auto import acquired, acquisition
+    from botorch_unknown_hypers.policies.balancing.hyperparameter_balancing import standardised_candidate_gp
+
+    policy = HEGPUCBAuto(_pool(), seed=0, acquisition="lognei-if-noisy")
+    X, Y = _pool_data()
+    policy.suggest(X, Y)
+    spec = policy.state.candidates
+    noise = torch.tensor([1e-6, 1e-3, 1e-5], dtype=spec.noise.dtype)
+    spec = replace(spec, noise=noise)
+    model = standardised_candidate_gp(policy.domain, X, Y, spec)
+    settings = policy.settings
+    assert settings.noisy_above == 1e-4  # BoTorch's least inferred noise variance
+    assert [acquired(model, settings, u) for u in range(3)] == ["logei-plugin", "lognei", "logei-plugin"]
+    assert acquired(model, settings) == "lognei"  # the joint argmax: any survivor's noise
+    assert acquired(model.subset([0, 2]), settings) == "logei-plugin"
+    assert acquired(model, replace(settings, noisy_above=1e-2), 1) == "logei-plugin"  # strictly above the threshold
+    assert acquired(model, replace(settings, noisy_above=1e-3), 1) == "logei-plugin"
+    for name in ("logei", "lognei", "ucb", "logei-plugin"):  # the other names are what they say
+        assert acquired(model, replace(settings, acquisition=name), 1) == name
+    Ys = (Y - Y.mean()) / Y.std()
+    from botorch_unknown_hypers.acquisition.logei import plugin_best_f
+
+    quiet = acquisition(model, settings, 1, Ys, reduction="select", index=2)  # the plug-in incumbent, no ctx needed
+    torch.testing.assert_close(quiet.best_f.reshape(-1), plugin_best_f(model)[2:])
+    with pytest.raises(ValueError, match="ctx must be given for acquisition='lognei'"):  # the noisy one is qLogNEI
+        acquisition(model, settings, 1, Ys, reduction="select", index=1)
+
+
+@pytest.mark.parametrize("name", AUTOS)
+def test_lognei_if_noisy_plays_what_its_resolution_names(name):
+    # tau below the noise floor: every round is qLogNEI; tau above any noise: every round is the plug-in LogEI
+    domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64))
+    g = torch.Generator().manual_seed(0)
+    X0 = domain.bounds[0] + 3 * torch.rand(6, 2, generator=g, dtype=torch.float64)
+    Y0 = _noisy(X0).unsqueeze(-1)
+    plays = {}
+    for label, options in [("low", {"acquisition": "lognei-if-noisy", "noisy_above": 1e-9}), ("lognei", {"acquisition": "lognei"}),
+                           ("high", {"acquisition": "lognei-if-noisy", "noisy_above": 1e3}), ("plugin", {"acquisition": "logei-plugin"})]:
+        policy = make_policy(name, domain, seed=7, **{**FAST, **options})
+        plays[label] = _campaign(policy, X0, Y0, 3, f=_noisy)[0]
+    torch.testing.assert_close(plays["low"], plays["lognei"], rtol=0, atol=0)
+    torch.testing.assert_close(plays["high"], plays["plugin"], rtol=0, atol=0)
+    assert not torch.equal(plays["lognei"], plays["plugin"])
 
 
 def test_he_auto_evidence_plays_the_most_likely_survivor_at_its_acquisition_max():
@@ -444,7 +494,7 @@ def test_both_presets_run_with_a_standing_candidate_on_a_tiny_problem(name):
 
 def test_an_unknown_acquisition_is_refused_with_the_valid_ones_named():
     for name in AUTOS:
-        with pytest.raises(ValueError, match=r"acquisition must be one of \('logei', 'lognei', 'ucb', 'logei-plugin'\), got 'bogus'"):
+        with pytest.raises(ValueError, match=r"acquisition must be one of \('logei', 'lognei', 'ucb', 'logei-plugin', 'lognei-if-noisy'\), got 'bogus'"):
             make_policy(name, _pool(), acquisition="bogus")
     from botorch_unknown_hypers.policies.presets.auto import acquisition
     from botorch_unknown_hypers.policies.balancing.hyperparameter_balancing import standardised_candidate_gp
@@ -467,7 +517,8 @@ def _noisy(X):
     "name, options",
     [(n, {}) for n in AUTOS]
     + [("he-gp-ucb-auto", {"reduction": "evidence"})]
-    + [(n, {"acquisition": "logei-plugin"}) for n in AUTOS],
+    + [(n, {"acquisition": "logei-plugin"}) for n in AUTOS]
+    + [(n, {"acquisition": "lognei-if-noisy"}) for n in AUTOS],
 )
 def test_lognei_campaign_is_reproducible_and_inside_the_bounds(name, options):
     domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64))
