@@ -31,8 +31,6 @@ import warnings
 from collections.abc import Callable
 from unittest import mock
 
-import torch
-
 from botorch_unknown_hypers.policies.presets import auto as auto_module
 
 H16 = "auto[acquisition=lognei-if-noisy]"
@@ -74,24 +72,11 @@ def four_run(seed: int, trials: int) -> str:
 def bbob_run(spec: str, rounds: int, dim: int = 5) -> str:
     r"""One H16 run on BBOB function ``spec`` (``"6"`` or ``"6n"``), instance 1; its final true
     simple regret."""
-    from botorch_unknown_hypers.policies import make_policy
-    from botorch_unknown_hypers.problems.bbob_problems import BBOBProblem
+    import noisy_sphere_diagnosis  # beside this script, as ``mixed_optuna``
 
-    noisy = spec.endswith("n")
-    problem = BBOBProblem(int(spec.rstrip("n")), 1, dim, noisy=noisy)
-    policy = make_policy("auto", problem.domain, seed=0, acquisition="lognei-if-noisy")
-    noise = torch.Generator().manual_seed(0)
-
-    def observe(x: torch.Tensor) -> torch.Tensor:
-        f = problem.evaluate_true(x).unsqueeze(-1)
-        return f + problem.noise_std * torch.randn(f.shape, generator=noise, dtype=f.dtype) if noisy else f
-
-    X = problem.domain.sample(2 * dim, seed=0)
-    Y = observe(X)
-    for _ in range(rounds):
-        x = policy.suggest(X, Y)
-        X, Y = torch.cat([X, x]), torch.cat([Y, observe(x)])
-    return f"final regret {float(problem.optimal_value - problem.evaluate_true(X).max()):.3g}"
+    regret = noisy_sphere_diagnosis.final_regret(int(spec.rstrip("n")), 1, dim, {"acquisition": "lognei-if-noisy"}, rounds,
+                                                 noisy=spec.endswith("n"))
+    return f"final regret {regret:.3g}"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,15 +31,18 @@ VARIANTS: dict[str, dict[str, object]] = {
 }
 
 
-def final_regret(function: int, instance: int, dim: int, options: dict[str, object], rounds: int, seed: int = 0) -> float:
-    r"""The true simple regret :math:`f^* - \max_i f(x_i)` after ``rounds`` rounds of ``auto``."""
-    problem = BBOBProblem(function, instance, dim, noisy=True)
+def final_regret(
+    function: int, instance: int, dim: int, options: dict[str, object], rounds: int, seed: int = 0, noisy: bool = True
+) -> float:
+    r"""The true simple regret :math:`f^* - \max_i f(x_i)` after ``rounds`` rounds of ``auto``
+    (on the 1 %-noise variant of the function, or on the noise-free one when ``noisy`` is false)."""
+    problem = BBOBProblem(function, instance, dim, noisy=noisy)
     policy = make_policy("auto", problem.domain, seed=seed, **options)
     noise = torch.Generator().manual_seed(seed)
 
     def observe(x: torch.Tensor) -> torch.Tensor:
         f = problem.evaluate_true(x).unsqueeze(-1)
-        return f + problem.noise_std * torch.randn(f.shape, generator=noise, dtype=f.dtype)
+        return f + problem.noise_std * torch.randn(f.shape, generator=noise, dtype=f.dtype) if noisy else f
 
     X = problem.domain.sample(2 * dim, seed=seed)
     Y = observe(X)
