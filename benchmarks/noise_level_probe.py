@@ -7,7 +7,15 @@ script runs H16 and reads, in every round, the :math:`\sigma^2_u` that the switc
 with :math:`\tau` (the arguments of
 :func:`~botorch_unknown_hypers.policies.presets.auto.acquired`, watched with
 ``unittest.mock``; no value changes), then prints its quartiles per run and the fraction of
-rounds above :math:`\tau`:
+rounds above :math:`\tau`. Beside it, a difference-based check of the same :math:`\sigma^2_u`
+from the nearest observed pairs (:func:`nearest_pairs`): with :math:`k_u` the candidate's kernel
+(standardised units) and :math:`g_{ij} = \tfrac12(k_u(x_i, x_i) + k_u(x_j, x_j)) - k_u(x_i, x_j)`
+its signal semivariance, take greedily the :math:`m = \max(1, \lfloor n/6 \rfloor)` disjoint pairs
+of least :math:`g_{ij}` and :math:`T = \sum (y_i - y_j)^2 / (2\sigma^2_u)` over them. Were
+:math:`\sigma^2_u` noise, :math:`T \ge \chi^2_m` stochastically (the signal adds to it); a
+:math:`T` below the 5 % quantile of :math:`\chi^2_m` says the nearest pairs agree better than that
+noise allows. It prints, over each run's second half of rounds, the median of :math:`T/m` and
+the share of rounds with :math:`T` below the quantile:
 
 - ``four``: the deterministic four-parameter objective through Optuna's ``PolicySampler``
   (``mixed_optuna.py``), development seeds 100-104, ``--trials`` trials;
@@ -29,24 +37,73 @@ from __future__ import annotations
 import argparse
 import warnings
 from collections.abc import Callable
+from typing import cast
 from unittest import mock
 
+import torch
+from scipy.stats import chi2
+from torch import Tensor
+
+from botorch_unknown_hypers.models.candidate_gp import CandidateGP
 from botorch_unknown_hypers.policies.presets import auto as auto_module
+from botorch_unknown_hypers.policies.presets.auto import AutoSettings
 
 H16 = "auto[acquisition=lognei-if-noisy]"
 
 
-def watched(run: Callable[[], str]) -> tuple[str, list[float]]:
-    r"""``run()``'s result and the :math:`\sigma^2_u` of each round's switch, in order (the
-    acquired candidate's, or the largest over the candidates for a joint argmax)."""
-    with mock.patch.object(auto_module, "acquired", wraps=auto_module.acquired) as spy:
-        result = run()
-    levels = []
-    for call in spy.call_args_list:
-        model, index = call.args[0], call.args[2] if len(call.args) > 2 else call.kwargs.get("index")
+def nearest_pairs(model: CandidateGP, u: int) -> tuple[int, float, float]:
+    r"""For candidate ``u`` of ``model`` (observed inputs and standardised outputs as the model
+    holds them): :math:`m`, :math:`T/m` and :math:`P(\chi^2_m \le T)` of the module docstring."""
+    X = cast(tuple[Tensor, ...], model.train_inputs)[0]
+    y = cast(Tensor, model.train_targets)
+    X, y = (X[u] if X.dim() == 3 else X), (y[u] if y.dim() == 2 else y)
+    with torch.no_grad():
+        K: Tensor = model.covar_module(X).to_dense()  # type: ignore[operator]
+    K = K[u] if K.dim() == 3 else K  # n x n
+    n, noise = int(y.shape[-1]), model.candidates.noise_values()[u]
+    diag = K.diagonal()
+    rows, cols = torch.triu_indices(n, n, 1)
+    g = (diag[rows] + diag[cols]) / 2 - K[rows, cols]
+    used: set[int] = set()
+    pairs: list[tuple[int, int]] = []
+    for k in torch.argsort(g).tolist():
+        i, j = int(rows[k]), int(cols[k])
+        if i not in used and j not in used:
+            used.update((i, j))
+            pairs.append((i, j))
+            if len(pairs) == max(1, n // 6):
+                break
+    T = sum(float((y[i] - y[j]) ** 2) for i, j in pairs) / (2 * noise)
+    return len(pairs), T / len(pairs), float(chi2.cdf(T, len(pairs)))
+
+
+def watched(run: Callable[[], str]) -> tuple[str, list[float], list[tuple[int, float, float]]]:
+    r"""``run()``'s result, the :math:`\sigma^2_u` of each round's switch, in order (the
+    acquired candidate's, or the largest over the candidates for a joint argmax), and that
+    candidate's :func:`nearest_pairs` in each round."""
+    levels: list[float] = []
+    pairs: list[tuple[int, float, float]] = []
+    acquired = auto_module.acquired
+
+    def spy(model: CandidateGP, settings: AutoSettings, index: int | None = None) -> str:
         noise = model.candidates.noise_values()
-        levels.append(float(max(noise) if index is None else noise[index]))
-    return result, levels
+        u = max(range(len(noise)), key=noise.__getitem__) if index is None else index
+        levels.append(float(noise[u]))
+        pairs.append(nearest_pairs(model, u))
+        return acquired(model, settings, index)
+
+    with mock.patch.object(auto_module, "acquired", spy):
+        result = run()
+    return result, levels, pairs
+
+
+def describe_pairs(pairs: list[tuple[int, float, float]], alpha: float = 0.05) -> str:
+    r"""Over the second half of the rounds: the median :math:`T/m` and the share of rounds with
+    :math:`P(\chi^2_m \le T) < \alpha`."""
+    late = pairs[len(pairs) // 2:]
+    ratios = sorted(r for _, r, _ in late)
+    return (f"nearest pairs (m {late[0][0]}-{late[-1][0]}): median T/m {ratios[len(ratios) // 2]:.2g}, "
+            f"below the chi2 {alpha:g} quantile in {sum(1 for _, _, p in late if p < alpha) / len(late):.0%}")
 
 
 def describe(levels: list[float], tau: float = 1e-4) -> str:
@@ -92,8 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, run in runs:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result, levels = watched(run)
-        print(f"{name}: {result}; noise variance {describe(levels)}", flush=True)
+            result, levels, pairs = watched(run)
+        print(f"{name}: {result}; noise variance {describe(levels)}; {describe_pairs(pairs)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ selection (regret balancing, Ziomek et al. 2024, Alg. 2; prequential elimination
   noisy observation as :math:`f^+`), ``"lognei-if-noisy"``, qLogNEI where the acquired
   candidate's noise variance :math:`\sigma^2_u` exceeds ``noisy_above`` (BoTorch's
   :math:`10^{-4}` floor of an inferred noise variance) and the plug-in LogEI where it does not
-  (:func:`acquired`), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
+  (:func:`acquired`), ``"lognei-if-repeats-differ"``, the same switch decided by a repeated
+  evaluation instead (:func:`repeat_evidence`, :func:`repeat_slot`), or ``"ucb"``, :math:`\mu + \beta^{\mathrm{p}}_t\sigma` with the practical
   :math:`\beta^{\mathrm{p}}_t = \sqrt{0.2\,d\log 2t}` (:func:`~botorch_unknown_hypers.confidence.practical_beta`).
   Default LogEI for both presets, chosen on development seeds (``docs/choosing-a-method.md``):
   for LB on seeds 100-101, for HE on seeds 102-111 (LogEI had the lower mean final simple
@@ -98,7 +99,9 @@ from botorch_unknown_hypers.policies.balancing.balancing_pieces import (
 from botorch_unknown_hypers.policies.balancing.balancing_policy import BalancingPolicy, BalancingState
 from botorch_unknown_hypers.policies.round.candidate_set import XI_DELTA_SPLIT
 
-ACQUISITIONS = ("logei", "lognei", "ucb", "logei-plugin", "lognei-if-noisy")
+ACQUISITIONS = ("logei", "lognei", "ucb", "logei-plugin", "lognei-if-noisy", "lognei-if-repeats-differ")
+REPEATS = "lognei-if-repeats-differ"
+r"""The acquisition option whose switch a repeated evaluation decides (H17 of ``docs/bbob.md``)."""
 HE_REDUCTIONS = ("max", "evidence", "map")
 LB_DEFAULTS: dict[str, object] = {"ard": False}
 r"""LB-auto's defaults that differ from those of :class:`AutoSettings`: one shared MAP length scale,
@@ -122,8 +125,14 @@ class AutoSettings:
             (practical :math:`\beta`) or ``"logei-plugin"`` (LogEI with the plug-in incumbent
             :math:`\max_i \mu_u(x_i)`; H14 of ``docs/bbob.md``) or ``"lognei-if-noisy"``
             (``"lognei"`` where the acquired candidate's noise variance exceeds ``noisy_above``,
-            else ``"logei-plugin"``, decided every round; H16 of ``docs/bbob.md``).
-        noisy_above: With ``acquisition="lognei-if-noisy"``, the noise variance (standardised
+            else ``"logei-plugin"``, decided every round; H16 of ``docs/bbob.md``) or
+            ``"lognei-if-repeats-differ"`` (``"lognei"`` once two evaluations at one point
+            differ, ``"logei-plugin"`` once they agree; before any point is evaluated twice, the
+            ``"lognei-if-noisy"`` switch, and HE-auto's rounds make that repeat at the best
+            observation in the first round whose noise variance exceeds ``noisy_above``:
+            :func:`repeat_slot`; H17 of ``docs/bbob.md``).
+        noisy_above: With ``acquisition="lognei-if-noisy"`` or ``"lognei-if-repeats-differ"``,
+            the noise variance (standardised
             units) above which a candidate's data count as noisy: BoTorch's
             ``MIN_INFERRED_NOISE_LEVEL`` (:math:`10^{-4}`), the least noise BoTorch's own
             ``SingleTaskGP`` infers.
@@ -368,11 +377,64 @@ def acquired(model: CandidateGP, settings: AutoSettings, index: int | None = Non
     incumbent where the model interpolates, qLogNEI's integration over the noisy baseline where
     it does not. Every other name is returned as it is.
     """
-    if settings.acquisition != "lognei-if-noisy":
+    if settings.acquisition not in ("lognei-if-noisy", REPEATS):
         return settings.acquisition
+    if settings.acquisition == REPEATS:
+        differ = repeat_evidence(model.raw_train_X, model.raw_train_Y)
+        if differ is not None:
+            return "lognei" if differ else "logei-plugin"
+    return "lognei" if noise_level(model, index) > settings.noisy_above else "logei-plugin"
+
+
+def noise_level(model: CandidateGP, index: int | None = None) -> float:
+    r"""The noise variance :math:`\sigma^2_u` (standardised units, kept on the host: no read) of
+    candidate ``index``, or the largest over the candidates when ``index`` is ``None``."""
     noise = model.candidates.noise_values()
-    level = max(noise) if index is None else noise[index]
-    return "lognei" if level > settings.noisy_above else "logei-plugin"
+    return max(noise) if index is None else noise[index]
+
+
+def repeat_evidence(X: Tensor, Y: Tensor) -> bool | None:
+    r"""What exact repeats among the observations say about noise: ``True`` when two
+    observations at one point (equal rows of ``X``, ``n x d``) have different values (``Y``,
+    ``n x 1``), ``False`` when points were observed more than once and every repeat returned the
+    same value (a deterministic objective), ``None`` when no point was observed twice.
+
+    Any difference counts, however small: an objective that does not return the same value twice
+    is not deterministic, and qLogNEI (BoTorch's default) is the safe side. One host read per
+    call, of whether repeats exist and of the answer.
+    """
+    unique, inverse = torch.unique(X, dim=0, return_inverse=True)
+    if unique.shape[0] == X.shape[0]:
+        return None
+    y = Y.reshape(-1)
+    low = torch.full((unique.shape[0],), math.inf, dtype=y.dtype, device=y.device).scatter_reduce(0, inverse, y, "amin")
+    high = torch.full_like(low, -math.inf).scatter_reduce(0, inverse, y, "amax")
+    return bool((high > low).any())
+
+
+def repeat_slot(
+    model: CandidateGP, settings: AutoSettings, index: int | None, train_X: Tensor, train_Y: Tensor, fixed: Tensor | None
+) -> tuple[Tensor, int] | None:
+    r"""With ``acquisition="lognei-if-repeats-differ"``: the ``1 x d`` best observation and the
+    candidate that plays it (``index``, or the one of largest noise variance for a joint argmax),
+    when the round should evaluate it again: no point has been observed twice
+    (:func:`repeat_evidence` is ``None``), that candidate's :math:`\sigma^2_u` exceeds
+    ``settings.noisy_above`` (the fit sees noise or misfit and one repeat tells which), and the
+    point is not already pending or in the batch (``fixed``, ``p x d``). Else ``None``.
+
+    The repeat is made at most once per run: afterwards the data hold a repeated point and the
+    switch of :func:`acquired` reads its values.
+    """
+    if settings.acquisition != REPEATS or repeat_evidence(train_X, train_Y) is not None:
+        return None
+    noise = model.candidates.noise_values()
+    u = max(range(len(noise)), key=noise.__getitem__) if index is None else index
+    if noise[u] <= settings.noisy_above:
+        return None
+    x = at_argmax(train_Y.reshape(-1), train_X)[2]  # 1 x d
+    if fixed is not None and bool((fixed == x).all(-1).any()):
+        return None
+    return x, u
 
 
 def extra_starts(
@@ -572,7 +634,9 @@ class LBGPUCBAuto(BalancingPolicy):
 class AcquisitionSlots(Selector[CandidateGP]):
     r"""LogEI, LogNEI or practical UCB of the survivors (:func:`acquisition`), maximised from the
     incumbent and the most likely survivor's posterior-mean maximiser as extra starts (the
-    incumbent alone with ``settings.mean_start`` false).
+    incumbent alone with ``settings.mean_start`` false); with
+    ``acquisition="lognei-if-repeats-differ"``, the best observation again in the slot that
+    :func:`repeat_slot` names.
     ``"max"``: the doubly optimistic pair, the candidate attaining the max at the maximiser;
     ``"evidence"``: the survivor of highest log marginal likelihood and its maximiser;
     ``"map"``: the standing candidate (BoTorch's MAP model, refitted every round) while it
@@ -618,6 +682,9 @@ class AcquisitionSlots(Selector[CandidateGP]):
         self, ctx: RoundContext, data: RoundData[CandidateGP], prepared: tuple[int, Tensor | None], view: CandidateGP, fixed: Tensor | None, warm: Restarts | None
     ) -> tuple[Slot, Restarts | None]:
         best, starts = prepared
+        repeat = repeat_slot(data.model, self.settings, None if self.pair(data) else best, data.train_X, data.train_Y, fixed)
+        if repeat is not None:  # the one repeated evaluation that tells noise from misfit (H17)
+            return Slot(repeat[0], repeat[1]), warm
         if self.pair(data):
             acqf = acquisition(view, self.settings, data.t, data.train_Y, reduction="max", fixed=fixed, ctx=ctx)
             x, warm = ctx.maximize_slot(acqf, fixed, starts, warm)
@@ -793,4 +860,4 @@ class Auto(HEGPUCBAuto):
     defaults: ClassVar[dict[str, object]] = AUTO_DEFAULTS
     default_reduction: ClassVar[str] = "evidence"
 
-__all__ = ["ACQUISITIONS", "AUTO_DEFAULTS", "AUTO_H6", "HE_REDUCTIONS", "AUTO_SHRINK", "Auto", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]
+__all__ = ["ACQUISITIONS", "REPEATS", "AUTO_DEFAULTS", "AUTO_H6", "HE_REDUCTIONS", "AUTO_SHRINK", "Auto", "AutoSettings", "HEGPUCBAuto", "LBGPUCBAuto"]

@@ -251,6 +251,97 @@ def test_lognei_if_noisy_resolves_by_the_acquired_candidates_noise():
         acquisition(model, settings, 1, Ys, reduction="select", index=1)
 
 
+def test_repeat_evidence_against_a_brute_force_reading():
+    from botorch_unknown_hypers.policies.presets.auto import repeat_evidence
+
+    g = torch.Generator().manual_seed(3)
+    for trial in range(40):
+        X = torch.randint(0, 3, (8, 2), generator=g).to(torch.float64)  # many exact repeats
+        Y = torch.randint(0, 2 if trial % 2 else 1, (8, 1), generator=g).to(torch.float64)
+        groups = {}
+        for x, y in zip(X.tolist(), Y.reshape(-1).tolist()):
+            groups.setdefault(tuple(x), []).append(y)
+        repeated = [v for v in groups.values() if len(v) > 1]
+        want = None if not repeated else any(max(v) > min(v) for v in repeated)
+        assert repeat_evidence(X, Y) is want
+    X = torch.rand(5, 3, generator=g, dtype=torch.float64)
+    assert repeat_evidence(X, torch.ones(5, 1, dtype=torch.float64)) is None  # nothing observed twice
+    Xr, Yr = torch.cat([X, X[2:3]]), torch.cat([torch.arange(5.0, dtype=torch.float64).unsqueeze(-1), torch.tensor([[2.0]])])
+    assert repeat_evidence(Xr, Yr) is False  # the repeat returned the same value
+    assert repeat_evidence(Xr, Yr + torch.tensor([[0.0]] * 5 + [[1e-12]], dtype=torch.float64)) is True  # any difference counts
+
+
+def test_lognei_if_repeats_differ_resolves_by_the_repeats_then_by_the_noise():
+    from dataclasses import replace
+
+    from botorch_unknown_hypers.policies.presets.auto import acquired, repeat_slot
+    from botorch_unknown_hypers.policies.balancing.hyperparameter_balancing import standardised_candidate_gp
+
+    policy = HEGPUCBAuto(_pool(), seed=0, acquisition="lognei-if-repeats-differ")
+    X, Y = _pool_data()
+    policy.suggest(X, Y)
+    spec = replace(policy.state.candidates, noise=torch.tensor([1e-6, 1e-3, 1e-5], dtype=torch.float64))
+    settings = policy.settings
+    model = standardised_candidate_gp(policy.domain, X, Y, spec)
+    # no repeat yet: H16's switch, and a repeat of the best observation where the noise is above tau
+    assert [acquired(model, settings, u) for u in range(3)] == ["logei-plugin", "lognei", "logei-plugin"]
+    best = X[Y.argmax()].unsqueeze(0)
+    assert repeat_slot(model, settings, 0, X, Y, None) is None  # sigma^2 at the floor: the model interpolates
+    x, u = repeat_slot(model, settings, 1, X, Y, None)
+    assert torch.equal(x, best) and u == 1
+    x, u = repeat_slot(model, settings, None, X, Y, None)  # the joint argmax: the noisiest candidate plays it
+    assert torch.equal(x, best) and u == 1
+    assert repeat_slot(model, settings, 1, X, Y, torch.cat([X[:1], best])) is None  # already pending or in the batch
+    assert repeat_slot(model, replace(settings, acquisition="lognei-if-noisy"), 1, X, Y, None) is None
+    # the repeat agrees: the plug-in LogEI everywhere, whatever the noise; it differs: qLogNEI everywhere
+    for shift, want in ((0.0, "logei-plugin"), (1e-3, "lognei")):
+        Xr, Yr = torch.cat([X, best]), torch.cat([Y, Y.max().reshape(1, 1) + shift])
+        seen = standardised_candidate_gp(policy.domain, Xr, Yr, spec)
+        assert [acquired(seen, settings, u) for u in range(3)] == [want] * 3
+        assert repeat_slot(seen, settings, 1, Xr, Yr, None) is None  # made once per run
+
+
+@pytest.mark.parametrize("noisy", [False, True])
+def test_auto_repeats_the_best_observation_once_and_then_follows_its_values(noisy):
+    from unittest import mock
+
+    from botorch_unknown_hypers.policies.presets import auto as auto_module
+
+    domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64))
+    g = torch.Generator().manual_seed(0)
+    X = domain.bounds[0] + 3 * torch.rand(6, 2, generator=g, dtype=torch.float64)
+    f = _noisy if noisy else _f
+    Y = f(X).unsqueeze(-1)
+    policy = make_policy("auto", domain, seed=7, acquisition="lognei-if-repeats-differ", noisy_above=1e-9, **FAST)
+    real = auto_module.acquired
+    with mock.patch.object(auto_module, "acquired", wraps=real) as spy:
+        x = policy.suggest(X, Y)
+        assert torch.equal(x, X[Y.argmax()].unsqueeze(0))  # tau below any fit: the first round repeats
+        assert spy.call_count == 0  # a repeat needs no acquisition
+        # _noisy is seeded by the points, so it repeats itself: the noisy repeat is made to differ
+        X, Y = torch.cat([X, x]), torch.cat([Y, f(x).unsqueeze(-1) + (0.01 if noisy else 0.0)])
+        for _ in range(2):
+            x = policy.suggest(X, Y)
+            assert not bool((X == x).all(-1).any())  # no second repeat
+            X, Y = torch.cat([X, x]), torch.cat([Y, f(x).unsqueeze(-1)])
+    names = {real(*c.args, **c.kwargs) for c in spy.call_args_list}
+    assert names == {"lognei" if noisy else "logei-plugin"}
+
+
+def test_auto_batch_repeats_in_one_slot_only():
+    domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64))
+    g = torch.Generator().manual_seed(0)
+    X = domain.bounds[0] + 3 * torch.rand(6, 2, generator=g, dtype=torch.float64)
+    Y = _noisy(X).unsqueeze(-1)
+    best = X[Y.argmax()].unsqueeze(0)
+    policy = make_policy("auto", domain, seed=7, acquisition="lognei-if-repeats-differ", noisy_above=1e-9, **FAST)
+    x = policy.suggest(X, Y, q=3)
+    assert torch.equal(x[:1], best) and int((x == best).all(-1).sum()) == 1
+    pending = make_policy("auto", domain, seed=7, acquisition="lognei-if-repeats-differ", noisy_above=1e-9, **FAST)
+    x = pending.suggest(X, Y, X_pending=best)  # the repeat is already being evaluated
+    assert not torch.equal(x, best)
+
+
 @pytest.mark.parametrize("name", AUTOS)
 def test_lognei_if_noisy_plays_what_its_resolution_names(name):
     # tau below the noise floor: every round is qLogNEI; tau above any noise: every round is the plug-in LogEI
@@ -494,7 +585,7 @@ def test_both_presets_run_with_a_standing_candidate_on_a_tiny_problem(name):
 
 def test_an_unknown_acquisition_is_refused_with_the_valid_ones_named():
     for name in AUTOS:
-        with pytest.raises(ValueError, match=r"acquisition must be one of \('logei', 'lognei', 'ucb', 'logei-plugin', 'lognei-if-noisy'\), got 'bogus'"):
+        with pytest.raises(ValueError, match=r"acquisition must be one of \('logei', 'lognei', 'ucb', 'logei-plugin', 'lognei-if-noisy', 'lognei-if-repeats-differ'\), got 'bogus'"):
             make_policy(name, _pool(), acquisition="bogus")
     from botorch_unknown_hypers.policies.presets.auto import acquisition
     from botorch_unknown_hypers.policies.balancing.hyperparameter_balancing import standardised_candidate_gp
@@ -518,7 +609,8 @@ def _noisy(X):
     [(n, {}) for n in AUTOS]
     + [("he-gp-ucb-auto", {"reduction": "evidence"})]
     + [(n, {"acquisition": "logei-plugin"}) for n in AUTOS]
-    + [(n, {"acquisition": "lognei-if-noisy"}) for n in AUTOS],
+    + [(n, {"acquisition": "lognei-if-noisy"}) for n in AUTOS]
+    + [("auto", {"acquisition": "lognei-if-repeats-differ"})],
 )
 def test_lognei_campaign_is_reproducible_and_inside_the_bounds(name, options):
     domain = BoxDomain(torch.tensor([[-1.0, 0.0], [2.0, 3.0]], dtype=torch.float64))
