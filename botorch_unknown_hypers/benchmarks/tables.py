@@ -36,7 +36,8 @@ The tables:
   ``bbob-d2-h13-decision``: the eleventh round's (H13, :func:`h13_decision`);
   ``bbob-d2-h14-decision``: the twelfth round's (H14, :func:`h14_decision`);
   ``bbob-d2-h15-decision``: the thirteenth round's (H15, :func:`h15_decision`);
-  ``bbob-h16-decision``: the fourteenth round's (H16, :func:`h16_decision`, d = 2 and d = 5).
+  ``bbob-h16-decision``: the fourteenth round's (H16, :func:`h16_decision`, d = 2 and d = 5);
+  ``bbob-h17-decision``: the fifteenth round's (H17, :func:`h17_decision`, d = 2 and d = 5).
 - ``bbob-d{d}-report-bars``: the report's bars of the presets and ``auto`` against ``qlognei`` and
   ``optuna-gp`` on the report instances (:func:`~botorch_unknown_hypers.benchmarks.bbob_report.report_bars`).
 - ``needle-dev-check``: the needle check of ``docs/bbob.md`` on ``berkenkamp``'s development
@@ -522,6 +523,37 @@ LogEI on the rounds where the acquired candidate's noise variance exceeds BoTorc
 D5_DEV_NOISY_PAIRS = 24 * len(DEV_INSTANCES)
 
 
+def d5_dev_numbers(results: Path, variant: str, reference: str, noisy: bool) -> tuple[float, float, int, pd.DataFrame] | None:
+    r"""A round's numbers on one half of the d = 5 development grid (instances 1-5, ``noisy`` or
+    not): ``variant``'s paired score difference against ``reference`` (mean, SE, pairs; negative:
+    ``variant`` better) and, beside it, both against ``qlognei`` (admissibility table); ``None``
+    before ``variant``'s first run there."""
+    d5 = bbob_frame(results, 5, DEV_INSTANCES)
+    d5 = d5[d5["group"] == group_name(5, noisy)] if not d5.empty else d5
+    if d5.empty or variant not in set(d5["method"]):
+        return None
+    diff = score_differences(d5.assign(score=run_scores(d5)), reference, variant)
+    m = len(diff)
+    mean, se = mean_se([float(v) for v in diff]) if m else (math.nan, math.nan)
+    beside, _ = admissible_variants(d5, "qlognei", [variant, reference])
+    beside = beside[beside["group"] != "all"].assign(variant=lambda t: [f"`{v}`" for v in t["variant"]])
+    return mean, se, m, beside
+
+
+def d2_dev_lines(results: Path, variant: str, label: str) -> tuple[list[str], bool, float, float, int]:
+    r"""A round's lines on the d = 2 development grid against H14 (:func:`round_numbers`: the
+    admissibility table, the paired difference and the median CPU per run, ``variant`` called
+    ``label``), its admissibility and the paired mean, SE and pairs; no lines (and NaNs) before
+    ``variant``'s first run."""
+    numbers = round_numbers(results, variant, H14)
+    if numbers is None:
+        return [], False, math.nan, math.nan, 0
+    frame, table, admissible, mean, se, m = numbers
+    lines = [markdown_table(table), "", f"{label} − H14 over {m} d = 2 development problems: {mean:+.3f} ± {se:.3f} decades (negative: {label} better).",
+             f"Median CPU per run on the problems all three ran: {cpu_medians(frame, {variant: label, H14: 'H14', 'qlognei': '`qlognei`'})[1]}."]
+    return lines, admissible, mean, se, m
+
+
 def h16_decision(results: Path) -> str:
     r"""The fourteenth round's rule (``docs/bbob.md``), applied as written to H16 against H14:
     admissible against ``qlognei`` on the d = 2 development grid; its paired score difference
@@ -530,26 +562,14 @@ def h16_decision(results: Path) -> str:
     development failures than H14's; and on the four-parameter objective's development seeds its
     paired :math:`\log_{10}` final regret against H14 not above +2 SE. Beside the rule: both
     against ``qlognei`` on the d = 5 noisy development grid."""
-    numbers = round_numbers(results, H16, H14)
-    d5 = bbob_frame(results, 5, DEV_INSTANCES)
-    d5 = d5[d5["group"] == group_name(5, True)] if not d5.empty else d5
-    if numbers is None and (d5.empty or H16 not in set(d5["method"])):
+    lines, admissible, mean, se, m = d2_dev_lines(results, H16, "H16")
+    noisy = d5_dev_numbers(results, H16, H14, noisy=True)
+    if m == 0 and noisy is None:
         return "No records yet.\n"
-    lines: list[str] = []
-    admissible, mean, se, m = False, math.nan, math.nan, 0
-    if numbers is not None:
-        frame, table, admissible, mean, se, m = numbers
-        lines += [markdown_table(table), "", f"H16 − H14 over {m} d = 2 development problems: {mean:+.3f} ± {se:.3f} decades (negative: H16 better).",
-                  f"Median CPU per run on the problems all three ran: {cpu_medians(frame, {H16: 'H16', H14: 'H14', 'qlognei': '`qlognei`'})[1]}."]
     mean5, se5, m5 = math.nan, math.nan, 0
-    if not d5.empty and H16 in set(d5["method"]):
-        scored = d5.assign(score=run_scores(d5))
-        diff5 = score_differences(scored, H14, H16)
-        m5 = len(diff5)
-        mean5, se5 = mean_se([float(v) for v in diff5]) if m5 else (math.nan, math.nan)
+    if noisy is not None:
+        mean5, se5, m5, beside = noisy
         lines.append(f"H16 − H14 over {m5} d = 5 noisy development problems: {mean5:+.3f} ± {se5:.3f} decades (negative: H16 better).")
-        beside, _ = admissible_variants(d5, "qlognei", [H16, H14])
-        beside = beside[beside["group"] != "all"].assign(variant=lambda t: [f"`{v}`" for v in t["variant"]])
         lines += ["", "Beside the rule, d = 5 noisy development grid against `qlognei`:", "", markdown_table(beside)]
     failures, (new_failed, new_runs), (ref_failed, ref_runs) = failure_line(results, {H16: "H16", H14: "H14"})
     seeds, four_mean, four_se = paired_log_finals(optuna_dev_finals(results), H16, H14)
@@ -559,6 +579,47 @@ def h16_decision(results: Path) -> str:
                 and new_runs >= len(DEV_SEEDS) and ref_runs >= len(DEV_SEEDS))
     passes = admissible and mean <= se and mean5 < -2 * se5 and new_failed <= ref_failed and four_mean <= 2 * four_se
     adopted = "H16 takes H14's place as the default-to-be: it is to become `auto`'s default once its d = 2 and d = 5 reports on instances 36-45 are in"
+    return decision_text(lines, complete, passes, adopted, "`auto` stays H14")
+
+
+H17 = "auto[acquisition=lognei-if-repeats-differ]"
+r"""The fifteenth round's variant (``docs/bbob.md``): H14 whose acquisition follows one repeated
+evaluation, qLogNEI once two observations at one point differ and the plug-in LogEI once they
+agree (before the repeat, H16's switch)."""
+
+
+def h17_decision(results: Path) -> str:
+    r"""The fifteenth round's rule (``docs/bbob.md``), applied as written to H17 against H14:
+    admissible against ``qlognei`` on the d = 2 development grid; its paired score difference
+    against H14 there not above +1 SE; on the d = 5 noisy development grid below zero by more
+    than 2 SE; on the d = 5 noise-free development grid not above +1 SE; no more ``hpo-four``
+    development failures than H14's; and on the four-parameter objective's development seeds its
+    paired :math:`\log_{10}` final regret against H14 not above +2 SE. Beside the rule: both
+    against ``qlognei`` on each d = 5 development half."""
+    lines, admissible, mean, se, m = d2_dev_lines(results, H17, "H17")
+    halves = {noisy: d5_dev_numbers(results, H17, H14, noisy) for noisy in (True, False)}
+    if m == 0 and all(h is None for h in halves.values()):
+        return "No records yet.\n"
+    d5: dict[bool, tuple[float, float, int]] = {}
+    for noisy, half in halves.items():
+        if half is None:
+            d5[noisy] = (math.nan, math.nan, 0)
+            continue
+        mean5, se5, m5, beside = half
+        d5[noisy] = (mean5, se5, m5)
+        name = "noisy" if noisy else "noise-free"
+        lines += ["", f"H17 − H14 over {m5} d = 5 {name} development problems: {mean5:+.3f} ± {se5:.3f} decades (negative: H17 better).",
+                  "", f"Beside the rule, d = 5 {name} development grid against `qlognei`:", "", markdown_table(beside)]
+    failures, (new_failed, new_runs), (ref_failed, ref_runs) = failure_line(results, {H17: "H17", H14: "H14"})
+    seeds, four_mean, four_se = paired_log_finals(optuna_dev_finals(results), H17, H14)
+    lines += ["", failures, f"Four-parameter objective through Optuna, seeds 100-109, paired log10 final simple regret H17 − H14 over "
+              f"{len(seeds)} seeds: {four_mean:+.2f} ± {four_se:.2f} (negative: H17 better; floored at 1e-12)."]
+    (noisy_mean, noisy_se, noisy_m), (free_mean, free_se, free_m) = d5[True], d5[False]
+    complete = (m >= DEV_PAIRS and noisy_m >= D5_DEV_NOISY_PAIRS and free_m >= D5_DEV_NOISY_PAIRS and len(seeds) >= len(DEV_SEEDS)
+                and new_runs >= len(DEV_SEEDS) and ref_runs >= len(DEV_SEEDS))
+    passes = (admissible and mean <= se and noisy_mean < -2 * noisy_se and free_mean <= free_se
+              and new_failed <= ref_failed and four_mean <= 2 * four_se)
+    adopted = "H17 takes H14's place as the default-to-be: it is to become `auto`'s default once its d = 2 and d = 5 reports on instances 36-45 are in"
     return decision_text(lines, complete, passes, adopted, "`auto` stays H14")
 
 
@@ -910,6 +971,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bbob-d2-h14-decision": h14_decision,
     "bbob-d2-h15-decision": h15_decision,
     "bbob-h16-decision": h16_decision,
+    "bbob-h17-decision": h17_decision,
     "bbob-d2-report": partial(bbob_summary, dim=2, instances=REPORT_INSTANCES, methods=REPORT_METHODS),
     "bbob-d2-report-bars": partial(bbob_bars, dim=2, instances=REPORT_INSTANCES),
     "bbob-d5-report": until_complete(D5_STATUS, partial(bbob_summary, dim=5, instances=REPORT_INSTANCES, methods=D5_REPORT_METHODS)),
@@ -974,6 +1036,6 @@ def regenerate(docs: str | Path, results: str | Path, check: bool = False) -> li
     return changed
 
 
-__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "H14_MIXED_METHODS", "H14_MIXED_STATUS", "H14_TABULAR_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "NEEDLE_H14_PROBLEMS", "NEEDLE_H14_METHODS", "needle_rows", "needle_verdict", "needle_h14_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "H15", "h15_decision", "H16", "h16_decision", "D5_DEV_NOISY_PAIRS", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
+__all__ = ["AUTO_VARIANTS", "FRESH_INSTANCES", "H13_REPORT_METHODS", "H13_D2_STATUS", "H13_D5_STATUS", "H14_REPORT_METHODS", "H14_D2_STATUS", "H14_D5_STATUS", "H14_MIXED_METHODS", "H14_MIXED_STATUS", "H14_TABULAR_STATUS", "fresh_report_tables", "H6_BESIDE_STATUS", "paired_scores", "D5_REPORT_METHODS", "until_complete", "progress_table", "report_status", "H2A", "needle_gap", "NEEDLE_METHODS", "needle_check", "NEEDLE_H14_PROBLEMS", "NEEDLE_H14_METHODS", "needle_rows", "needle_verdict", "needle_h14_check", "H4", "H5", "H6", "H7", "h7_decision", "H8", "h8_decision", "H3", "ANCHOR", "h3_decision", "H10", "h10_decision", "H11", "h11_decision", "H12", "h12_decision", "H13", "h13_decision", "H14", "h14_decision", "H15", "h15_decision", "H16", "h16_decision", "H17", "h17_decision", "d5_dev_numbers", "d2_dev_lines", "D5_DEV_NOISY_PAIRS", "four_parameter_decision", "optuna_dev_finals", "paired_log_finals", "cpu_medians", "failure_line", "round_numbers", "decision_text", "REPORT_PRESETS", "MIXED_METHODS", "ONE_HOT_CELLS", "one_hot_diagnosis", "MIXED_PROBLEMS", "TABULAR_PROBLEMS", "REPORT_SEEDS", "study_status", "REPORT_INSTANCES", "REPORT_METHODS", "TABLES", "auto_decision", "bbob_bars", "h4_decision", "h6_decision", "h5_decision", "hypothesis_decision", "dev_records", "hpo_dev_finals", "hpo_failures",
            "bbob_frame", "bbob_summary", "mixed_frame", "mixed_paired", "mixed_records", "mixed_summary", "regenerate",
            "summary"]
