@@ -86,9 +86,8 @@ def watched(run: Callable[[], str]) -> tuple[str, list[float], list[tuple[int, f
     acquired = auto_module.acquired
 
     def spy(model: CandidateGP, settings: AutoSettings, index: int | None = None) -> str:
-        noise = model.candidates.noise_values()
-        u = max(range(len(noise)), key=noise.__getitem__) if index is None else index
-        levels.append(float(noise[u]))
+        u = auto_module.noisiest(model, index)
+        levels.append(auto_module.noise_level(model, u))
         pairs.append(nearest_pairs(model, u))
         return acquired(model, settings, index)
 

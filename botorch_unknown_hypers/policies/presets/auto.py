@@ -386,11 +386,20 @@ def acquired(model: CandidateGP, settings: AutoSettings, index: int | None = Non
     return "lognei" if noise_level(model, index) > settings.noisy_above else "logei-plugin"
 
 
+def noisiest(model: CandidateGP, index: int | None = None) -> int:
+    r"""The candidate whose noise variance :math:`\sigma^2_u` the switch reads: ``index``, or the
+    candidate of largest :math:`\sigma^2_u` (kept on the host: no read) when ``index`` is ``None``
+    (a joint argmax, which any survivor may attain)."""
+    if index is not None:
+        return index
+    noise = model.candidates.noise_values()
+    return max(range(len(noise)), key=noise.__getitem__)
+
+
 def noise_level(model: CandidateGP, index: int | None = None) -> float:
     r"""The noise variance :math:`\sigma^2_u` (standardised units, kept on the host: no read) of
-    candidate ``index``, or the largest over the candidates when ``index`` is ``None``."""
-    noise = model.candidates.noise_values()
-    return max(noise) if index is None else noise[index]
+    :func:`noisiest`'s candidate: ``index``'s, or the largest over the candidates."""
+    return model.candidates.noise_values()[noisiest(model, index)]
 
 
 def repeat_evidence(X: Tensor, Y: Tensor) -> bool | None:
@@ -427,9 +436,8 @@ def repeat_slot(
     """
     if settings.acquisition != REPEATS or repeat_evidence(train_X, train_Y) is not None:
         return None
-    noise = model.candidates.noise_values()
-    u = max(range(len(noise)), key=noise.__getitem__) if index is None else index
-    if noise[u] <= settings.noisy_above:
+    u = noisiest(model, index)
+    if noise_level(model, u) <= settings.noisy_above:
         return None
     x = at_argmax(train_Y.reshape(-1), train_X)[2]  # 1 x d
     if fixed is not None and bool((fixed == x).all(-1).any()):

@@ -274,7 +274,7 @@ def test_repeat_evidence_against_a_brute_force_reading():
 def test_lognei_if_repeats_differ_resolves_by_the_repeats_then_by_the_noise():
     from dataclasses import replace
 
-    from botorch_unknown_hypers.policies.presets.auto import acquired, repeat_slot
+    from botorch_unknown_hypers.policies.presets.auto import acquired, noise_level, noisiest, repeat_slot
     from botorch_unknown_hypers.policies.balancing.hyperparameter_balancing import standardised_candidate_gp
 
     policy = HEGPUCBAuto(_pool(), seed=0, acquisition="lognei-if-repeats-differ")
@@ -283,6 +283,8 @@ def test_lognei_if_repeats_differ_resolves_by_the_repeats_then_by_the_noise():
     spec = replace(policy.state.candidates, noise=torch.tensor([1e-6, 1e-3, 1e-5], dtype=torch.float64))
     settings = policy.settings
     model = standardised_candidate_gp(policy.domain, X, Y, spec)
+    assert [noisiest(model, u) for u in (None, 0, 2)] == [1, 0, 2]  # the joint argmax reads the noisiest candidate
+    assert noise_level(model) == noise_level(model, 1) == pytest.approx(1e-3)
     # no repeat yet: H16's switch, and a repeat of the best observation where the noise is above tau
     assert [acquired(model, settings, u) for u in range(3)] == ["logei-plugin", "lognei", "logei-plugin"]
     best = X[Y.argmax()].unsqueeze(0)
